@@ -1,0 +1,1 @@
+"""The ``%rienda`` IPython extension (an empty shell until the magics issue lands)."""

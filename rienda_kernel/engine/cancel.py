@@ -1,0 +1,63 @@
+"""A cancellation token shared by everything one run or invocation does.
+
+Stopping is cooperative except for JavaScript: the sandbox registers a callback that
+terminates the isolate, and every blocking host call (``ctx.confirm``, ``ctx.system.exec``,
+``ctx.http.fetch``) waits on the token as well as on its own work.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from .errors import Interrupted
+
+__all__ = ["CancelToken"]
+
+
+class CancelToken:
+    """Set once, from any thread; never reset.
+
+    Callbacks registered with :meth:`on_cancel` run exactly once, on the thread that
+    cancels (or at once, if the token is already cancelled). They must not block.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next_key = 0
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        """Cancel and run the registered callbacks; a second call does nothing."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks = list(self._callbacks.values())
+            self._callbacks.clear()
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Register ``callback``; returns a function that unregisters it."""
+        with self._lock:
+            if not self._event.is_set():
+                key = self._next_key
+                self._next_key += 1
+                self._callbacks[key] = callback
+                return lambda: self._callbacks.pop(key, None)
+        callback()
+        return lambda: None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until cancelled or ``timeout`` seconds pass; True if cancelled."""
+        return self._event.wait(timeout)
+
+    def raise_if_cancelled(self) -> None:
+        if self._event.is_set():
+            raise Interrupted("stopped")

@@ -1,0 +1,74 @@
+"""Rienda's one error hierarchy.
+
+    RiendaError                 every error Rienda raises on purpose
+     ├── ConfigError            a malformed configuration or agent file (names file and line)
+     ├── ExtensionError         a tool or hook file that cannot be used (names file and line)
+     ├── Interrupted            the invocation or run was stopped from another thread
+     └── SandboxError           JavaScript failed inside an invocation
+          ├── ScriptError       the script threw; carries the JS error's name and location
+          └── OutOfMemory       the isolate reached its hard memory limit
+
+Foreign errors (mini-racer's, httpx's, OSError) are mapped to the most specific type here
+with ``raise ... from exc`` at the boundary where they enter the engine.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "ExtensionError",
+    "Interrupted",
+    "OutOfMemory",
+    "RiendaError",
+    "SandboxError",
+    "ScriptError",
+]
+
+
+class RiendaError(Exception):
+    """Base of every error Rienda raises on purpose; its message is for a person."""
+
+
+class ConfigError(RiendaError):
+    """A configuration or agent file is malformed; the message names the file and line."""
+
+
+class ExtensionError(RiendaError):
+    """A tool or hook file cannot be used.
+
+    ``path`` is the file at fault and ``line`` the 1-based line where known.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+class Interrupted(RiendaError):
+    """The work was stopped from another thread before it finished."""
+
+
+class SandboxError(RiendaError):
+    """JavaScript failed inside an invocation."""
+
+
+class ScriptError(SandboxError):
+    """The extension's JavaScript threw.
+
+    ``name`` is the JS error's name (``TypeError``, ``Error``...), ``location`` the
+    ``file:line:column`` of the extension where it was thrown, when known.
+    """
+
+    def __init__(self, message: str, *, name: str = "Error", location: str | None = None):
+        super().__init__(message)
+        self.name = name
+        self.location = location
+
+    def __str__(self) -> str:
+        text = f"{self.name}: {self.args[0]}"
+        return f"{text} (at {self.location})" if self.location else text
+
+
+class OutOfMemory(SandboxError):
+    """The isolate reached its hard memory limit; the process is unharmed."""

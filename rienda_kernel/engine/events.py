@@ -1,0 +1,102 @@
+"""The closed set of events the engine reports; front ends only render these.
+
+Every event is a frozen dataclass with a ``type`` class attribute (its wire name, as
+``rienda run --json`` prints it) and :meth:`to_dict`. ``source`` names who produced it:
+``"tool:<name>"``, ``"hook:<name>.<point>"``, or ``"extensions"`` for loading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+__all__ = [
+    "Confirm",
+    "Diagnostic",
+    "Event",
+    "HookDecision",
+    "Log",
+    "Notify",
+    "Output",
+]
+
+
+@dataclass(frozen=True)
+class Event:
+    type: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class Log(Event):
+    """A line from ``ctx.log`` or ``console.*``, delivered while the extension runs."""
+
+    type: ClassVar[str] = "log"
+    source: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Output(Event):
+    """A chunk a running command printed (``ctx.system.exec``, the ``shell`` tool)."""
+
+    type: ClassVar[str] = "output"
+    source: str
+    stream: str  # "stdout" or "stderr"
+    text: str
+
+
+@dataclass(frozen=True)
+class Notify(Event):
+    """A notice from ``ctx.notify``."""
+
+    type: ClassVar[str] = "notify"
+    source: str
+    title: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Confirm(Event):
+    """A ``ctx.confirm`` request and its answer; ``how`` says who answered
+    ("user", "auto-approve", "default-deny", "interrupted")."""
+
+    type: ClassVar[str] = "confirm"
+    source: str
+    title: str
+    body: str
+    answer: bool
+    how: str
+
+
+@dataclass(frozen=True)
+class Diagnostic(Event):
+    """Something wrong with an extension or a hook's behaviour; never fatal.
+
+    ``path`` and ``line`` locate it in a file when known.
+    """
+
+    type: ClassVar[str] = "diagnostic"
+    source: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class HookDecision(Event):
+    """What one hook did at one point: ``effect`` is one of "none", "refused",
+    "rewrote", "threw", "invalid"; ``changes`` maps each field it replaced to
+    ``{"before": ..., "after": ...}``."""
+
+    type: ClassVar[str] = "hook_decision"
+    hook: str
+    point: str
+    effect: str
+    changes: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+    error: str | None = None
+    duration_ms: float = 0.0
+    call_id: str | None = None

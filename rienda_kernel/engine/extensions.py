@@ -1,0 +1,218 @@
+"""Finding and checking the user's JavaScript tools and hooks under ``RIENDA_HOME``.
+
+``$RIENDA_HOME/tools/<name>/index.js`` defines the tool ``<name>`` and
+``$RIENDA_HOME/hooks/<name>/index.js`` the hook ``<name>``; the directory name is the name.
+Loading never raises: anything wrong with an extension becomes a :class:`Diagnostic`
+naming the file, the line where known, and what is wrong, and the extension is skipped.
+Built-in tools are listed alongside; a user tool with a built-in's name shadows it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .builtin_tools import BUILTIN_TOOLS, BuiltinTool
+from .errors import ExtensionError
+from .events import Diagnostic
+from .sandbox import Sandbox
+
+__all__ = [
+    "HOOK_POINTS",
+    "Catalog",
+    "ExtensionLoader",
+    "Hook",
+    "JSTool",
+    "NAME_RULE",
+]
+
+HOOK_POINTS = (
+    "beforeRun",
+    "afterRun",
+    "beforeModelRequest",
+    "afterModelResponse",
+    "beforeToolExecute",
+    "afterToolExecute",
+)
+NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_TOOL_EXPORTS = {"description": "string", "parameters": "object", "execute": "function"}
+
+
+@dataclass(frozen=True)
+class JSTool:
+    """A user tool: ``source`` is the file's text as loaded and checked."""
+
+    name: str
+    path: str
+    source: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A user hook and the points it handles, in :data:`HOOK_POINTS` order."""
+
+    name: str
+    path: str
+    source: str
+    points: tuple[str, ...]
+
+
+Tool = JSTool | BuiltinTool
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything found under one home: usable tools (built-ins included) and hooks,
+    plus the diagnostics of whatever was skipped or suspicious."""
+
+    home: Path
+    tools: dict[str, Tool]
+    hooks: dict[str, Hook]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    shadowed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Cached:
+    stamp: tuple[int, int]
+    extension: JSTool | Hook | None
+    diagnostics: tuple[Diagnostic, ...]
+
+
+class ExtensionLoader:
+    """Discovers extensions; a file unchanged since the last discovery is not re-run."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self._cache: dict[str, _Cached] = {}
+
+    def discover(self, home: Path) -> Catalog:
+        diagnostics: list[Diagnostic] = []
+        user_tools = self._scan(home / "tools", "tool", diagnostics)
+        hooks = self._scan(home / "hooks", "hook", diagnostics)
+        shadowed = tuple(sorted(set(user_tools) & set(BUILTIN_TOOLS)))
+        tools: dict[str, Tool] = {**BUILTIN_TOOLS, **user_tools}
+        return Catalog(home, tools, hooks, diagnostics, shadowed)
+
+    def _scan(self, folder: Path, kind: str, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        if not folder.is_dir():
+            return found
+        for entry in sorted(folder.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            extension = self._entry(entry, kind, diagnostics)
+            if extension is not None:
+                found[extension.name] = extension
+        return found
+
+    def _entry(self, entry: Path, kind: str, diagnostics: list[Diagnostic]) -> JSTool | Hook | None:
+        source = f"extensions:{kind}"
+        if not entry.is_dir():
+            diagnostics.append(Diagnostic(
+                source, f"{entry}: ignored: a {kind} is a directory holding index.js "
+                f"({entry.parent}/<name>/index.js)", path=str(entry)))
+            return None
+        if not NAME_RULE.fullmatch(entry.name):
+            diagnostics.append(Diagnostic(
+                source, f"{entry}: skipped: {entry.name!r} is not a valid {kind} name "
+                "(1 to 64 letters, digits, '_' or '-')", path=str(entry)))
+            return None
+        path = entry / "index.js"
+        if not path.is_file():
+            diagnostics.append(Diagnostic(source, f"{path}: skipped: file not found", path=str(path)))
+            return None
+        return self._load(path, kind, entry.name, diagnostics)
+
+    def _load(self, path: Path, kind: str, name: str, diagnostics: list[Diagnostic]) -> JSTool | Hook | None:
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        cached = self._cache.get(str(path))
+        if cached is None or cached.stamp != stamp:
+            found: list[Diagnostic] = []
+            extension = self._check(path, kind, name, found)
+            cached = _Cached(stamp, extension, tuple(found))
+            self._cache[str(path)] = cached
+        diagnostics.extend(cached.diagnostics)
+        return cached.extension
+
+    def _check(self, path: Path, kind: str, name: str, found: list[Diagnostic]) -> JSTool | Hook | None:
+        source = f"extensions:{kind}"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            found.append(Diagnostic(source, f"{path}: skipped: cannot be read: {exc}", path=str(path)))
+            return None
+        try:
+            exports, values = self.sandbox.inspect(str(path), text)
+        except ExtensionError as exc:
+            found.append(Diagnostic(source, f"{exc}; skipped", path=str(path), line=exc.line))
+            return None
+        kinds = {export.name: export.kind for export in exports}
+        if kind == "tool":
+            return _check_tool(path, name, text, kinds, values, found)
+        return _check_hook(path, name, text, kinds, found)
+
+
+def _check_tool(
+    path: Path, name: str, text: str, kinds: dict[str, str], values: dict[str, Any], found: list[Diagnostic]
+) -> JSTool | None:
+    problems = [
+        f"missing export {export!r} ({expected})" if export not in kinds
+        else f"export {export!r} must be a {expected}, got {kinds[export]}"
+        for export, expected in _TOOL_EXPORTS.items()
+        if kinds.get(export) != expected
+    ]
+    parameters = values.get("parameters")
+    if not problems:
+        problems.extend(_schema_problems(parameters))
+    if problems:
+        found.append(Diagnostic("extensions:tool", f"{path}: skipped: " + "; ".join(problems), path=str(path)))
+        return None
+    return JSTool(name, str(path), text, values["description"], parameters)
+
+
+def _schema_problems(parameters: Any) -> list[str]:
+    try:
+        jsonschema.validators.validator_for(parameters).check_schema(parameters)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "(top)"
+        return [f"'parameters' is not a valid JSON Schema at {where}: {exc.message}"]
+    if parameters.get("type") != "object":
+        return ["'parameters' must describe an object (type: \"object\"), since arguments are a JSON object"]
+    return []
+
+
+def _check_hook(path: Path, name: str, text: str, kinds: dict[str, str], found: list[Diagnostic]) -> Hook | None:
+    for export, kind in kinds.items():
+        if export not in HOOK_POINTS:
+            hint = _closest_point(export)
+            found.append(Diagnostic(
+                "extensions:hook",
+                f"{path}: export {export!r} is not a hook point and will never run"
+                + (f" (did you mean {hint!r}?)" if hint else "")
+                + f"; the points are {', '.join(HOOK_POINTS)}",
+                path=str(path)))
+        elif kind != "function":
+            found.append(Diagnostic(
+                "extensions:hook", f"{path}: export {export!r} must be a function, got {kind}; ignored",
+                path=str(path)))
+    points = tuple(point for point in HOOK_POINTS if kinds.get(point) == "function")
+    if not points:
+        found.append(Diagnostic(
+            "extensions:hook", f"{path}: skipped: exports none of the hook points ({', '.join(HOOK_POINTS)})",
+            path=str(path)))
+        return None
+    return Hook(name, str(path), text, points)
+
+
+def _closest_point(export: str) -> str | None:
+    matches = difflib.get_close_matches(export, HOOK_POINTS, n=1, cutoff=0.6)
+    return matches[0] if matches else None

@@ -1,0 +1,142 @@
+"""Invoking a tool: decode and validate arguments, run it, and type its result.
+
+Contracts (Rienda's tools documentation):
+- ``arguments`` (the model's JSON, as text or already decoded) must be a JSON object that
+  matches the tool's ``parameters``; otherwise the result is an error naming the
+  offending field and the tool does not run.
+- ``execute`` returns a string or ``{text, isError}``; anything else is an error result
+  that says what came back. There is no implicit serialization.
+- A throw fails the invocation, never the run: the error text is the result.
+- The text is capped at :data:`OUTPUT_CAP` bytes of UTF-8, cut on a character boundary.
+- Only :class:`Interrupted` escapes :func:`invoke_tool`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from .builtin_tools import BuiltinTool
+from .cancel import CancelToken
+from .errors import Interrupted, SandboxError
+from .extensions import JSTool, Tool
+from .host import Host, RunContext
+from .sandbox import JSValue, Sandbox
+
+__all__ = ["OUTPUT_CAP", "ToolResult", "cap_text", "decode_arguments", "invoke_tool"]
+
+OUTPUT_CAP = 256 * 1024
+_CUT_NOTE = "\n[rienda: output cut at 256 KiB]"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What the model reads back from a tool call."""
+
+    text: str
+    is_error: bool = False
+
+    def to_js(self) -> dict[str, Any]:
+        return {"text": self.text, "isError": self.is_error}
+
+
+class ArgumentsError(ValueError):
+    """The model's arguments cannot be given to the tool (message names the field)."""
+
+
+def cap_text(text: str, cap: int = OUTPUT_CAP) -> str:
+    """``text`` if it fits in ``cap`` bytes of UTF-8; else a prefix cut on a character
+    boundary plus a note saying it was cut, the whole within ``cap`` bytes."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= cap:
+        return text
+    room = cap - len(_CUT_NOTE.encode("utf-8"))
+    return encoded[:room].decode("utf-8", "ignore") + _CUT_NOTE
+
+
+def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
+    """The arguments as a dict that matches ``tool.parameters``; raises ArgumentsError."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ArgumentsError(f"arguments for {tool.name} are not valid JSON: {exc}") from exc
+    if not isinstance(arguments, dict):
+        raise ArgumentsError(
+            f"arguments for {tool.name} must be a JSON object, got {_json_kind(arguments)}"
+        )
+    validator = jsonschema.validators.validator_for(tool.parameters)(tool.parameters)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    if error is not None:
+        field = "/".join(str(p) for p in error.absolute_path)
+        where = f"field {field!r}" if field else "arguments"
+        raise ArgumentsError(f"invalid arguments for {tool.name}: {where}: {error.message}")
+    return arguments
+
+
+def invoke_tool(
+    tool: Tool, arguments: Any, run: RunContext, sandbox: Sandbox, cancel: CancelToken
+) -> ToolResult:
+    """Run one tool call and return what the model reads. Raises only Interrupted."""
+    try:
+        args = decode_arguments(tool, arguments)
+    except ArgumentsError as exc:
+        return ToolResult(str(exc), True)
+    host = Host(run, f"tool:{tool.name}", cancel)
+    try:
+        if isinstance(tool, BuiltinTool):
+            text, is_error = tool.run(host, args)
+            result = ToolResult(text, bool(is_error))
+        else:
+            result = _execute_js(tool, args, host, sandbox, cancel)
+    except Interrupted:
+        raise
+    except SandboxError as exc:
+        result = ToolResult(f"{tool.name} failed: {exc}", True)
+    except Exception as exc:  # noqa: BLE001 - a built-in's failure is a result, not a crash
+        result = ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", True)
+    return ToolResult(cap_text(result.text), result.is_error)
+
+
+def _execute_js(tool: JSTool, args: dict[str, Any], host: Host, sandbox: Sandbox, cancel: CancelToken) -> ToolResult:
+    returned = sandbox.call(tool.path, tool.source, "execute", [args], host, cancel)
+    return typed_result(tool.name, returned)
+
+
+def typed_result(name: str, returned: JSValue) -> ToolResult:
+    """Turn what ``execute`` returned into a result; a wrong shape is an error result."""
+    if returned.kind == "string":
+        return ToolResult(returned.value)
+    if returned.kind == "object":
+        text, is_error = returned.value.get("text"), returned.value.get("isError")
+        if isinstance(text, str) and (is_error is None or isinstance(is_error, bool)):
+            return ToolResult(text, bool(is_error))
+        if isinstance(text, str):
+            return ToolResult(f"{name} returned isError as {_json_kind(is_error)}; it must be a boolean", True)
+    return ToolResult(
+        f"{name} returned {_describe(returned)}; execute must return a string or "
+        "{ text, isError } (serialize structured data with JSON.stringify)",
+        True,
+    )
+
+
+def _describe(returned: JSValue) -> str:
+    if returned.kind in ("undefined", "null"):
+        return returned.kind
+    if returned.kind == "object":
+        return f"an object without a string 'text' ({_preview(returned.value)})"
+    article = "an" if returned.kind[0] in "aeiou" else "a"
+    return f"{article} {returned.kind} ({_preview(returned.value)})"
+
+
+def _preview(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            type(None): "null", int: "a number", float: "a number"}.get(type(value), type(value).__name__)

@@ -1,0 +1,61 @@
+"""What a front end gives the engine: where events go and who answers ``ctx.confirm``.
+
+The engine calls :meth:`UI.emit` for every event (from any thread, possibly the isolate's)
+and :meth:`UI.confirm` when an extension asks. A front end subclasses :class:`UI`; the
+:class:`NonInteractiveUI` answers confirms from the run's auto-approve setting.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+from .cancel import CancelToken
+from .events import Confirm, Event
+
+__all__ = ["NonInteractiveUI", "UI"]
+
+
+class UI(ABC):
+    """Base front end: collects events in :attr:`events` and forwards them to ``sink``.
+
+    Subclasses override :meth:`ask` to put a confirm in front of a person. ``emit`` must
+    not block for long: it runs while an extension waits.
+    """
+
+    interactive = False
+
+    def __init__(self, sink: Callable[[Event], None] | None = None) -> None:
+        self.events: list[Event] = []
+        self._sink = sink
+        self._lock = threading.Lock()
+
+    def emit(self, event: Event) -> None:
+        with self._lock:
+            self.events.append(event)
+        if self._sink is not None:
+            self._sink(event)
+
+    def confirm(self, source: str, title: str, body: str, cancel: CancelToken) -> bool:
+        """Ask, record the answer as a :class:`Confirm` event, and return it."""
+        answer, how = self.ask(title, body, cancel)
+        if cancel.cancelled:
+            answer, how = False, "interrupted"
+        self.emit(Confirm(source=source, title=title, body=body, answer=answer, how=how))
+        return answer
+
+    @abstractmethod
+    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
+        """Return ``(answer, how)``; must return promptly once ``cancel`` is set."""
+
+
+class NonInteractiveUI(UI):
+    """Answers every confirm with ``auto_approve`` (the default is to deny)."""
+
+    def __init__(self, auto_approve: bool = False, sink: Callable[[Event], None] | None = None) -> None:
+        super().__init__(sink)
+        self.auto_approve = auto_approve
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
+        return (True, "auto-approve") if self.auto_approve else (False, "default-deny")
