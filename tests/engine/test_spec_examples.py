@@ -1,6 +1,7 @@
 """The documentation's own examples, as written, through real V8 (T24, H22).
 
-Only one edit is made to a doc example: the GitHub release tool's host
+The examples live in ``examples/home`` (a RIENDA_HOME a newcomer can point at). Only one
+edit is made to a doc example here: the GitHub release tool's host
 ``https://api.github.com`` is replaced by a real HTTP server on 127.0.0.1 that answers in
 GitHub's shape, since these machines have no internet.
 """
@@ -10,131 +11,28 @@ from __future__ import annotations
 import datetime
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from rienda_kernel.engine import CancelToken, Confirm, Diagnostic, ModelResponse, NonInteractiveUI, Notify, ToolResult
 
-WORD_COUNT = """// ~/.rienda/tools/word-count/index.js
-module.exports = {
-  description: "Counts the words of a file in the workspace.",
-  parameters: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: "Path relative to the workspace." },
-    },
-    required: ["path"],
-    additionalProperties: false,
-  },
-  execute: function(ctx, args) {
-    const text = ctx.file.read(args.path);
-    return String(text.trim().split(/\\s+/).length);
-  },
-};
-"""
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "home"
 
-JSON_FIELD = """module.exports = {
-  description: "Reads a field from a JSON file in the workspace.",
-  parameters: {
-    type: "object",
-    properties: { path: { type: "string" }, field: { type: "string" } },
-    required: ["path", "field"],
-    additionalProperties: false,
-  },
-  execute: function(ctx, args) {
-    const data = JSON.parse(ctx.file.read(args.path));
-    return JSON.stringify(data[args.field]);
-  },
-};
-"""
 
-PUBLISH = """module.exports = {
-  description: "Publishes the current branch.",
-  parameters: { type: "object", properties: {}, additionalProperties: false },
-  execute: function(ctx) {
-    if (!ctx.confirm({ title: "Publish", body: "Push the current branch?" })) {
-      return { text: "cancelled by the user", isError: true };
-    }
-    const result = ctx.system.exec("git push");
-    return result.code === 0
-      ? "pushed"
-      : { text: result.stderr, isError: true };
-  },
-};
-"""
+def example(name: str) -> str:
+    return (EXAMPLES / name / "index.js").read_text(encoding="utf-8")
 
-LATEST_RELEASE = """module.exports = {
-  description: "Returns the latest release tag of a GitHub repository.",
-  parameters: {
-    type: "object",
-    properties: { repo: { type: "string" } },
-    required: ["repo"],
-    additionalProperties: false,
-  },
-  execute: function(ctx, args) {
-    const res = ctx.http.fetch(
-      "https://api.github.com/repos/" + args.repo + "/releases/latest",
-    );
-    if (res.status !== 200) {
-      return { text: "HTTP " + res.status, isError: true };
-    }
-    return JSON.parse(res.body).tag_name;
-  },
-};
-"""
 
-GUARD = """// ~/.rienda/hooks/guard/index.js
-module.exports = {
-  beforeToolExecute: function(ctx, call) {
-    if (
-      call.name === "shell" && /\\brm\\s+-rf\\b/.test(call.arguments.command || "")
-    ) {
-      if (
-        !ctx.confirm({
-          title: "Dangerous command",
-          body: call.arguments.command,
-        })
-      ) {
-        return { allow: false, reason: "refused by the user" };
-      }
-    }
-  },
-
-  afterRun: function(ctx, event) {
-    ctx.notify({ title: "rienda", body: "run finished: " + event.reason });
-  },
-};
-"""
-
-DATE = """module.exports = {
-beforeModelRequest: function (ctx, request) {
-  const today = new Date().toISOString().slice(0, 10);
-  return { system: request.system + "\\n\\nToday is " + today + "." };
-}
-};
-"""
-
-REDACT = """module.exports = {
-afterModelResponse: function (ctx, response) {
-  return { text: response.text.replace(/\\b\\d{16}\\b/g, "[redacted]") };
-}
-};
-"""
-
-HTTPS = """module.exports = {
-beforeToolExecute: function (ctx, call) {
-  if (call.name !== "http") return;
-  return { arguments: { ...call.arguments, url: call.arguments.url.replace("http://", "https://") } };
-}
-};
-"""
-
-UPPER = """module.exports = {
-afterToolExecute: function (ctx, call, result) {
-  return { text: result.text.toUpperCase() };
-}
-};
-"""
+WORD_COUNT = example("tools/word-count")
+JSON_FIELD = example("tools/json-field")
+PUBLISH = example("tools/publish")
+LATEST_RELEASE = example("tools/latest-release")
+GUARD = example("hooks/guard")
+DATE = example("hooks/date")
+REDACT = example("hooks/redact")
+HTTPS = example("hooks/https")
+UPPER = example("hooks/upper")
 
 
 # -- tools (T24) -----------------------------------------------------------------------------

@@ -1,0 +1,5 @@
+module.exports = {
+afterToolExecute: function (ctx, call, result) {
+  return { text: result.text.toUpperCase() };
+}
+};

@@ -1,0 +1,91 @@
+"""The ``rienda`` console script, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "home"
+
+
+def rienda(*args: str, home: Path = EXAMPLES, cwd: Path | None = None, **kwargs) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=60, **kwargs)
+
+
+def test_call_prints_the_result_and_exits_0(tmp_path):
+    (tmp_path / "notes.txt").write_text("one two three")
+    done = rienda("call", "word-count", '{"path": "notes.txt"}', "--workdir", str(tmp_path))
+    assert (done.returncode, done.stdout) == (0, "3\n")
+
+
+def test_an_error_result_exits_1_and_bad_arguments_name_the_field(tmp_path):
+    done = rienda("call", "word-count", '{"path": 3}', "--workdir", str(tmp_path))
+    assert done.returncode == 1
+    assert "field 'path': 3 is not of type 'string'" in done.stdout
+
+
+def test_confirm_is_denied_by_default_and_allowed_with_yes(tmp_path):
+    denied = rienda("call", "publish", "--workdir", str(tmp_path))
+    assert (denied.returncode, denied.stdout) == (1, "cancelled by the user\n")
+    assert "confirm 'Publish': no (default-deny)" in denied.stderr
+    allowed = rienda("call", "publish", "--workdir", str(tmp_path), "--yes")
+    assert "confirm 'Publish': yes (auto-approve)" in allowed.stderr
+    assert allowed.returncode == 1 and "not a git repository" in allowed.stdout.lower()
+
+
+def test_tools_and_hooks_list_with_diagnostics(tmp_path):
+    home = tmp_path / "home"
+    (home / "hooks" / "typo").mkdir(parents=True)
+    (home / "hooks" / "typo" / "index.js").write_text("module.exports = { beforeToolExec() {}, afterRun() {} };")
+    (home / "tools" / "shell").mkdir(parents=True)
+    (home / "tools" / "shell" / "index.js").write_text(
+        'module.exports = { description: "Mine.", parameters: { type: "object" }, execute: () => "" };')
+    tools = rienda("tools", home=home)
+    assert "shell\tMine.\t" in tools.stdout and "(shadows the built-in)" in tools.stdout
+    hooks = rienda("hooks", home=home)
+    assert hooks.stdout.startswith("typo\tafterRun\t")
+    assert "did you mean 'beforeToolExecute'?" in hooks.stderr
+
+
+def test_log_and_command_output_go_to_stderr_live(tmp_path):
+    home = tmp_path / "home"
+    (home / "tools" / "chatty").mkdir(parents=True)
+    (home / "tools" / "chatty" / "index.js").write_text(textwrap.dedent("""
+        module.exports = { description: "Chatty.", parameters: { type: "object" },
+          execute: function (ctx) { ctx.log("working"); ctx.system.exec("echo from-exec"); return "done"; } };
+    """))
+    done = rienda("call", "chatty", home=home)
+    assert done.stdout == "done\n"
+    assert "[tool:chatty] working\n" in done.stderr and "from-exec\n" in done.stderr
+
+
+def test_ctrl_c_stops_the_tool_and_exits_130(tmp_path):
+    home = tmp_path / "home"
+    (home / "tools" / "spin").mkdir(parents=True)
+    (home / "tools" / "spin" / "index.js").write_text(
+        'module.exports = { description: "Spins.", parameters: { type: "object" },'
+        ' execute: function (ctx) { ctx.log("spinning"); while (true) {} } };')
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "call", "spin"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()
+    assert "spinning" in line
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 130
+
+
+def test_unknown_tool_lists_what_exists():
+    done = rienda("call", "nope")
+    assert done.returncode == 1
+    assert "no tool named 'nope'" in done.stderr and "word-count" in done.stderr
