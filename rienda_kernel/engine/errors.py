@@ -1,6 +1,7 @@
 """Rienda's one error hierarchy.
 
     RiendaError                 every error Rienda raises on purpose
+     ├── ArgumentsError         a model's tool arguments do not fit the tool (names the field)
      ├── ConfigError            a malformed configuration or agent file (names file and line)
      ├── ExtensionError         a tool or hook file that cannot be used (names file and line)
      ├── Interrupted            the invocation or run was stopped from another thread
@@ -15,6 +16,7 @@ with ``raise ... from exc`` at the boundary where they enter the engine.
 from __future__ import annotations
 
 __all__ = [
+    "ArgumentsError",
     "ConfigError",
     "ExtensionError",
     "Interrupted",
@@ -27,6 +29,10 @@ __all__ = [
 
 class RiendaError(Exception):
     """Base of every error Rienda raises on purpose; its message is for a person."""
+
+
+class ArgumentsError(RiendaError):
+    """A tool call's arguments are not JSON, not an object, or do not match ``parameters``."""
 
 
 class ConfigError(RiendaError):

@@ -21,7 +21,7 @@ import jsonschema
 
 from .builtin_tools import BuiltinTool
 from .cancel import CancelToken
-from .errors import Interrupted, SandboxError
+from .errors import ArgumentsError, Interrupted, SandboxError
 from .extensions import JSTool, Tool
 from .host import Host, RunContext
 from .sandbox import JSValue, Sandbox
@@ -41,10 +41,6 @@ class ToolResult:
 
     def to_js(self) -> dict[str, Any]:
         return {"text": self.text, "isError": self.is_error}
-
-
-class ArgumentsError(ValueError):
-    """The model's arguments cannot be given to the tool (message names the field)."""
 
 
 def cap_text(text: str, cap: int = OUTPUT_CAP) -> str:

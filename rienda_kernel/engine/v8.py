@@ -61,6 +61,11 @@ _PRELUDE = (
 # mini-racer's Context wants an asyncio loop; our paths never use it.
 _UNUSED_LOOP = asyncio.new_event_loop()
 
+# V8 initializes process-wide state lazily on the first context; two threads creating
+# their first contexts at once crashed the process (PartitionAlloc's configurable pool
+# check failed). Creating contexts one at a time is cheap: the prelude is the slow part.
+_CREATE_LOCK = threading.Lock()
+
 
 def _dll():
     return init_mini_racer(ignore_duplicate_init=True)
@@ -87,7 +92,8 @@ class Isolate:
         self._stopping = False
         self._closed = False
         self._callback = mr_callback_func(self._on_callback)
-        self._handle = self._dll.mr_init_context(self._callback)
+        with _CREATE_LOCK:
+            self._handle = self._dll.mr_init_context(self._callback)
         self._context = Context(self._dll, self._handle, _UNUSED_LOOP, ObjectFactoryImpl(), count(10))
         self._dll.mr_set_hard_memory_limit(self._handle, memory_limit)
         self._install_prelude()

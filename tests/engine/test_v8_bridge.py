@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import subprocess
+import sys
 import threading
 import time
 
@@ -151,3 +153,14 @@ def test_the_pool_hands_out_isolates_nobody_used():
             pool.release(iso)
     finally:
         pool.shutdown()
+
+
+def test_first_isolates_created_on_several_threads_at_once_do_not_crash_the_process():
+    """Unserialized, this crashed about one process in ten (V8's lazy process-wide init)."""
+    script = ("import threading\nfrom rienda_kernel.engine.v8 import Isolate\n"
+              "ts = [threading.Thread(target=lambda: Isolate().close()) for _ in range(3)]\n"
+              "[t.start() for t in ts]; [t.join() for t in ts]; print('ok')\n")
+    processes = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(12)]
+    outcomes = [(p.wait(timeout=60), p.stdout.read()) for p in processes]
+    assert outcomes == [(0, "ok\n")] * 12

@@ -1,0 +1,449 @@
+"""How much a sandboxed hook costs on the critical path, against the alternatives.
+
+    python bench/bench_sandbox.py            # full run (about a minute)
+    python bench/bench_sandbox.py --quick    # CI smoke (a few seconds)
+
+Measures, in one run, and prints one table:
+
+1. One ``afterToolExecute`` invocation of the docs' upper-casing hook through
+   ``HookChain.after_tool_execute`` (a fresh V8 isolate per call, as the engine does):
+   *paced* (a short untimed idle gap between calls, so the isolate pool has refilled:
+   the realistic critical path, held to the 1.5 ms target) and *back-to-back* (the pool
+   may be drained and isolates created inline). The same for a hook making two ``ctx``
+   host calls (``ctx.log`` and ``ctx.file.exists``), and ``Sandbox.call`` alone (no
+   HookChain bookkeeping).
+2. The same hook run by a fresh ``node`` process per call (what process-per-hook systems pay).
+3. A plain Python function doing the same upper-casing (the floor).
+4. Ratios, and 5. RSS growth over 500 sandboxed invocations after a warm-up.
+
+Standard library only (plus Rienda and ``node`` on PATH for row 2). Exits 1 only if a
+hook returns a wrong result; a missed target is reported, not fatal (CI machines vary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable
+
+from rienda_kernel.engine import (
+    CancelToken,
+    ExtensionLoader,
+    HookChain,
+    NonInteractiveUI,
+    RunContext,
+    Sandbox,
+    ToolResult,
+)
+
+TARGET_MS = 1.5
+PACE_S = 0.005  # idle gap between paced calls (not timed): an agent turn is never back-to-back
+
+UPPER_JS = (
+    "module.exports = { afterToolExecute: function (ctx, call, result) "
+    "{ return { text: result.text.toUpperCase() }; } };\n"
+)
+UPPER_HOST_JS = """\
+module.exports = {
+  afterToolExecute: function (ctx, call, result) {
+    ctx.log("upper-casing the result of " + call.name);
+    if (!ctx.file.exists("notes.txt")) throw new Error("notes.txt should exist");
+    return { text: result.text.toUpperCase() };
+  },
+};
+"""
+# What a process-per-hook system runs: require the hook, payload on stdin, JSON on stdout.
+NODE_RUNNER_JS = """\
+const fs = require("fs");
+const hook = require(process.argv[2]);
+const payload = JSON.parse(fs.readFileSync(0, "utf8"));
+const ctx = { log: () => {}, file: { exists: () => true } };
+const out = hook.afterToolExecute(ctx, payload.call, payload.result);
+process.stdout.write(JSON.stringify(out));
+"""
+
+CALL = {"id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}
+TEXT = "some text"
+EXPECTED = TEXT.upper()
+
+
+@dataclass(frozen=True)
+class Plan:
+    paced: int
+    back_to_back: int
+    host_calls: int
+    raw_call: int
+    node: int
+    python: int
+    rss_warmup: int = 50
+    rss_calls: int = 500
+
+
+FULL = Plan(paced=1000, back_to_back=1000, host_calls=500, raw_call=500, node=30, python=200_000)
+QUICK = Plan(paced=80, back_to_back=80, host_calls=50, raw_call=50, node=8, python=20_000)
+
+
+# -- measuring ---------------------------------------------------------------------------
+@dataclass
+class Row:
+    label: str
+    samples_ms: list[float]
+    note: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples_ms)
+
+    @property
+    def p95(self) -> float:
+        return percentile(self.samples_ms, 95)
+
+
+def percentile(samples: list[float], pct: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(samples)
+    rank = max(1, -(-len(ordered) * pct // 100))
+    return ordered[int(rank) - 1]
+
+
+def timed(fn: Callable[[], Any], n: int, pace_s: float = 0.0, check: Callable[[Any], None] | None = None) -> list[float]:
+    """Per-call wall time in ms of ``n`` calls of ``fn``; ``pace_s`` of untimed sleep before each."""
+    samples = []
+    clock = time.perf_counter
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(n):
+            if pace_s:
+                time.sleep(pace_s)
+            start = clock()
+            out = fn()
+            samples.append((clock() - start) * 1000.0)
+            if check is not None:
+                check(out)
+    finally:
+        gc.enable()
+    return samples
+
+
+def rss_mb() -> float | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+def v8_contexts() -> int | None:
+    try:
+        from py_mini_racer import _context  # private, informational only
+
+        return _context.context_count()
+    except Exception:  # noqa: BLE001 - optional diagnostic
+        return None
+
+
+def pool_ready(sandbox: Sandbox) -> int | None:
+    """How many prepared isolates the pool holds (private; diagnostics only)."""
+    try:
+        return sandbox._pool._ready.qsize()  # noqa: SLF001
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def settle(sandbox: Sandbox, timeout_s: float = 5.0) -> None:
+    """Wait until the pool is full again (the worker has caught up), or ``timeout_s``.
+
+    Also needed before the very first use: creating the first isolate on two threads at
+    once can abort the process inside V8 (see bench/README.md).
+    """
+    deadline = time.monotonic() + timeout_s
+    try:
+        want = sandbox._pool._size  # noqa: SLF001
+    except Exception:  # noqa: BLE001
+        time.sleep(0.5)
+        return
+    while (pool_ready(sandbox) or 0) < want and time.monotonic() < deadline:
+        time.sleep(0.002)
+    time.sleep(0.02)  # let the worker finish freeing released isolates too
+
+
+# -- setup -------------------------------------------------------------------------------
+class Rig:
+    def __init__(self, root: Path, sandbox: Sandbox) -> None:
+        self.home = root / "home"
+        self.workdir = root / "work"
+        self.workdir.mkdir(parents=True)
+        (self.workdir / "notes.txt").write_text("hello\n", encoding="utf-8")
+        for name, source in (("upper", UPPER_JS), ("upper-host", UPPER_HOST_JS)):
+            folder = self.home / "hooks" / name
+            folder.mkdir(parents=True)
+            (folder / "index.js").write_text(source, encoding="utf-8")
+        self.sandbox = sandbox
+        catalog = ExtensionLoader(sandbox).discover(self.home)
+        missing = {"upper", "upper-host"} - set(catalog.hooks)
+        if missing:
+            sys.exit(f"hooks not loaded: {sorted(missing)}: {[d.message for d in catalog.diagnostics]}")
+        self.hooks = catalog.hooks
+        self.ui = NonInteractiveUI()
+        self.run = RunContext(workdir=self.workdir, ui=self.ui)
+
+    def chain(self, name: str) -> HookChain:
+        return HookChain([self.hooks[name]], self.sandbox, self.run)
+
+
+def expect_upper(result: ToolResult) -> None:
+    if result.text != EXPECTED or result.is_error:
+        raise SystemExit(f"wrong hook result: {result!r}")
+
+
+def chain_call(chain: HookChain, ui: NonInteractiveUI) -> Callable[[], ToolResult]:
+    def call() -> ToolResult:
+        out = chain.after_tool_execute(CALL["id"], CALL["name"], CALL["arguments"], ToolResult(TEXT), CancelToken())
+        ui.events.clear()  # the ledger would otherwise grow for the whole bench
+        return out
+
+    return call
+
+
+# -- the rows ----------------------------------------------------------------------------
+def bench_sandbox(rig: Rig, plan: Plan) -> dict[str, Row]:
+    upper = chain_call(rig.chain("upper"), rig.ui)
+    host = chain_call(rig.chain("upper-host"), rig.ui)
+    hook = rig.hooks["upper"]
+    payload = [CALL, ToolResult(TEXT).to_js()]
+
+    def refuse(op: str, args: Any) -> Any:
+        raise RuntimeError(f"unexpected host call {op}")
+
+    def raw() -> Any:
+        return rig.sandbox.call(hook.path, hook.source, "afterToolExecute", payload, refuse, CancelToken())
+
+    def check_raw(value: Any) -> None:
+        if value.kind != "object" or value.value.get("text") != EXPECTED:
+            raise SystemExit(f"wrong Sandbox.call result: {value!r}")
+
+    for _ in range(20):  # warm-up: imports, JIT of the Python paths, first isolates
+        expect_upper(upper())
+        expect_upper(host())
+    rows = {}
+    gap = f"{PACE_S * 1000:g} ms gap"
+
+    settle(rig.sandbox)
+    rows["paced"] = Row("sandbox, HookChain, paced", timed(upper, plan.paced, PACE_S, expect_upper), gap)
+    settle(rig.sandbox)
+    empty = drained_fraction(rig.sandbox, upper, plan.back_to_back)
+    settle(rig.sandbox)
+    rows["b2b"] = Row("sandbox, HookChain, back-to-back", timed(upper, plan.back_to_back, 0, expect_upper),
+                      f"pool empty at {empty}" if empty else "no gap")
+    settle(rig.sandbox)
+    rows["host_paced"] = Row("  + 2 ctx host calls, paced", timed(host, plan.host_calls, PACE_S, expect_upper),
+                             "ctx.log + ctx.file.exists")
+    settle(rig.sandbox)
+    rows["host_b2b"] = Row("  + 2 ctx host calls, back-to-back", timed(host, plan.host_calls, 0, expect_upper),
+                           "ctx.log + ctx.file.exists")
+    settle(rig.sandbox)
+    rows["raw"] = Row("Sandbox.call only, paced", timed(raw, plan.raw_call, PACE_S, check_raw),
+                      "no HookChain / Host / ledger")
+    settle(rig.sandbox)
+    return rows
+
+
+def drained_fraction(sandbox: Sandbox, fn: Callable[[], Any], n: int) -> str:
+    """Share of back-to-back calls that found the pool empty (diagnostic, untimed run)."""
+    if pool_ready(sandbox) is None:
+        return ""
+    empty = 0
+    for _ in range(n):
+        if pool_ready(sandbox) == 0:
+            empty += 1
+        fn()
+    return f"{empty}/{n} acquires (inline create)"
+
+
+def bench_node(rig: Rig, plan: Plan, scratch: Path) -> Row | str:
+    node = shutil.which("node")
+    if node is None:
+        return "node not on PATH: skipped"
+    runner = scratch / "run-hook.js"
+    runner.write_text(NODE_RUNNER_JS, encoding="utf-8")
+    hook_path = str(rig.hooks["upper"].path)
+    payload = json.dumps({"call": CALL, "result": ToolResult(TEXT).to_js()})
+
+    def call() -> str:
+        done = subprocess.run([node, str(runner), hook_path], input=payload, capture_output=True,
+                              text=True, check=True)
+        return done.stdout
+
+    def check(out: str) -> None:
+        if json.loads(out).get("text") != EXPECTED:
+            raise SystemExit(f"wrong node result: {out!r}")
+
+    call()  # warm the page cache
+    return Row("node process per call", timed(call, plan.node, 0, check), f"{plan.node} spawns")
+
+
+def bench_python(plan: Plan) -> Row:
+    def upper_hook(ctx: Any, call: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+        return {"text": result["text"].upper()}
+
+    result = ToolResult(TEXT).to_js()
+
+    def call() -> dict[str, Any]:
+        return upper_hook(None, CALL, result)
+
+    if call()["text"] != EXPECTED:
+        raise SystemExit("wrong python result")
+    return Row("plain Python function", timed(call, plan.python), "incl. ~0.05 us timer overhead")
+
+
+def bench_rss(rig: Rig, plan: Plan) -> dict[str, Any]:
+    upper = chain_call(rig.chain("upper"), rig.ui)
+    settle(rig.sandbox)
+    for _ in range(plan.rss_warmup):
+        upper()
+    settle(rig.sandbox)
+    gc.collect()
+    before, contexts_before = rss_mb(), v8_contexts()
+    started = time.perf_counter()
+    for _ in range(plan.rss_calls):
+        upper()
+    elapsed = time.perf_counter() - started
+    settle(rig.sandbox)
+    gc.collect()
+    after, contexts_after = rss_mb(), v8_contexts()
+    return {"before": before, "after": after, "contexts_before": contexts_before,
+            "contexts_after": contexts_after, "elapsed": elapsed}
+
+
+# -- reporting ---------------------------------------------------------------------------
+def fmt_ms(value: float) -> str:
+    if value < 0.01:
+        return f"{value * 1000:.2f} us"
+    return f"{value:.3f} ms"
+
+
+def verdict(value: float) -> str:
+    return "PASS" if value <= TARGET_MS else "MISS"
+
+
+def machine_info() -> list[str]:
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "")
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+
+    def version(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    node = shutil.which("node")
+    node_version = "not on PATH"
+    if node:
+        node_version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    return [
+        f"machine   : {platform.platform()}; {cpu or platform.machine()}",
+        f"cpus      : nproc {usable} (os.cpu_count {os.cpu_count()})",
+        f"python    : {platform.python_implementation()} {platform.python_version()}",
+        f"mini-racer: {version('mini-racer')}; rienda {version('rienda')}; node {node_version}",
+    ]
+
+
+def print_report(mode: str, plan: Plan, rows: dict[str, Row], node: Row | str, python: Row,
+                 rss: dict[str, Any], setup_s: float, total_s: float) -> None:
+    print(f"Rienda sandbox benchmark ({mode})")
+    for line in machine_info():
+        print("  " + line)
+    print()
+    header = f"{'invocation of the upper-casing hook':36} {'n':>6} {'median':>10} {'p95':>10} {'max':>10}  note"
+    print(header)
+    print("-" * len(header))
+    ordered = list(rows.values()) + ([node] if isinstance(node, Row) else []) + [python]
+    for row in ordered:
+        print(f"{row.label:36} {len(row.samples_ms):>6} {fmt_ms(row.median):>10} {fmt_ms(row.p95):>10} "
+              f"{fmt_ms(max(row.samples_ms)):>10}  {row.note}")
+    if isinstance(node, str):
+        print(f"{'node process per call':36} {node}")
+    print()
+
+    paced = rows["paced"]
+    print(f"Target: one sandboxed hook invocation on the critical path (paced, HookChain) <= {TARGET_MS} ms")
+    print(f"  median {fmt_ms(paced.median)}: {verdict(paced.median)}    "
+          f"p95 {fmt_ms(paced.p95)}: {verdict(paced.p95)}")
+    b2b = rows["b2b"]
+    print(f"  (back-to-back: median {fmt_ms(b2b.median)} {verdict(b2b.median)}, "
+          f"p95 {fmt_ms(b2b.p95)} {verdict(b2b.p95)})")
+    print()
+
+    print("Ratios (medians)")
+    if isinstance(node, Row):
+        print(f"  node-per-call / sandbox paced      : {node.median / paced.median:8.1f}x")
+        print(f"  node-per-call / sandbox b2b        : {node.median / b2b.median:8.1f}x")
+    print(f"  sandbox paced / python             : {paced.median / python.median:8.0f}x")
+    print(f"  host-call variant - plain (paced)  : {rows['host_paced'].median - paced.median:+8.3f} ms "
+          "for 2 ctx calls")
+    print(f"  HookChain - Sandbox.call (paced)   : {paced.median - rows['raw'].median:+8.3f} ms "
+          "(Host, ledger, result typing)")
+    print()
+
+    print(f"Memory: {plan.rss_calls} back-to-back HookChain invocations after {plan.rss_warmup} warm-up "
+          f"({rss['elapsed']:.1f} s)")
+    if rss["before"] is None:
+        print("  VmRSS not available (/proc/self/status)")
+    else:
+        growth = rss["after"] - rss["before"]
+        print(f"  VmRSS before {rss['before']:.1f} MB, after {rss['after']:.1f} MB, growth {growth:+.1f} MB "
+              f"({growth * 1024 / plan.rss_calls:+.1f} KB/call)")
+    if rss["contexts_after"] is not None:
+        print(f"  V8 contexts alive: {rss['contexts_before']} before, {rss['contexts_after']} after "
+              "(the pool's prepared isolates)")
+    print()
+    print(f"setup {setup_s:.2f} s, total {total_s:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (CI smoke, < 20 s)")
+    args = parser.parse_args(argv)
+    plan = QUICK if args.quick else FULL
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="rienda-bench-") as tmp:
+        scratch = Path(tmp)
+        sandbox = Sandbox()
+        settle(sandbox)  # never race the pool's first isolate (see settle)
+        rig = Rig(scratch, sandbox)
+        setup_s = time.perf_counter() - started
+        rows = bench_sandbox(rig, plan)
+        node = bench_node(rig, plan, scratch)
+        python = bench_python(plan)
+        rss = bench_rss(rig, plan)
+    print_report("--quick" if args.quick else "full", plan, rows, node, python, rss, setup_s,
+                 time.perf_counter() - started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
