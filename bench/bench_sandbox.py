@@ -166,21 +166,25 @@ def pool_ready(sandbox: Sandbox) -> int | None:
         return None
 
 
-def settle(sandbox: Sandbox, timeout_s: float = 5.0) -> None:
-    """Wait until the pool is full again (the worker has caught up), or ``timeout_s``.
+def settle(sandbox: Sandbox, timeout_s: float = 10.0) -> None:
+    """Wait until the pool's worker has caught up (pool full, no refill or free pending).
 
     Also needed before the very first use: creating the first isolate on two threads at
-    once can abort the process inside V8 (see bench/README.md).
+    once can abort the process inside V8 (see bench/README.md). Reads private pool state;
+    falls back to a sleep if it moves.
     """
     deadline = time.monotonic() + timeout_s
     try:
-        want = sandbox._pool._size  # noqa: SLF001
+        pool = sandbox._pool  # noqa: SLF001
+        want, jobs = pool._size, pool._jobs  # noqa: SLF001
     except Exception:  # noqa: BLE001
-        time.sleep(0.5)
+        time.sleep(1.0)
         return
-    while (pool_ready(sandbox) or 0) < want and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if (pool_ready(sandbox) or 0) >= want and jobs.qsize() == 0:
+            break
         time.sleep(0.002)
-    time.sleep(0.02)  # let the worker finish freeing released isolates too
+    time.sleep(0.01)  # the job just taken off the queue (a free) finishes
 
 
 # -- setup -------------------------------------------------------------------------------
@@ -313,22 +317,31 @@ def bench_python(plan: Plan) -> Row:
 
 
 def bench_rss(rig: Rig, plan: Plan) -> dict[str, Any]:
+    """VmRSS after a warm-up, after ``rss_calls`` paced calls, then after as many back-to-back.
+
+    Run before anything else so that the baseline is not an earlier burst's high-water mark.
+    """
     upper = chain_call(rig.chain("upper"), rig.ui)
-    settle(rig.sandbox)
     for _ in range(plan.rss_warmup):
         upper()
-    settle(rig.sandbox)
-    gc.collect()
-    before, contexts_before = rss_mb(), v8_contexts()
-    started = time.perf_counter()
-    for _ in range(plan.rss_calls):
-        upper()
-    elapsed = time.perf_counter() - started
-    settle(rig.sandbox)
-    gc.collect()
-    after, contexts_after = rss_mb(), v8_contexts()
-    return {"before": before, "after": after, "contexts_before": contexts_before,
-            "contexts_after": contexts_after, "elapsed": elapsed}
+        time.sleep(PACE_S)
+
+    def snapshot() -> tuple[float | None, int | None]:
+        settle(rig.sandbox)
+        gc.collect()
+        return rss_mb(), v8_contexts()
+
+    marks = {"warm": snapshot()}
+    for mode, pace in (("paced", PACE_S), ("b2b", 0.0)):
+        started = time.perf_counter()
+        peak_contexts = 0
+        for _ in range(plan.rss_calls):
+            upper()
+            if pace:
+                time.sleep(pace)
+            peak_contexts = max(peak_contexts, v8_contexts() or 0)
+        marks[mode] = snapshot() + (time.perf_counter() - started, peak_contexts)
+    return marks
 
 
 # -- reporting ---------------------------------------------------------------------------
@@ -409,17 +422,22 @@ def print_report(mode: str, plan: Plan, rows: dict[str, Row], node: Row | str, p
           "(Host, ledger, result typing)")
     print()
 
-    print(f"Memory: {plan.rss_calls} back-to-back HookChain invocations after {plan.rss_warmup} warm-up "
-          f"({rss['elapsed']:.1f} s)")
-    if rss["before"] is None:
+    warm_rss, warm_contexts = rss["warm"]
+    print(f"Memory: VmRSS after {plan.rss_warmup} warm-up HookChain invocations, then after "
+          f"{plan.rss_calls} more paced ones, then {plan.rss_calls} back-to-back")
+    if warm_rss is None:
         print("  VmRSS not available (/proc/self/status)")
     else:
-        growth = rss["after"] - rss["before"]
-        print(f"  VmRSS before {rss['before']:.1f} MB, after {rss['after']:.1f} MB, growth {growth:+.1f} MB "
-              f"({growth * 1024 / plan.rss_calls:+.1f} KB/call)")
-    if rss["contexts_after"] is not None:
-        print(f"  V8 contexts alive: {rss['contexts_before']} before, {rss['contexts_after']} after "
-              "(the pool's prepared isolates)")
+        print(f"  {'after warm-up':30} {warm_rss:8.1f} MB  V8 contexts alive {warm_contexts}")
+        previous = warm_rss
+        for mode, label in (("paced", f"+{plan.rss_calls} paced"), ("b2b", f"+{plan.rss_calls} back-to-back")):
+            after, contexts, elapsed, peak = rss[mode]
+            growth = after - previous
+            print(f"  {label:30} {after:8.1f} MB  growth {growth:+7.1f} MB ({growth * 1024 / plan.rss_calls:+6.1f} "
+                  f"KB/call)  V8 contexts alive {contexts} (peak {peak} during the loop)  {elapsed:.1f} s")
+            previous = after
+        print(f"  total growth over {2 * plan.rss_calls} invocations: {previous - warm_rss:+.1f} MB "
+              "(measured after the pool's worker caught up)")
     print()
     print(f"setup {setup_s:.2f} s, total {total_s:.1f} s")
 
@@ -436,10 +454,10 @@ def main(argv: list[str] | None = None) -> int:
         settle(sandbox)  # never race the pool's first isolate (see settle)
         rig = Rig(scratch, sandbox)
         setup_s = time.perf_counter() - started
+        rss = bench_rss(rig, plan)  # first: its baseline must not be a burst's high-water mark
         rows = bench_sandbox(rig, plan)
         node = bench_node(rig, plan, scratch)
         python = bench_python(plan)
-        rss = bench_rss(rig, plan)
     print_report("--quick" if args.quick else "full", plan, rows, node, python, rss, setup_s,
                  time.perf_counter() - started)
     return 0

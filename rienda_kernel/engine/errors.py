@@ -5,6 +5,7 @@
      ├── ConfigError            a malformed configuration or agent file (names file and line)
      ├── ExtensionError         a tool or hook file that cannot be used (names file and line)
      ├── Interrupted            the invocation or run was stopped from another thread
+     ├── ProviderError          a model provider failed; says what the server sent
      └── SandboxError           JavaScript failed inside an invocation
           ├── ScriptError       the script threw; carries the JS error's name and location
           └── OutOfMemory       the isolate reached its hard memory limit
@@ -21,6 +22,7 @@ __all__ = [
     "ExtensionError",
     "Interrupted",
     "OutOfMemory",
+    "ProviderError",
     "RiendaError",
     "SandboxError",
     "ScriptError",
@@ -53,6 +55,13 @@ class ExtensionError(RiendaError):
 
 class Interrupted(RiendaError):
     """The work was stopped from another thread before it finished."""
+
+
+class ProviderError(RiendaError):
+    """A model provider failed (refused key, bad stream, exhausted script...).
+
+    The message says what went wrong and what the server sent, never a secret.
+    """
 
 
 class SandboxError(RiendaError):

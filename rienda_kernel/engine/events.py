@@ -16,8 +16,15 @@ __all__ = [
     "Event",
     "HookDecision",
     "Log",
+    "MessageSaved",
     "Notify",
     "Output",
+    "RunEnd",
+    "RunStart",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallStarted",
+    "ToolResultReady",
 ]
 
 
@@ -100,3 +107,70 @@ class HookDecision(Event):
     error: str | None = None
     duration_ms: float = 0.0
     call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RunStart(Event):
+    """A run began in ``session_id`` (its user message is already saved)."""
+
+    type: ClassVar[str] = "run_start"
+    session_id: str
+    agent: str
+    model: str
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    """A streamed piece of the assistant's text, as the model produced it (before
+    ``afterModelResponse``; the saved message is in :class:`MessageSaved`)."""
+
+    type: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta(Event):
+    """A streamed piece of the model's thinking."""
+
+    type: ClassVar[str] = "thinking"
+    text: str
+
+
+@dataclass(frozen=True)
+class MessageSaved(Event):
+    """An assistant message as saved to the session (after ``afterModelResponse``)."""
+
+    type: ClassVar[str] = "message"
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCallStarted(Event):
+    """A tool call about to run, with the arguments the tool receives (after the
+    ``beforeToolExecute`` chain); ``refused_by`` names the hook that refused it."""
+
+    type: ClassVar[str] = "tool_call"
+    id: str
+    name: str
+    arguments: Any
+    refused_by: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolResultReady(Event):
+    """A tool call's result as the model reads it (after ``afterToolExecute``)."""
+
+    type: ClassVar[str] = "tool_result"
+    id: str
+    name: str
+    text: str
+    isError: bool
+
+
+@dataclass(frozen=True)
+class RunEnd(Event):
+    """The run ended: ``reason`` is ``end_turn``, ``interrupted`` or ``error``."""
+
+    type: ClassVar[str] = "run_end"
+    reason: str
+    error: str | None = None

@@ -18,7 +18,8 @@ __all__ = ["NonInteractiveUI", "UI"]
 
 
 class UI(ABC):
-    """Base front end: collects events in :attr:`events` and forwards them to ``sink``.
+    """Base front end: forwards events to ``sink`` and, with ``record_events``, keeps them
+    in :attr:`events` (handy for short runs and tests; a long-lived front end turns it off).
 
     Subclasses override :meth:`ask` to put a confirm in front of a person. ``emit`` must
     not block for long: it runs while an extension waits.
@@ -26,14 +27,16 @@ class UI(ABC):
 
     interactive = False
 
-    def __init__(self, sink: Callable[[Event], None] | None = None) -> None:
+    def __init__(self, sink: Callable[[Event], None] | None = None, record_events: bool = True) -> None:
         self.events: list[Event] = []
+        self._record = record_events
         self._sink = sink
         self._lock = threading.Lock()
 
     def emit(self, event: Event) -> None:
-        with self._lock:
-            self.events.append(event)
+        if self._record:
+            with self._lock:
+                self.events.append(event)
         if self._sink is not None:
             self._sink(event)
 
@@ -53,8 +56,9 @@ class UI(ABC):
 class NonInteractiveUI(UI):
     """Answers every confirm with ``auto_approve`` (the default is to deny)."""
 
-    def __init__(self, auto_approve: bool = False, sink: Callable[[Event], None] | None = None) -> None:
-        super().__init__(sink)
+    def __init__(self, auto_approve: bool = False, sink: Callable[[Event], None] | None = None,
+                 record_events: bool = True) -> None:
+        super().__init__(sink, record_events)
         self.auto_approve = auto_approve
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:

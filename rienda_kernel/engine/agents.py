@@ -1,0 +1,355 @@
+"""Agent definitions: ``RIENDA_HOME/agents/<id>.md``, YAML front matter then a system prompt.
+
+::
+
+    ---
+    description: Reviews diffs
+    model: openai/gpt-4o
+    tools: [read, shell]
+    hooks: [audit, guard]      # execution order
+    ---
+    You review code...
+
+The file stem is the agent id. ``model`` is required (``provider/model``); ``description``
+(string), ``tools`` and ``hooks`` (lists of names) are optional. A malformed file raises
+:class:`AgentError` (a :class:`ConfigError`) whose message starts ``<path>:<line>:``; an
+unknown key is only a :class:`Diagnostic`. ``default`` is built in unless
+``agents/default.md`` overrides it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .builtin_tools import BUILTIN_TOOLS
+from .errors import ConfigError
+from .events import Diagnostic
+
+__all__ = [
+    "DEFAULT_AGENT_ID",
+    "DEFAULT_MODEL",
+    "Agent",
+    "AgentError",
+    "list_agents",
+    "load_agent",
+]
+
+DEFAULT_AGENT_ID = "default"
+DEFAULT_MODEL = "scripted/script.yaml"
+DIAGNOSTIC_SOURCE = "extensions:agent"
+_NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_KEYS = ("description", "model", "tools", "hooks")
+_MODEL_HINT = "model must be provider/model, e.g. openai/gpt-4o"
+_DEFAULT_DESCRIPTION = "Rienda's default agent: the built-in tools and no hooks."
+_DEFAULT_SYSTEM = (
+    "You are Rienda, a careful assistant working in the user's workspace. "
+    "Use the tools to look before you change anything, and prefer small, verifiable steps. "
+    "Answer concisely, and say plainly when something failed or you are unsure."
+)
+
+
+class AgentError(ConfigError):
+    """A malformed agent file; ``path`` and ``line`` (1-based) locate the fault."""
+
+    def __init__(self, path: Path | str, line: int, problem: str) -> None:
+        super().__init__(f"{path}:{line}: {problem}")
+        self.path = str(path)
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A loaded agent. ``path`` is None for the built-in default; ``hooks`` is in
+    execution order."""
+
+    id: str
+    description: str
+    model: str
+    tools: tuple[str, ...]
+    hooks: tuple[str, ...]
+    system: str
+    path: str | None
+
+    @property
+    def provider(self) -> str:
+        """The part of ``model`` before the first ``/``."""
+        return self.model.split("/", 1)[0]
+
+    @property
+    def model_name(self) -> str:
+        """The part of ``model`` after the first ``/`` (may itself contain ``/``)."""
+        return self.model.split("/", 1)[1]
+
+    def to_ctx(self) -> dict[str, Any]:
+        """What extensions see as ``ctx.agent``."""
+        return {
+            "id": self.id,
+            "description": self.description,
+            "model": self.model,
+            "tools": list(self.tools),
+            "hooks": list(self.hooks),
+        }
+
+
+def builtin_default_agent(default_model: str | None = None) -> Agent:
+    """The built-in ``default`` agent: every built-in tool (in BUILTIN_TOOLS order), no
+    hooks, ``default_model`` or ``scripted/script.yaml`` (not validated)."""
+    return Agent(
+        id=DEFAULT_AGENT_ID,
+        description=_DEFAULT_DESCRIPTION,
+        model=default_model or DEFAULT_MODEL,
+        tools=tuple(BUILTIN_TOOLS),
+        hooks=(),
+        system=_DEFAULT_SYSTEM,
+        path=None,
+    )
+
+
+# ---------------------------------------------------------------- the file format
+
+
+def _split_front_matter(path: Path, text: str) -> tuple[str, str]:
+    """``(yaml_text, body)``: the lines between the opening and closing ``---`` lines,
+    and the system prompt after them (one leading newline and trailing space removed).
+
+    A delimiter line is ``---`` optionally followed by spaces or tabs.
+    """
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip(" \t\r") != "---":
+        raise AgentError(path, 1, "an agent file must start with a line '---' opening the YAML front matter")
+    for index in range(1, len(lines)):
+        if lines[index].rstrip(" \t\r") == "---":
+            body = "\n".join(lines[index + 1 :])
+            if body.startswith("\n"):
+                body = body[1:]
+            return "\n".join(lines[1:index]), body.rstrip()
+    raise AgentError(path, 1, "the front matter opened here is never closed by a line '---'")
+
+
+def _compose(path: Path, source: str) -> tuple[dict[Any, Any], yaml.MappingNode | None, dict[Any, int]]:
+    """The front matter as a dict, its node (None when empty) and each key's line.
+
+    Lines are the file's own: YAML line + 1 for the opening ``---``.
+    """
+    loader = yaml.SafeLoader(source)
+    lines: dict[Any, int] = {}
+    try:
+        node = loader.get_single_node()
+        if isinstance(node, yaml.MappingNode):  # before constructing, which merges '<<' keys in
+            lines = {key: _line(key_node) for key, key_node in _key_nodes(path, node).items()}
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 2 if mark else 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise AgentError(path, line, f"malformed YAML front matter: {problem}") from exc
+    finally:
+        loader.dispose()
+    if data is None:
+        return {}, None, {}
+    if not isinstance(node, yaml.MappingNode) or not isinstance(data, dict):
+        raise AgentError(path, _line(node), f"the front matter must be a mapping of keys, got {_kind(data)}")
+    return data, node, lines
+
+
+def _key_nodes(path: Path, node: yaml.MappingNode) -> dict[Any, yaml.Node]:
+    """Each scalar key's node; a key given twice is an error at its second line."""
+    keys: dict[Any, yaml.Node] = {}
+    for key_node, _value in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        name = key_node.value
+        if name in keys:
+            raise AgentError(path, _line(key_node),
+                             f"key {name!r} appears twice (first at line {_line(keys[name])})")
+        keys[name] = key_node
+    return keys
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 2
+
+
+def _kind(value: Any) -> str:
+    """A person's name for a YAML value's type: "a string", "a list"..."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+def _value_node(node: yaml.MappingNode, key: str) -> yaml.Node | None:
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+            return value_node
+    return None
+
+
+# ---------------------------------------------------------------- the keys
+
+
+def _check_model(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> str:
+    if "model" not in data:
+        raise AgentError(path, 1, f"missing required key 'model' ({_MODEL_HINT})")
+    model = data["model"]
+    line = lines.get("model", 1)
+    if not isinstance(model, str):
+        raise AgentError(path, line, f"{_MODEL_HINT}, got {_kind(model)}")
+    provider, slash, name = model.partition("/")
+    if not slash or not provider.strip() or not name.strip():
+        raise AgentError(path, line, f"{_MODEL_HINT}, got {model!r}")
+    return model
+
+
+def _check_description(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> str:
+    description = data.get("description")
+    if description is None:
+        return ""
+    if not isinstance(description, str):
+        raise AgentError(path, lines.get("description", 1), f"description must be a string, got {_kind(description)}")
+    return description
+
+
+def _check_names(path: Path, key: str, data: dict[Any, Any], item_lines: list[int], line: int) -> tuple[str, ...]:
+    """``tools`` or ``hooks``: a list of distinct valid names (absent or empty = none)."""
+    names = data.get(key)
+    if names is None:
+        return ()
+    if not isinstance(names, list):
+        raise AgentError(path, line, f"{key} must be a list of names, got {_kind(names)}")
+    seen: dict[str, int] = {}
+    for index, name in enumerate(names):
+        where = item_lines[index] if index < len(item_lines) else line
+        if not isinstance(name, str):
+            raise AgentError(path, where, f"{key} must be a list of names, but item {index + 1} is {_kind(name)}")
+        if not _NAME_RULE.fullmatch(name):
+            raise AgentError(path, where, f"{key}: {name!r} is not a valid name (1 to 64 letters, digits, '_' or '-')")
+        if name in seen:
+            raise AgentError(path, where, f"{key} lists {name!r} twice (first at line {seen[name]})")
+        seen[name] = where
+    return tuple(names)
+
+
+def _unknown_keys(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> list[Diagnostic]:
+    diagnostics = []
+    for key in data:
+        if key in _KEYS:
+            continue
+        line = lines.get(key) or lines.get(str(key), 1)
+        close = difflib.get_close_matches(str(key), _KEYS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        diagnostics.append(Diagnostic(
+            DIAGNOSTIC_SOURCE, f"{path}:{line}: unknown key {key!r}{hint}; ignored", path=str(path), line=line))
+    return diagnostics
+
+
+# ---------------------------------------------------------------- loading
+
+
+def parse_agent(path: Path, agent_id: str, text: str) -> tuple[Agent, list[Diagnostic]]:
+    """Parse an agent file's ``text`` (read from ``path``, named in messages).
+
+    Raises :class:`AgentError` for any malformed part; unknown keys are diagnostics.
+    """
+    source, body = _split_front_matter(path, text)
+    data, node, lines = _compose(path, source)
+    agent = Agent(
+        id=agent_id,
+        description=_check_description(path, data, lines),
+        model=_check_model(path, data, lines),
+        tools=_check_names(path, "tools", data, _item_lines(node, "tools"), lines.get("tools", 1)),
+        hooks=_check_names(path, "hooks", data, _item_lines(node, "hooks"), lines.get("hooks", 1)),
+        system=body,
+        path=str(path),
+    )
+    return agent, _unknown_keys(path, data, lines)
+
+
+def _item_lines(node: yaml.Node | None, key: str) -> list[int]:
+    """The file line of each item of the sequence under ``key`` (empty if not a sequence)."""
+    value = _value_node(node, key) if isinstance(node, yaml.MappingNode) else None
+    if not isinstance(value, yaml.SequenceNode):
+        return []
+    return [_line(item) for item in value.value]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentError(path, 1, f"cannot be read: {exc}") from exc
+
+
+def _available_ids(folder: Path) -> list[str]:
+    """Agent ids that could be loaded (valid stems of ``*.md``), with the built-in default."""
+    ids = {DEFAULT_AGENT_ID}
+    if folder.is_dir():
+        ids.update(path.stem for path in folder.glob("*.md") if _NAME_RULE.fullmatch(path.stem))
+    return sorted(ids)
+
+
+def load_agent(home: Path, agent_id: str, *, default_model: str | None = None) -> tuple[Agent, list[Diagnostic]]:
+    """The agent ``home/agents/<agent_id>.md`` and the diagnostics about its file.
+
+    ``default`` without a file is the built-in default agent (``default_model`` is its
+    model). Raises :class:`ConfigError` for an invalid id, a missing agent (naming the
+    file looked for and the available ids) or a malformed file (:class:`AgentError`).
+    """
+    folder = Path(home) / "agents"
+    if not isinstance(agent_id, str) or not _NAME_RULE.fullmatch(agent_id):
+        raise ConfigError(f"{agent_id!r} is not a valid agent id (1 to 64 letters, digits, '_' or '-')")
+    path = folder / f"{agent_id}.md"
+    if not path.is_file():
+        if agent_id == DEFAULT_AGENT_ID:
+            return builtin_default_agent(default_model), []
+        available = _available_ids(folder)
+        close = difflib.get_close_matches(agent_id, available, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"no agent {agent_id!r}: {path} does not exist ({hint}available: {', '.join(available)})")
+    return parse_agent(path, agent_id, _read(path))
+
+
+def list_agents(home: Path, *, default_model: str | None = None) -> tuple[list[Agent], list[Diagnostic]]:
+    """Every valid agent, sorted by id, and the diagnostics of all files.
+
+    The built-in default is included unless ``agents/default.md`` exists (even a broken
+    one overrides it). A malformed file or invalid file name becomes a diagnostic and is
+    skipped; nothing is raised.
+    """
+    folder = Path(home) / "agents"
+    agents: dict[str, Agent] = {}
+    diagnostics: list[Diagnostic] = []
+    files = sorted(folder.glob("*.md")) if folder.is_dir() else []
+    for path in files:
+        if not path.is_file():
+            continue
+        if not _NAME_RULE.fullmatch(path.stem):
+            diagnostics.append(Diagnostic(
+                DIAGNOSTIC_SOURCE, f"{path}: skipped: {path.stem!r} is not a valid agent id "
+                "(1 to 64 letters, digits, '_' or '-')", path=str(path)))
+            continue
+        try:
+            agent, found = parse_agent(path, path.stem, _read(path))
+        except AgentError as exc:
+            diagnostics.append(Diagnostic(DIAGNOSTIC_SOURCE, str(exc), path=exc.path, line=exc.line))
+            continue
+        agents[agent.id] = agent
+        diagnostics.extend(found)
+    if not (folder / f"{DEFAULT_AGENT_ID}.md").is_file():
+        agents[DEFAULT_AGENT_ID] = builtin_default_agent(default_model)
+    return [agents[key] for key in sorted(agents)], diagnostics

@@ -1,0 +1,115 @@
+"""The scripted model: responses read from a YAML file, for offline runs and tests.
+
+``scripted/<path>`` names a YAML file (relative to the workdir, or absolute) holding a
+list; each item is one model response::
+
+    - text: "Let me count."
+      thinking: "optional"
+      tool_calls:
+        - name: word-count
+          arguments: {path: notes.txt}
+    - text: "There are 42 words."
+
+Optional item keys: ``id`` on a tool call; ``usage: {input_tokens, output_tokens}``;
+``chunk_delay_ms`` (a pause between streamed chunks, to watch streaming or interrupt it);
+``error`` (the provider fails with that message instead of answering).
+
+Responses are used in order: the response for a turn is the one after those the
+conversation already holds (its assistant messages), so a resumed session continues where
+it stopped. The file is read at every turn, so editing it between turns takes effect. When
+the script is exhausted the turn fails with a :class:`ProviderError` saying so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..cancel import CancelToken
+from ..errors import ConfigError, ProviderError
+from ..messages import ToolCall, Usage
+from .base import Chunk, ModelRequest, Provider, TextChunk, ThinkingChunk, ToolCallChunk, UsageChunk
+
+__all__ = ["ScriptedProvider", "load_script"]
+
+_ITEM_KEYS = {"text", "thinking", "tool_calls", "usage", "chunk_delay_ms", "error"}
+_PIECES = re.compile(r"\S+\s*|\s+")
+
+
+def load_script(path: Path) -> list[dict[str, Any]]:
+    """The script's responses; ConfigError naming the file (and line) if malformed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: script file not found (the scripted model reads its responses from it)") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc}") from exc
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from exc
+    if not isinstance(data, list):
+        raise ConfigError(f"{path}: a script is a list of responses (- text: ...), got {type(data).__name__}")
+    for index, item in enumerate(data):
+        line = node.value[index].start_mark.line + 1
+        _check_item(item, f"{path}:{line}: response {index + 1}")
+    return data
+
+
+def _check_item(item: Any, where: str) -> None:
+    if not isinstance(item, dict):
+        raise ConfigError(f"{where}: must be a mapping with text, thinking, tool_calls...")
+    unknown = sorted(set(item) - _ITEM_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_ITEM_KEYS))}")
+    for key in ("text", "thinking", "error"):
+        if key in item and not isinstance(item[key], str):
+            raise ConfigError(f"{where}: {key} must be a string")
+    usage = item.get("usage")
+    if usage is not None and not (isinstance(usage, dict) and set(usage) <= {"input_tokens", "output_tokens"}
+                                  and all(isinstance(v, int) for v in usage.values())):
+        raise ConfigError(f"{where}: usage must be {{input_tokens: N, output_tokens: N}}")
+    calls = item.get("tool_calls") or []
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls):
+        raise ConfigError(f"{where}: tool_calls must be a list of {{name, arguments}}")
+
+
+class ScriptedProvider(Provider):
+    """Answers from a script file; never touches the network."""
+
+    def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:
+        path = Path(request.model).expanduser()
+        if not path.is_absolute():
+            path = request.workdir / path
+        script = load_script(path)
+        turn = sum(1 for message in request.messages if message.role == "assistant")
+        if turn >= len(script):
+            raise ProviderError(
+                f"the script {path} is exhausted: it has {len(script)} response(s) and this is turn {turn + 1}"
+            )
+        yield from _respond(script[turn], turn, cancel)
+
+
+def _respond(item: dict[str, Any], turn: int, cancel: CancelToken) -> Iterator[Chunk]:
+    delay = float(item.get("chunk_delay_ms") or 0) / 1000
+    if "error" in item:
+        raise ProviderError(f"scripted failure: {item['error']}")
+    for kind, text in ((ThinkingChunk, item.get("thinking") or ""), (TextChunk, item.get("text") or "")):
+        for piece in _PIECES.findall(text):
+            if delay:
+                cancel.wait(delay)
+            cancel.raise_if_cancelled()
+            yield kind(piece)
+    for index, call in enumerate(item.get("tool_calls") or []):
+        cancel.raise_if_cancelled()
+        call_id = str(call.get("id") or f"call_{turn + 1}_{index + 1}")
+        yield ToolCallChunk(ToolCall(call_id, call["name"], call.get("arguments") or {}))
+    if isinstance(item.get("usage"), dict):
+        yield UsageChunk(Usage(**item["usage"]))

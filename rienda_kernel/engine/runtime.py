@@ -1,0 +1,159 @@
+"""The engine's front door: what every front end (CLI, kernel, magics) uses.
+
+:class:`Rienda` binds a home, a workdir and a sandbox; :meth:`Rienda.conversation` opens a
+new or resumed session of an agent, and :meth:`Conversation.run` runs one prompt in it.
+Extensions are rediscovered at each run (unchanged files are not re-run), so an edited
+tool or hook applies from the next prompt on.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .agents import Agent, list_agents, load_agent
+from .cancel import CancelToken
+from .config import load_config, redact, rienda_home
+from .errors import ConfigError
+from .events import Diagnostic, RunEnd
+from .extensions import Catalog, ExtensionLoader
+from .host import RunContext
+from .loop import RunResult, TurnSetup, run_prompt
+from .messages import Message
+from .providers import provider_for
+from .sandbox import Sandbox
+from .sessions import SessionInfo, SessionStore, new_session_id
+from .ui import UI
+
+__all__ = ["Conversation", "Rienda"]
+
+_SHARED_SANDBOX: Sandbox | None = None
+
+
+def shared_sandbox() -> Sandbox:
+    """One sandbox (one isolate pool) per process, made on first use."""
+    global _SHARED_SANDBOX
+    if _SHARED_SANDBOX is None:
+        _SHARED_SANDBOX = Sandbox()
+    return _SHARED_SANDBOX
+
+
+class Rienda:
+    """Rienda pointed at a home (``RIENDA_HOME``) and a workspace."""
+
+    def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
+                 sandbox: Sandbox | None = None) -> None:
+        self.home = rienda_home(home)
+        self.workdir = Path(workdir).resolve()
+        self.sandbox = sandbox or shared_sandbox()
+        self.loader = ExtensionLoader(self.sandbox)
+        self.store = SessionStore(self.home)
+
+    # -- what exists ------------------------------------------------------------------------
+    def config(self) -> dict[str, Any]:
+        """The parsed config.yaml (ConfigError if malformed)."""
+        return load_config(self.home)
+
+    def catalog(self) -> Catalog:
+        return self.loader.discover(self.home)
+
+    def agents(self) -> tuple[list[Agent], list[Diagnostic]]:
+        return list_agents(self.home, default_model=self.config().get("default_model"))
+
+    def agent(self, agent_id: str) -> tuple[Agent, list[Diagnostic]]:
+        return load_agent(self.home, agent_id, default_model=self.config().get("default_model"))
+
+    def sessions(self) -> list[SessionInfo]:
+        return self.store.list()
+
+    # -- conversations -----------------------------------------------------------------------
+    def conversation(self, agent_id: str = "default", session_id: str | None = None,
+                     model: str | None = None) -> Conversation:
+        """A new conversation with ``agent_id``, or the session ``session_id`` resumed
+        (its agent, unless ``agent_id`` is given explicitly as another one)."""
+        if session_id is None:
+            return Conversation(self, agent_id, None, [], model)
+        loaded = self.store.load(session_id)
+        header = loaded.header
+        chosen = agent_id if agent_id != "default" else header.get("agent", "default")
+        conversation = Conversation(self, chosen, session_id, loaded.messages, model or header.get("model"))
+        conversation.warnings = list(loaded.warnings)
+        return conversation
+
+
+class Conversation:
+    """One session: its messages in memory, its file on disk, its agent and model.
+
+    The session file is created by the first run (a run refused before it starts, e.g.
+    for an unknown hook, writes nothing).
+    """
+
+    def __init__(self, rienda: Rienda, agent_id: str, session_id: str | None,
+                 messages: list[Message], model: str | None) -> None:
+        self.rienda = rienda
+        self.agent_id = agent_id
+        self.session_id = session_id
+        self.messages = messages
+        self.model = model
+        self.warnings: list[str] = []
+        self._writer = None
+
+    def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
+        """Run one prompt. Never raises for the run's own failures: the result's
+        ``reason`` and ``error`` say what happened (bad setup is ``error`` too)."""
+        cancel = cancel or CancelToken()
+        try:
+            setup = self._setup(ui)
+        except ConfigError as exc:
+            ui.emit(RunEnd("error", str(exc)))
+            return RunResult(self.session_id or "", "error", [], str(exc))
+        return run_prompt(setup, prompt, cancel)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def _setup(self, ui: UI) -> TurnSetup:
+        config = self.rienda.config()
+        agent, diagnostics = self.rienda.agent(self.agent_id)
+        catalog = self.rienda.catalog()
+        for diagnostic in diagnostics:
+            ui.emit(diagnostic)
+        _check_declared(agent, catalog)
+        model_id = self.model or agent.model
+        provider, model_name = provider_for(model_id, config)
+        writer = self._open_writer(agent, model_id)
+        run = RunContext(
+            workdir=self.rienda.workdir,
+            ui=ui,
+            session={"id": self.session_id},
+            agent={**agent.to_ctx(), "model": model_id},
+            config=redact(config),
+        )
+        return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
+                         self.rienda.sandbox, run, writer, self.messages)
+
+    def _open_writer(self, agent: Agent, model_id: str):
+        if self._writer is None:
+            if self.session_id is None:
+                self.session_id = new_session_id()
+                self._writer = self.rienda.store.create(agent.id, model_id, session_id=self.session_id)
+            else:
+                self._writer = self.rienda.store.resume(self.session_id)
+        return self._writer
+
+
+def _check_declared(agent: Agent, catalog: Catalog) -> None:
+    """Every declared tool and hook must exist; ConfigError naming it and the agent file."""
+    where = agent.path or f"the built-in agent {agent.id!r}"
+    for kind, names, found, folder in (("tool", agent.tools, catalog.tools, "tools"),
+                                       ("hook", agent.hooks, catalog.hooks, "hooks")):
+        for name in names:
+            if name in found:
+                continue
+            skipped = [d.message for d in catalog.diagnostics
+                       if d.path and Path(d.path).parts[-2:-1] == (name,) and f"/{folder}/" in d.path]
+            detail = f" (it was skipped: {skipped[0]})" if skipped else f" (no {catalog.home / folder / name / 'index.js'})"
+            raise ConfigError(f"{where}: declares {kind} {name!r}, which does not exist{detail}")
