@@ -25,6 +25,7 @@ from .errors import Interrupted, SandboxError
 from .events import Diagnostic, HookDecision
 from .extensions import Hook
 from .host import Host, RunContext
+from .messages import Message, ToolCall
 from .sandbox import Sandbox
 from .tools import ToolResult
 
@@ -51,7 +52,7 @@ class ModelResponse:
 
     text: str
     thinking: str
-    tool_calls: Sequence[dict[str, Any]] = ()
+    tool_calls: Sequence[ToolCall] = ()
 
 
 class HookChain:
@@ -73,10 +74,10 @@ class HookChain:
             self._apply(hook, "afterRun", self._call(hook, "afterRun", [{"reason": reason}], cancel), {}, {})
 
     def before_model_request(
-        self, system: str, model: str, messages: Sequence[dict[str, Any]], cancel: CancelToken
+        self, system: str, model: str, messages: Sequence[Message], cancel: CancelToken
     ) -> str:
         """The system prompt for this turn only."""
-        snapshot = [{"role": m["role"], "text": m.get("text", "")} for m in messages]
+        snapshot = [{"role": m.role, "text": m.text} for m in messages]
         for hook in self._handling("beforeModelRequest"):
             request = {"system": system, "model": model, "messages": snapshot}
             reply = self._call(hook, "beforeModelRequest", [request], cancel, frozen=[(0, "messages")])
@@ -85,7 +86,7 @@ class HookChain:
 
     def after_model_response(self, response: ModelResponse, cancel: CancelToken) -> ModelResponse:
         for hook in self._handling("afterModelResponse"):
-            payload = {"text": response.text, "thinking": response.thinking, "toolCalls": list(response.tool_calls)}
+            payload = {"text": response.text, "thinking": response.thinking, "toolCalls": [c.to_dict() for c in response.tool_calls]}
             reply = self._call(hook, "afterModelResponse", [payload], cancel, frozen=[(0, "toolCalls")])
             fields = self._apply(hook, "afterModelResponse", reply,
                                  {"text": response.text, "thinking": response.thinking},
@@ -185,7 +186,13 @@ class HookChain:
 
 
 def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """Field-level differences; arguments are compared key by key (``arguments.url``)."""
+    """Field-level differences, safe to save.
+
+    Arguments are compared key by key (``arguments.url``) with both values: the model's
+    arguments are in the session anyway. Text fields (``system``, ``text``, ``thinking``)
+    record only their sizes: the text a hook replaced is often what it meant to keep out
+    of the session (a redacted secret, a per-turn system prompt).
+    """
     changes: dict[str, Any] = {}
     for key, old in before.items():
         new = after[key]
@@ -195,6 +202,8 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
             for name in sorted(set(old) | set(new)):
                 if old.get(name, _MISSING) != new.get(name, _MISSING):
                     changes[f"arguments.{name}"] = {"before": old.get(name), "after": new.get(name)}
+        elif isinstance(old, str) and isinstance(new, str):
+            changes[key] = {"before_chars": len(old), "after_chars": len(new)}
         else:
             changes[key] = {"before": old, "after": new}
     return changes

@@ -155,5 +155,5 @@ def _check_declared(agent: Agent, catalog: Catalog) -> None:
                 continue
             skipped = [d.message for d in catalog.diagnostics
                        if d.path and Path(d.path).parts[-2:-1] == (name,) and f"/{folder}/" in d.path]
-            detail = f" (it was skipped: {skipped[0]})" if skipped else f" (no {catalog.home / folder / name / 'index.js'})"
+            detail = f" (it was skipped: {'; '.join(skipped)})" if skipped else f" (no {catalog.home / folder / name / 'index.js'})"
             raise ConfigError(f"{where}: declares {kind} {name!r}, which does not exist{detail}")

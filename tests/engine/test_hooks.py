@@ -17,6 +17,7 @@ from rienda_kernel.engine import (
     Notify,
     ToolResult,
 )
+from rienda_kernel.engine.messages import Message, ToolCall
 
 
 def hook(**points: str) -> str:
@@ -69,7 +70,7 @@ def test_H09_before_model_request_payload_and_system_replacement(rig):
     rig.write_hook("ctxinfo", hook(beforeModelRequest="""function (ctx, r) {
       return { system: r.system + " | model=" + r.model + " | n=" + r.messages.length + " | last=" + r.messages[r.messages.length - 1].text };
     }"""))
-    messages = [{"role": "user", "text": "hello", "extra": "not shown"}, {"role": "assistant", "text": "hi"}]
+    messages = [Message("user", "hello", thinking="not shown"), Message("assistant", "hi")]
     system = rig.chain("ctxinfo").before_model_request("Be brief.", "openai/gpt-4o", messages, go())
     assert system == "Be brief. | model=openai/gpt-4o | n=2 | last=hi"
 
@@ -81,7 +82,7 @@ def test_H10_system_is_for_this_turn_only(rig):
     chain = rig.chain("date")
     declared = "You are careful."
     first = chain.before_model_request(declared, "m", [], go())
-    second = chain.before_model_request(declared, "m", [{"role": "user", "text": "again"}], go())
+    second = chain.before_model_request(declared, "m", [Message.user("again")], go())
     assert first == second == "You are careful.\n\nToday is X."
 
 
@@ -92,12 +93,12 @@ def test_H11_messages_is_a_read_only_snapshot(rig):
       try { "use strict"; r.messages[0].text = "changed"; } catch (e) { errors.push(e.name); }
       ctx.log(JSON.stringify({ errors, messages: r.messages }));
     }"""))
-    messages = [{"role": "user", "text": "original"}]
+    messages = [Message.user("original")]
     rig.chain("meddler").before_model_request("s", "m", messages, go())
     logged = json.loads(rig.events(Log)[0].text)
     assert logged["errors"][0] == "TypeError"
     assert logged["messages"] == [{"role": "user", "text": "original"}]
-    assert messages == [{"role": "user", "text": "original"}]
+    assert messages == [Message.user("original")]
 
 
 # -- H12: afterModelResponse ------------------------------------------------------------------
@@ -107,7 +108,7 @@ def test_H12_after_model_response_rewrites_text_and_thinking_not_tool_calls(rig)
       try { r.toolCalls.push({}); } catch (e) { frozen = true; }
       return { text: r.text.toUpperCase(), thinking: "[" + r.thinking + "] frozen=" + frozen + " calls=" + r.toolCalls.length, toolCalls: [] };
     }"""))
-    calls = [{"id": "c1", "name": "shell", "arguments": {"command": "ls"}}]
+    calls = [ToolCall("c1", "shell", {"command": "ls"})]
     out = rig.chain("rewrite").after_model_response(ModelResponse("done", "hmm", calls), go())
     assert out.text == "DONE"
     assert out.thinking == "[hmm] frozen=true calls=1"

@@ -1,0 +1,331 @@
+"""The agent loop end to end: real V8, real session files, the scripted model.
+
+A "probe" provider (a stand-in for a model vendor, registered like any provider) records
+the requests a model would receive, to show what the model sees.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import threading
+import time
+
+import pytest
+
+from rienda_kernel.engine import CancelToken, NonInteractiveUI
+from rienda_kernel.engine.events import (
+    Diagnostic,
+    HookDecision,
+    Log,
+    MessageSaved,
+    Notify,
+    RunEnd,
+    RunStart,
+    TextDelta,
+    ToolCallStarted,
+    ToolResultReady,
+)
+from rienda_kernel.engine.providers import PROVIDERS, Provider, TextChunk, ToolCallChunk
+from rienda_kernel.engine.messages import ToolCall
+from rienda_kernel.engine.runtime import Rienda
+
+WORD_COUNT = """module.exports = {
+  description: "Counts words.",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
+};"""
+
+
+class ProbeProvider(Provider):
+    """Answers from a list and records every request (what the model would see)."""
+
+    def __init__(self):
+        self.requests = []
+        self.answers = []
+
+    def stream(self, request, cancel):
+        self.requests.append(request)
+        answer = self.answers[len(self.requests) - 1]
+        yield TextChunk(answer.get("text", ""))
+        for call in answer.get("calls", []):
+            yield ToolCallChunk(ToolCall(*call))
+
+
+@pytest.fixture
+def probe():
+    provider = ProbeProvider()
+    PROVIDERS["probe"] = lambda config: provider
+    yield provider
+    del PROVIDERS["probe"]
+
+
+@pytest.fixture
+def engine(rig):
+    rig.write_tool("word-count", WORD_COUNT)
+    (rig.workdir / "notes.txt").write_text("one two three four")
+    return Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
+
+
+def agent(rig, name="writer", model="scripted/script.yaml", tools=("word-count",), hooks=(), body="Be careful."):
+    path = rig.home / "agents" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["---", "description: A test agent.", f"model: {model}", f"tools: {list(tools)}", f"hooks: {list(hooks)}",
+             "---", body]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def script(rig, responses, name="script.yaml"):
+    import yaml
+
+    (rig.workdir / name).write_text(yaml.safe_dump(responses, sort_keys=False))
+
+
+COUNT_SCRIPT = [
+    {"text": "Let me count.", "tool_calls": [{"name": "word-count", "arguments": {"path": "notes.txt"}}]},
+    {"text": "There are 4 words."},
+]
+
+
+def session_lines(rig, session_id):
+    path = rig.home / "sessions" / f"{session_id}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_run_calls_the_tool_and_saves_every_message(rig, engine):
+    agent(rig)
+    script(rig, COUNT_SCRIPT)
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("How many words?", ui)
+    assert result.reason == "end_turn" and result.error is None
+    assert result.text == "There are 4 words."
+    [(call, answer)] = result.tool_calls
+    assert (call.name, call.arguments, answer.text, answer.is_error) == ("word-count", {"path": "notes.txt"}, "4", False)
+    lines = session_lines(rig, result.session_id)
+    assert lines[0]["type"] == "session" and lines[0]["agent"] == "writer" and lines[0]["model"] == "scripted/script.yaml"
+    assert [(l["type"], l.get("role")) for l in lines[1:]] == [
+        ("message", "user"), ("message", "assistant"), ("message", "tool"), ("message", "assistant"),
+        ("run_end", None)]
+    types = [type(e) for e in ui.events]
+    assert types[0] is RunStart and types[-1] is RunEnd
+    assert TextDelta in types and MessageSaved in types and ToolCallStarted in types and ToolResultReady in types
+    assert "".join(e.text for e in ui.events if isinstance(e, TextDelta)) == "Let me count.There are 4 words."
+
+
+def test_text_streams_in_small_chunks(rig, engine):
+    agent(rig)
+    script(rig, [{"text": "one two three four five six"}])
+    ui = NonInteractiveUI()
+    engine.conversation("writer").run("go", ui)
+    assert len([e for e in ui.events if isinstance(e, TextDelta)]) == 6
+
+
+HOOKS_ALL_POINTS = """module.exports = {
+  beforeRun(ctx, e) { ctx.log("beforeRun " + JSON.stringify(e)); },
+  beforeModelRequest(ctx, r) {
+    ctx.log("beforeModelRequest " + r.model + " " + JSON.stringify(r.messages.map(m => m.role)));
+    return { system: r.system + " [turn note]" };
+  },
+  afterModelResponse(ctx, r) {
+    ctx.log("afterModelResponse " + JSON.stringify(r.toolCalls.map(c => c.name)));
+    return { text: r.text.replace(/\\b\\d{16}\\b/g, "[redacted]") };
+  },
+  beforeToolExecute(ctx, call) { return { arguments: { path: "other.txt" } }; },
+  afterToolExecute(ctx, call, result) { return { text: "words: " + result.text }; },
+  afterRun(ctx, e) { ctx.notify({ title: "done", body: e.reason }); },
+};"""
+
+
+def test_every_hook_point_acts_end_to_end(rig, engine, probe):
+    rig.write_hook("all", HOOKS_ALL_POINTS)
+    agent(rig, model="probe/m1", hooks=("all",))
+    (rig.workdir / "other.txt").write_text("a b")
+    probe.answers = [{"text": "card 4111111111111111", "calls": [("c1", "word-count", {"path": "notes.txt"})]},
+                     {"text": "done"}]
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("count", ui)
+    assert result.reason == "end_turn"
+    logs = [e.text for e in ui.events if isinstance(e, Log)]
+    assert logs[0].startswith("beforeRun ") and json.loads(logs[0][len("beforeRun "):]) == {
+        "sessionId": result.session_id, "agentId": "writer", "modelId": "probe/m1"}
+    assert logs[1:] == ['beforeModelRequest probe/m1 ["user"]', 'afterModelResponse ["word-count"]',
+                        'beforeModelRequest probe/m1 ["user","assistant","tool"]', "afterModelResponse []"]
+    # system: for the turn only, rebuilt from the agent's own each turn, never saved
+    assert [r.system for r in probe.requests] == ["Be careful. [turn note]"] * 2
+    text = (rig.home / "sessions" / f"{result.session_id}.jsonl").read_text()
+    assert "turn note" not in text and "4111111111111111" not in text
+    # afterModelResponse rewrote what was saved and what the model sees next
+    assert probe.requests[1].messages[1].text == "card [redacted]"
+    # arguments rewritten by beforeToolExecute reach the tool; afterToolExecute rewrote its result
+    call_event = next(e for e in ui.events if isinstance(e, ToolCallStarted))
+    assert call_event.arguments == {"path": "other.txt"}
+    assert probe.requests[1].messages[2].text == "words: 2"
+    assert [e for e in ui.events if isinstance(e, Notify)][0].body == "end_turn"
+
+
+def test_a_refused_call_does_not_run_and_the_model_gets_the_reason(rig, engine):
+    rig.write_hook("deny", 'module.exports = { beforeToolExecute() { return { allow: false, reason: "no counting" }; },'
+                           ' afterToolExecute(ctx) { ctx.log("after ran"); } };')
+    agent(rig, hooks=("deny",))
+    script(rig, COUNT_SCRIPT)
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("count", ui)
+    [(call, answer)] = result.tool_calls
+    assert (answer.text, answer.is_error) == ("no counting", True)
+    assert next(e for e in ui.events if isinstance(e, ToolCallStarted)).refused_by == "deny"
+    assert not [e for e in ui.events if isinstance(e, Log)]
+    records = [l for l in session_lines(rig, result.session_id) if l["type"] == "hook_decision"]
+    assert [(r["hook"], r["point"], r["effect"], r["reason"]) for r in records] == [
+        ("deny", "beforeToolExecute", "refused", "no counting")]
+
+
+def test_a_throwing_hook_is_reported_and_the_run_continues(rig, engine):
+    rig.write_hook("broken", 'module.exports = { beforeModelRequest() { throw new Error("bad hook"); } };')
+    agent(rig, hooks=("broken",))
+    script(rig, COUNT_SCRIPT)
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("count", ui)
+    assert result.reason == "end_turn"
+    assert any("bad hook" in e.message for e in ui.events if isinstance(e, Diagnostic))
+
+
+def test_hooks_run_in_the_declared_order_and_an_agent_without_hooks_runs_none(rig, engine):
+    rig.write_hook("a", 'module.exports = { beforeRun(ctx) { ctx.log("a"); } };')
+    rig.write_hook("b", 'module.exports = { beforeRun(ctx) { ctx.log("b"); } };')
+    script(rig, [{"text": "hi"}] * 3)
+    for hooks, expected in ((("b", "a"), ["b", "a"]), (("a", "b"), ["a", "b"]), ((), [])):
+        agent(rig, hooks=hooks)
+        ui = NonInteractiveUI()
+        engine.conversation("writer").run("hi", ui)
+        assert [e.text for e in ui.events if isinstance(e, Log)] == expected
+
+
+@pytest.mark.parametrize("kind", ["hook", "tool"])
+def test_an_undeclared_extension_fails_the_run_before_any_model_call(rig, engine, probe, kind):
+    path = agent(rig, model="probe/m", **({"hooks": ("ghost",)} if kind == "hook" else {"tools": ("ghost",)}))
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("hi", ui)
+    assert result.reason == "error"
+    assert str(path) in result.error and f"declares {kind} 'ghost', which does not exist" in result.error
+    assert probe.requests == []
+    assert not (rig.home / "sessions").exists() or not list((rig.home / "sessions").iterdir())
+
+
+def test_a_hook_skipped_for_a_diagnostic_fails_the_run_saying_why(rig, engine):
+    rig.write_hook("typo", "module.exports = { beforeToolExec() {} };")
+    agent(rig, hooks=("typo",))
+    result = engine.conversation("writer").run("hi", NonInteractiveUI())
+    assert "declares hook 'typo'" in result.error and "exports none of the hook points" in result.error
+
+
+def test_an_exhausted_script_ends_the_run_with_error(rig, engine):
+    rig.write_hook("audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    agent(rig, hooks=("audit",))
+    script(rig, COUNT_SCRIPT[:1])
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("count", ui)
+    assert result.reason == "error"
+    assert "is exhausted: it has 1 response(s) and this is turn 2" in result.error
+    assert [e.text for e in ui.events if isinstance(e, Log)] == ["afterRun error"]
+    assert [(m.role, m.text) for m in result.messages][-1] == ("tool", "4")
+
+
+def test_the_model_calling_an_unknown_tool_ends_the_run_with_error(rig, engine):
+    agent(rig)
+    script(rig, [{"text": "x", "tool_calls": [{"name": "rm-everything", "arguments": {}}]}])
+    result = engine.conversation("writer").run("go", NonInteractiveUI())
+    assert result.reason == "error" and "'rm-everything'" in result.error
+    assert result.messages[-1].role == "tool" and result.messages[-1].is_error
+
+
+def test_resume_continues_the_session_and_the_model_sees_earlier_messages(rig, engine, probe):
+    agent(rig, model="probe/m")
+    probe.answers = [{"text": "first answer"}, {"text": "second answer"}]
+    first = engine.conversation("writer").run("first question", NonInteractiveUI())
+    resumed = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation(session_id=first.session_id)
+    second = resumed.run("second question", NonInteractiveUI())
+    assert second.session_id == first.session_id and second.reason == "end_turn"
+    assert [(m.role, m.text) for m in probe.requests[1].messages] == [
+        ("user", "first question"), ("assistant", "first answer"), ("user", "second question")]
+    roles = [l.get("role") for l in session_lines(rig, first.session_id) if l["type"] == "message"]
+    assert roles == ["user", "assistant", "user", "assistant"]
+
+
+def test_the_scripted_model_continues_where_a_resumed_session_stopped(rig, engine):
+    agent(rig, tools=())
+    script(rig, [{"text": "one"}, {"text": "two"}])
+    first = engine.conversation("writer").run("a", NonInteractiveUI())
+    second = engine.conversation(session_id=first.session_id).run("b", NonInteractiveUI())
+    assert (first.text, second.text) == ("one", "two")
+
+
+def test_a_torn_last_line_loads_with_a_warning_and_the_session_goes_on(rig, engine):
+    agent(rig, tools=())
+    script(rig, [{"text": "one"}, {"text": "two"}])
+    first = engine.conversation("writer").run("a", NonInteractiveUI())
+    path = rig.home / "sessions" / f"{first.session_id}.jsonl"
+    with path.open("a") as f:
+        f.write('{"type": "message", "role": "assistant", "te')
+    resumed = engine.conversation(session_id=first.session_id)
+    assert any("incomplete" in w for w in resumed.warnings)
+    assert [m.text for m in resumed.messages] == ["a", "one"]
+    assert resumed.run("b", NonInteractiveUI()).text == "two"
+
+
+def _run_in_thread(conversation, prompt, ui):
+    cancel = CancelToken()
+    box = {}
+    thread = threading.Thread(target=lambda: box.setdefault("result", conversation.run(prompt, ui, cancel)))
+    thread.start()
+    return cancel, box, thread
+
+
+def test_stopping_mid_stream_ends_interrupted_and_keeps_the_partial_answer(rig, engine):
+    rig.write_hook("audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    agent(rig, hooks=("audit",))
+    script(rig, [{"text": " ".join(f"w{i}" for i in range(200)), "chunk_delay_ms": 10}])
+    seen = threading.Event()
+    ui = NonInteractiveUI(sink=lambda e: seen.set() if isinstance(e, TextDelta) and e.text.startswith("w5") else None)
+    cancel, box, thread = _run_in_thread(engine.conversation("writer"), "talk", ui)
+    assert seen.wait(10)
+    cancel.cancel()
+    thread.join(10)
+    result = box["result"]
+    assert result.reason == "interrupted"
+    partial = result.messages[-1]
+    assert partial.role == "assistant" and partial.meta == {"interrupted": True}
+    assert partial.text.startswith("w0 w1 w2 w3 w4 w5") and "w199" not in partial.text
+    assert [e.text for e in ui.events if isinstance(e, Log)] == ["afterRun interrupted"]
+    saved = [l for l in session_lines(rig, result.session_id) if l["type"] == "message"]
+    assert saved[-1]["text"] == partial.text
+
+
+@pytest.mark.parametrize("where", ["tool", "confirm"])
+def test_stopping_mid_tool_or_confirm_ends_interrupted_and_the_next_run_works(rig, engine, where):
+    body = ('ctx.system.exec("sleep 30")' if where == "tool"
+            else 'ctx.confirm({ title: "wait", body: "forever" })')
+    rig.write_tool("slow", f'module.exports = {{ description: "s", parameters: {{ type: "object" }}, '
+                           f'execute(ctx) {{ ctx.log("started"); {body}; return "done"; }} }};')
+    agent(rig, tools=("slow",))
+    script(rig, [{"text": "", "tool_calls": [{"name": "slow", "arguments": {}}, {"name": "slow", "arguments": {}}]},
+                 {"text": "after"}, {"text": "next run"}])
+
+    class Waiting(NonInteractiveUI):
+        def ask(self, title, body, cancel):
+            cancel.wait()
+            return False, "interrupted"
+
+    started = threading.Event()
+    ui = Waiting(sink=lambda e: started.set() if isinstance(e, Log) else None)
+    conversation = engine.conversation("writer")
+    cancel, box, thread = _run_in_thread(conversation, "go", ui)
+    assert started.wait(10)
+    time.sleep(0.2)
+    cancel.cancel()
+    thread.join(10)
+    result = box["result"]
+    assert result.reason == "interrupted"
+    results = [m for m in result.messages if m.role == "tool"]
+    assert [(m.text, m.is_error) for m in results] == [("interrupted before the tool finished", True)] * 2
+    assert conversation.run("again", NonInteractiveUI()).text == "after"
