@@ -1,11 +1,13 @@
 """The ``rienda`` command: a thin front end over the engine.
 
-    rienda tools                  list tools (built-in and user) with diagnostics
-    rienda hooks                  list hooks and the points they handle, with diagnostics
-    rienda call TOOL [JSON]       run one tool through the sandbox, printing its result
+    rienda run [--agent NAME] [--session ID] [--workdir DIR] [--yes] [--json] [PROMPT]
+    rienda agents | tools | hooks        what exists, with diagnostics
+    rienda sessions                      saved sessions, oldest first
+    rienda show ID                       one session's messages, usage and hook decisions
+    rienda call TOOL [JSON]              run one tool through the sandbox
 
-Results go to stdout; logs, command output, notices and diagnostics to stderr. Exit codes:
-0 for a successful result, 1 for an error result or bad input, 130 when interrupted.
+Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
+``error`` or bad input, 130 when interrupted (Ctrl-C stops the run wherever it is).
 """
 
 from __future__ import annotations
@@ -13,31 +15,18 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from .engine import (
-    BuiltinTool,
-    CancelToken,
-    Confirm,
-    Diagnostic,
-    Event,
-    ExtensionLoader,
-    Interrupted,
-    Log,
-    NonInteractiveUI,
-    Notify,
-    Output,
-    RiendaError,
-    RunContext,
-    Sandbox,
-    invoke_tool,
-    load_config,
-    redact,
-    rienda_home,
-)
+from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, RiendaError, invoke_tool
+from .engine.config import redact
+from .engine.host import RunContext
+from .engine.runtime import Rienda
+from .terminal import JsonLinesUI, TerminalUI
 
 __all__ = ["main"]
+
+EXIT = {"end_turn": 0, "error": 1, "interrupted": 130}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,14 +39,27 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rienda", description="Rienda: JavaScript tools and hooks in V8.")
+    parser = argparse.ArgumentParser(prog="rienda", description="Rienda: agents with JavaScript tools and hooks.")
     parser.add_argument("--home", help="the Rienda home (default: $RIENDA_HOME or ~/.rienda)")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    tools = commands.add_parser("tools", help="list tools, with diagnostics")
-    tools.set_defaults(command=_tools)
-    hooks = commands.add_parser("hooks", help="list hooks, with diagnostics")
-    hooks.set_defaults(command=_hooks)
+    run = commands.add_parser("run", help="run one prompt (from PROMPT or standard input)")
+    run.add_argument("prompt", nargs="?", help="the prompt; read from standard input when absent")
+    run.add_argument("--agent", default="default", help="the agent (default: default)")
+    run.add_argument("--session", help="resume this session")
+    run.add_argument("--model", help="override the agent's model (provider/model)")
+    run.add_argument("--workdir", default=".", help="the workspace (default: the current directory)")
+    run.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    run.add_argument("--json", action="store_true", help="print events as JSON Lines")
+    run.set_defaults(command=_run)
+
+    for name, handler, text in (("agents", _agents, "list agents"), ("tools", _tools, "list tools"),
+                                ("hooks", _hooks, "list hooks"), ("sessions", _sessions, "list sessions")):
+        commands.add_parser(name, help=f"{text}, with diagnostics").set_defaults(command=handler)
+
+    show = commands.add_parser("show", help="print a session")
+    show.add_argument("session", help="the session id")
+    show.set_defaults(command=_show)
 
     call = commands.add_parser("call", help="run one tool and print its result")
     call.add_argument("tool", help="the tool's name")
@@ -68,9 +70,71 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _catalog(args: argparse.Namespace):
-    home = rienda_home(args.home)
-    return ExtensionLoader(Sandbox()).discover(home)
+def _rienda(args: argparse.Namespace) -> Rienda:
+    return Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
+
+
+def _auto_approve(args: argparse.Namespace, rienda: Rienda) -> bool | None:
+    """--yes, else the configuration's ``auto_approve``, else None (ask or deny)."""
+    if args.yes:
+        return True
+    configured = rienda.config().get("auto_approve")
+    return configured if isinstance(configured, bool) else None
+
+
+def _terminal_stdin() -> Any:
+    return sys.stdin if sys.stdin is not None and sys.stdin.isatty() else None
+
+
+def _in_worker(work: Callable[[CancelToken], Any]) -> tuple[Any, bool]:
+    """Run ``work`` in a thread so Ctrl-C can stop it; (its result, interrupted?).
+
+    Waits on an Event, not ``Thread.join``: a KeyboardInterrupt inside ``join`` can leave
+    ``is_alive()`` wrongly False (a CPython issue), which would abandon the run.
+    """
+    cancel = CancelToken()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = work(cancel)
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="rienda-run", daemon=True).start()
+    interrupted = False
+    while not done.is_set():
+        try:
+            done.wait(0.1)
+        except KeyboardInterrupt:
+            interrupted = True
+            cancel.cancel()
+    return box.get("value"), interrupted
+
+
+def _run(args: argparse.Namespace) -> int:
+    rienda = _rienda(args)
+    prompt = args.prompt if args.prompt is not None else _prompt_from_stdin()
+    if not prompt.strip():
+        raise RiendaError("no prompt: pass it as an argument or on standard input")
+    stdin = _terminal_stdin() if args.prompt is not None else None
+    kind = JsonLinesUI if args.json else TerminalUI
+    ui = kind(_auto_approve(args, rienda), stdin)
+    conversation = rienda.conversation(args.agent, args.session, args.model)
+    for warning in conversation.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    result, interrupted = _in_worker(lambda cancel: conversation.run(prompt, ui, cancel))
+    conversation.close()
+    if result.session_id and not args.json:
+        print(f"session {result.session_id}", file=sys.stderr)
+    return 130 if interrupted else EXIT[result.reason]
+
+
+def _prompt_from_stdin() -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        raise RiendaError("no prompt: pass it as an argument or on standard input")
+    return sys.stdin.read()
 
 
 def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
@@ -78,8 +142,16 @@ def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
         print(f"diagnostic: {diagnostic.message}", file=sys.stderr)
 
 
+def _agents(args: argparse.Namespace) -> int:
+    agents, diagnostics = _rienda(args).agents()
+    for agent in agents:
+        print(f"{agent.id}\t{agent.model}\t{agent.description}\t[{agent.path or 'built-in'}]")
+    _print_diagnostics(diagnostics)
+    return 0
+
+
 def _tools(args: argparse.Namespace) -> int:
-    catalog = _catalog(args)
+    catalog = _rienda(args).catalog()
     for name, tool in sorted(catalog.tools.items()):
         origin = "built-in" if isinstance(tool, BuiltinTool) else tool.path
         note = " (shadows the built-in)" if name in catalog.shadowed else ""
@@ -89,72 +161,79 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _hooks(args: argparse.Namespace) -> int:
-    catalog = _catalog(args)
+    catalog = _rienda(args).catalog()
     for name, hook in sorted(catalog.hooks.items()):
         print(f"{name}\t{', '.join(hook.points)}\t[{hook.path}]")
     _print_diagnostics([d for d in catalog.diagnostics if d.source == "extensions:hook"])
     return 0
 
 
+def _sessions(args: argparse.Namespace) -> int:
+    for info in _rienda(args).sessions():
+        print(f"{info.id}\t{info.agent}\t{info.model}\t{info.messages} messages\t{info.title}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    loaded = _rienda(args).store.load(args.session)
+    header = loaded.header
+    print(f"session {header['id']}  agent {header['agent']}  model {header['model']}  created {header['created']}")
+    for warning in loaded.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for line in _show_lines(loaded):
+        print(line)
+    return 0
+
+
+def _show_lines(loaded: Any) -> list[str]:
+    lines = []
+    for message in loaded.messages:
+        if message.role == "tool":
+            lines.append(f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]: {message.text}")
+            continue
+        note = "".join(f" ({flag})" for flag in ("interrupted", "error") if message.meta.get(flag))
+        lines.append(f"{message.role}{note}: {message.text}")
+        if message.thinking:
+            lines.append(f"  thinking: {message.thinking}")
+        for call in message.tool_calls:
+            lines.append(f"  → {call.name} [{call.id}] {call.arguments}")
+        if message.usage:
+            lines.append(f"  usage: {message.usage.input_tokens} in, {message.usage.output_tokens} out")
+    for record in loaded.records:
+        if record.get("type") == "hook_decision" and record.get("effect") != "none":
+            detail = record.get("reason") or record.get("error") or ", ".join(record.get("changes") or {})
+            lines.append(f"  hook {record['hook']}.{record['point']}: {record['effect']}"
+                         + (f" ({detail})" if detail else ""))
+        elif record.get("type") == "run_end":
+            lines.append(f"-- run ended: {record['reason']}" + (f": {record['error']}" if record.get("error") else ""))
+    return lines
+
+
 def _call(args: argparse.Namespace) -> int:
-    home = rienda_home(args.home)
-    sandbox = Sandbox()
-    catalog = ExtensionLoader(sandbox).discover(home)
+    rienda = _rienda(args)
+    catalog = rienda.catalog()
     if args.tool not in catalog.tools:
         _print_diagnostics(catalog.diagnostics)
-        print(f"rienda: no tool named {args.tool!r} in {home / 'tools'} or the built-ins "
-              f"({', '.join(sorted(catalog.tools))})", file=sys.stderr)
-        return 1
-    config = load_config(home)
-    auto_approve = args.yes or bool(config.get("auto_approve", False))
-    run = RunContext(
-        workdir=Path(args.workdir).resolve(),
-        ui=NonInteractiveUI(auto_approve=auto_approve, sink=_print_event),
-        session={"id": None},
-        agent={"id": None, "description": "", "model": None, "tools": [args.tool], "hooks": []},
-        config=redact(config),
-    )
-    cancel = CancelToken()
-    outcome: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            outcome["result"] = invoke_tool(catalog.tools[args.tool], args.arguments, run, sandbox, cancel)
-        except Interrupted:
-            outcome["interrupted"] = True
-
-    worker = threading.Thread(target=work, name="rienda-call")
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.1)
-    except KeyboardInterrupt:
-        cancel.cancel()
-        worker.join()
+        raise RiendaError(f"no tool named {args.tool!r} in {rienda.home / 'tools'} or the built-ins "
+                          f"({', '.join(sorted(catalog.tools))})")
+    ui = TerminalUI(_auto_approve(args, rienda), None)
+    run = RunContext(workdir=rienda.workdir, ui=ui, session={"id": None},
+                     agent={"id": None, "description": "", "model": None, "tools": [args.tool], "hooks": []},
+                     config=redact(rienda.config()))
+    tool = catalog.tools[args.tool]
+    result, interrupted = _in_worker(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel))
+    if interrupted or result is None:
         print("rienda: interrupted", file=sys.stderr)
         return 130
-    if "interrupted" in outcome:
-        return 130
-    result = outcome["result"]
     print(result.text)
     return 1 if result.is_error else 0
 
 
-def _print_event(event: Event) -> None:
-    if isinstance(event, Log):
-        line = f"[{event.source}] {event.text}\n"
-    elif isinstance(event, Output):
-        line = event.text
-    elif isinstance(event, Notify):
-        line = f"[{event.source}] notice: {event.title}: {event.body}\n"
-    elif isinstance(event, Confirm):
-        line = f"[{event.source}] confirm {event.title!r}: {'yes' if event.answer else 'no'} ({event.how})\n"
-    elif isinstance(event, Diagnostic):
-        line = f"diagnostic: {event.message}\n"
-    else:
-        return
-    sys.stderr.write(line)
-    sys.stderr.flush()
+def _invoke(tool: Any, arguments: str, run: RunContext, rienda: Rienda, cancel: CancelToken) -> Any:
+    try:
+        return invoke_tool(tool, arguments, run, rienda.sandbox, cancel)
+    except Interrupted:
+        return None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,127 @@
+"""The terminal front end: how ``rienda run`` shows events and asks confirms.
+
+Assistant text goes to stdout as it streams; everything else (thinking, tool activity,
+logs, command output, notices, diagnostics) goes to stderr. With ``--json`` every event is
+one JSON object per line on stdout instead.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import sys
+from typing import IO
+
+from .engine import (
+    CancelToken,
+    Confirm,
+    Diagnostic,
+    Event,
+    Log,
+    Notify,
+    Output,
+    UI,
+)
+from .engine.events import RunEnd, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
+
+__all__ = ["JsonLinesUI", "TerminalUI"]
+
+
+class _AnsweringUI(UI):
+    """Answers confirms: an explicit setting wins; else y/N on a terminal; else deny."""
+
+    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None, prompt_to: IO[str]) -> None:
+        super().__init__(record_events=False)
+        self.auto_approve = auto_approve
+        self._stdin = stdin
+        self._prompt_to = prompt_to
+
+    @property
+    def interactive(self) -> bool:  # type: ignore[override]
+        return self.auto_approve is None and self._stdin is not None
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
+        if self.auto_approve is not None:
+            return (True, "auto-approve") if self.auto_approve else (False, "denied by configuration")
+        if self._stdin is None:
+            return False, "default-deny"
+        self._prompt_to.write(f"\n? {title}\n  {body}\n  Allow? [y/N] ")
+        self._prompt_to.flush()
+        line = _read_line(self._stdin, cancel)
+        if line is None:
+            return False, "interrupted"
+        return line.strip().lower() in ("y", "yes"), "user"
+
+
+def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
+    """A line from ``stream``, or None once ``cancel`` is set."""
+    while not cancel.cancelled:
+        ready, _, _ = select.select([stream], [], [], 0.1)
+        if ready:
+            return stream.readline()
+    return None
+
+
+class TerminalUI(_AnsweringUI):
+    """Text to stdout as it streams; activity to stderr."""
+
+    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None,
+                 out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> None:
+        super().__init__(auto_approve, stdin, err)
+        self.out, self.err = out, err
+        self._text_open = False
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self._text_open = True
+            return
+        if self._text_open and isinstance(event, (ToolCallStarted, RunEnd)):
+            self.out.write("\n")
+            self.out.flush()
+            self._text_open = False
+        line = _describe(event)
+        if line:
+            self.err.write(line)
+            self.err.flush()
+
+
+def _describe(event: Event) -> str | None:
+    """One human line (or chunk) for stderr; None for events shown elsewhere or not at all."""
+    if isinstance(event, ThinkingDelta):
+        return f"\x1b[2m{event.text}\x1b[0m"
+    if isinstance(event, ToolCallStarted):
+        args = json.dumps(event.arguments, ensure_ascii=False)
+        refused = f"  (refused by hook {event.refused_by})" if event.refused_by else ""
+        return f"→ {event.name} {args}{refused}\n"
+    if isinstance(event, ToolResultReady):
+        first = event.text.splitlines()[0] if event.text else ""
+        more = " …" if "\n" in event.text.strip() else ""
+        return f"{'✗' if event.isError else '←'} {event.name}: {first[:200]}{more}\n"
+    if isinstance(event, Log):
+        return f"[{event.source}] {event.text}\n"
+    if isinstance(event, Output):
+        return event.text
+    if isinstance(event, Notify):
+        return f"[{event.source}] notice: {event.title}: {event.body}\n"
+    if isinstance(event, Confirm):
+        return f"[{event.source}] confirm {event.title!r}: {'allowed' if event.answer else 'denied'} ({event.how})\n"
+    if isinstance(event, Diagnostic):
+        return f"diagnostic: {event.message}\n"
+    if isinstance(event, RunEnd) and event.error:
+        return f"rienda: {event.error}\n"
+    return None
+
+
+class JsonLinesUI(_AnsweringUI):
+    """Every event as one JSON object per line on ``out``."""
+
+    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None,
+                 out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> None:
+        super().__init__(auto_approve, stdin, err)
+        self.out = out
+
+    def emit(self, event: Event) -> None:
+        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self.out.flush()

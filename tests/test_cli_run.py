@@ -1,0 +1,169 @@
+"""``rienda run`` and the session commands, as real processes with the scripted model."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+PUBLISH_ASK = """module.exports = { description: "Asks first.", parameters: { type: "object" },
+  execute(ctx) { return ctx.confirm({ title: "Publish", body: "Push?" }) ? "pushed" : { text: "cancelled", isError: true }; } };"""
+
+
+@pytest.fixture
+def setup(tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "tools" / "publish").mkdir(parents=True)
+    (home / "tools" / "publish" / "index.js").write_text(PUBLISH_ASK)
+    (home / "hooks" / "audit").mkdir(parents=True)
+    (home / "hooks" / "audit" / "index.js").write_text(
+        'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    (home / "agents").mkdir()
+    (home / "agents" / "pub.md").write_text(textwrap.dedent("""\
+        ---
+        description: Publishes.
+        model: scripted/script.yaml
+        tools: [publish]
+        hooks: [audit]
+        ---
+        You publish.
+        """))
+    work.mkdir()
+    return home, work
+
+
+def write_script(work: Path, responses: list) -> None:
+    (work / "script.yaml").write_text(yaml.safe_dump(responses))
+
+
+def rienda(home, work, *args, input=None):
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", *args], cwd=work, env=env, input=input,
+                          capture_output=True, text=True, timeout=60)
+
+
+PUBLISH_SCRIPT = [{"text": "Publishing.", "tool_calls": [{"name": "publish", "arguments": {}}]}, {"text": "Done."}]
+
+
+def test_run_streams_text_to_stdout_and_exits_0(setup):
+    home, work = setup
+    write_script(work, PUBLISH_SCRIPT)
+    done = rienda(home, work, "run", "--agent", "pub", "publish it")
+    assert done.returncode == 0
+    assert done.stdout == "Publishing.\nDone.\n"
+    assert "→ publish {}" in done.stderr and "✗ publish: cancelled" in done.stderr
+    assert "[hook:audit.afterRun] afterRun end_turn" in done.stderr
+
+
+def test_run_json_prints_one_event_per_line(setup):
+    home, work = setup
+    write_script(work, PUBLISH_SCRIPT)
+    done = rienda(home, work, "run", "--agent", "pub", "--json", "--yes", "publish it")
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "run_start" and types[-1] == "run_end"
+    assert {"text", "message", "tool_call", "tool_result", "confirm", "log", "hook_decision"} <= set(types)
+    start = events[0]
+    assert start["agent"] == "pub" and start["model"] == "scripted/script.yaml" and start["session_id"]
+    call = next(e for e in events if e["type"] == "tool_call")
+    assert (call["name"], call["arguments"]) == ("publish", {})
+    result = next(e for e in events if e["type"] == "tool_result")
+    assert (result["id"], result["name"], result["text"], result["isError"]) == (call["id"], "publish", "pushed", False)
+    confirm = next(e for e in events if e["type"] == "confirm")
+    assert (confirm["title"], confirm["body"], confirm["answer"]) == ("Publish", "Push?", True)
+    assert events[-1]["reason"] == "end_turn"
+
+
+def test_confirm_follows_the_configuration_when_not_given_yes(setup):
+    home, work = setup
+    write_script(work, PUBLISH_SCRIPT)
+    (home / "config.yaml").write_text("auto_approve: true\n")
+    done = rienda(home, work, "run", "--agent", "pub", "publish it")
+    assert "confirm 'Publish': allowed (auto-approve)" in done.stderr
+
+
+def test_a_terminal_on_stdin_is_asked_y_n(setup):
+    home, work = setup
+    write_script(work, PUBLISH_SCRIPT)
+    master, slave = pty.openpty()
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "go"], cwd=work,
+                            env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    errors = ""
+    while "Allow? [y/N]" not in errors:
+        errors += proc.stderr.read(1)
+    os.write(master, b"y\n")
+    out, rest = proc.communicate(timeout=30)
+    os.close(master)
+    assert proc.returncode == 0
+    assert "confirm 'Publish': allowed (user)" in rest
+
+
+def test_the_prompt_can_come_from_standard_input(setup):
+    home, work = setup
+    write_script(work, [{"text": "hello"}])
+    done = rienda(home, work, "run", input="from stdin\n")
+    assert (done.returncode, done.stdout) == (0, "hello\n")
+
+
+def test_error_exits_1_with_the_reason(setup):
+    home, work = setup
+    write_script(work, [])
+    done = rienda(home, work, "run", "--agent", "pub", "hi")
+    assert done.returncode == 1
+    assert "is exhausted" in done.stderr and "afterRun error" in done.stderr
+
+
+def test_a_malformed_config_is_a_clear_error(setup):
+    home, work = setup
+    (home / "config.yaml").write_text("auto_approve: [\n")
+    done = rienda(home, work, "run", "hi")
+    assert done.returncode == 1
+    assert f"rienda: {home / 'config.yaml'}:" in done.stderr and "malformed YAML" in done.stderr
+
+
+def test_ctrl_c_mid_run_exits_130_and_after_run_sees_interrupted(setup):
+    home, work = setup
+    write_script(work, [{"text": " ".join(["word"] * 500), "chunk_delay_ms": 20}])
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "talk"], cwd=work,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.read(5) == "word "
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "afterRun interrupted" in err
+
+
+def test_sessions_show_and_resume(setup):
+    home, work = setup
+    write_script(work, [{"text": "first"}, {"text": "second"}])
+    rienda(home, work, "run", "hello there")
+    listed = rienda(home, work, "sessions").stdout.splitlines()
+    assert len(listed) == 1
+    session_id, agent, model, count, title = listed[0].split("\t")
+    assert (agent, model, count, title) == ("default", "scripted/script.yaml", "2 messages", "hello there")
+    resumed = rienda(home, work, "run", "--session", session_id, "again")
+    assert resumed.stdout == "second\n"
+    shown = rienda(home, work, "show", session_id).stdout
+    assert "user: hello there\nassistant: first" in shown and "user: again\nassistant: second" in shown
+    assert shown.count("-- run ended: end_turn") == 2
+
+
+def test_agents_lists_the_builtin_default_and_files(setup):
+    home, work = setup
+    (home / "agents" / "broken.md").write_text("no front matter\n")
+    done = rienda(home, work, "agents")
+    ids = [line.split("\t")[0] for line in done.stdout.splitlines()]
+    assert ids == ["default", "pub"]
+    assert "broken.md" in done.stderr
