@@ -10,6 +10,7 @@ extension can catch.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -52,7 +53,6 @@ class Host:
         self.run = run
         self.source = source
         self.cancel = cancel
-        self.workspace = Workspace(run.workdir)
         self._ops: dict[str, Callable[[Any], Any]] = {
             "workdir": lambda _: str(self.workspace.workdir),
             "session": lambda _: dict(run.session),
@@ -69,6 +69,11 @@ class Host:
             "confirm": self._confirm,
             "notify": self._notify,
         }
+
+    @functools.cached_property
+    def workspace(self) -> Workspace:
+        """Made on first use: resolving the workdir costs system calls most hooks never need."""
+        return Workspace(self.run.workdir)
 
     def __call__(self, op: str, args: Any) -> Any:
         self.cancel.raise_if_cancelled()
