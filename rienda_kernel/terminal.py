@@ -70,8 +70,19 @@ class TerminalUI(_AnsweringUI):
         super().__init__(auto_approve, stdin, err)
         self.out, self.err = out, err
         self._text_open = False
+        self._thinking_open = False
+        self._dim = ("\x1b[2m", "\x1b[0m") if getattr(err, "isatty", lambda: False)() else ("", "")
 
     def emit(self, event: Event) -> None:
+        if isinstance(event, ThinkingDelta):
+            opening = "" if self._thinking_open else "thinking: "
+            self.err.write(f"{self._dim[0]}{opening}{event.text}{self._dim[1]}")
+            self.err.flush()
+            self._thinking_open = True
+            return
+        if self._thinking_open:
+            self.err.write("\n")
+            self._thinking_open = False
         if isinstance(event, TextDelta):
             self.out.write(event.text)
             self.out.flush()
@@ -89,8 +100,6 @@ class TerminalUI(_AnsweringUI):
 
 def _describe(event: Event) -> str | None:
     """One human line (or chunk) for stderr; None for events shown elsewhere or not at all."""
-    if isinstance(event, ThinkingDelta):
-        return f"\x1b[2m{event.text}\x1b[0m"
     if isinstance(event, ToolCallStarted):
         args = json.dumps(event.arguments, ensure_ascii=False)
         refused = f"  (refused by hook {event.refused_by})" if event.refused_by else ""

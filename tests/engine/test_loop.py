@@ -329,3 +329,19 @@ def test_stopping_mid_tool_or_confirm_ends_interrupted_and_the_next_run_works(ri
     results = [m for m in result.messages if m.role == "tool"]
     assert [(m.text, m.is_error) for m in results] == [("interrupted before the tool finished", True)] * 2
     assert conversation.run("again", NonInteractiveUI()).text == "after"
+
+
+def test_no_secret_reaches_the_session_file(rig, monkeypatch, sandbox):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-0123456789abcdef")
+    rig.write_tool("leak", 'module.exports = { description: "l", parameters: { type: "object" },'
+                           ' execute: (ctx) => "key=" + ctx.env.OPENAI_API_KEY };')
+    agent(rig, tools=("leak",))
+    script(rig, [{"text": "using sk-live-0123456789abcdef", "tool_calls": [
+        {"name": "leak", "arguments": {"headers": {"Authorization": "Bearer abc.def.ghi"}}}]}, {"text": "ok"}])
+    engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=sandbox)
+    result = engine.conversation("writer").run("go", NonInteractiveUI())
+    assert result.reason == "end_turn"
+    assert result.tool_calls[0][1].text == "key=sk-live-0123456789abcdef"  # the model may read it...
+    text = (rig.home / "sessions" / f"{result.session_id}.jsonl").read_text()
+    assert "sk-live-0123456789abcdef" not in text and "abc.def.ghi" not in text  # ...the file never holds it
+    assert "[redacted]" in text
