@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from .builtin_tools import BUILTIN_TOOLS
+from .config import yaml_problem
 from .errors import ConfigError
 from .events import Diagnostic
 
@@ -145,10 +146,8 @@ def _compose(path: Path, source: str) -> tuple[dict[Any, Any], yaml.MappingNode 
             lines = {key: _line(key_node) for key, key_node in _key_nodes(path, node).items()}
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 2 if mark else 1
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise AgentError(path, line, f"malformed YAML front matter: {problem}") from exc
+        line, problem = yaml_problem(exc)
+        raise AgentError(path, line + 2 if line is not None else 1, f"malformed YAML front matter: {problem}") from exc
     finally:
         loader.dispose()
     if data is None:

@@ -16,7 +16,7 @@ import yaml
 
 from .errors import ConfigError
 
-__all__ = ["REDACTED", "load_config", "redact", "rienda_home"]
+__all__ = ["REDACTED", "load_config", "redact", "rienda_home", "yaml_problem"]
 
 REDACTED = "[redacted]"
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|authorization|credential)", re.I)
@@ -44,15 +44,19 @@ def load_config(home: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{where}: malformed YAML: {problem}") from exc
+        line, problem = yaml_problem(exc)
+        raise ConfigError(f"{path}:{line + 1 if line is not None else '?'}: malformed YAML: {problem}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     return data
+
+
+def yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str]:
+    """The 0-based line a YAML error points at (None if unknown) and what is wrong."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return (mark.line if mark else None), (getattr(exc, "problem", None) or str(exc))
 
 
 def redact(value: Any) -> Any:

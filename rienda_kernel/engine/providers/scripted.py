@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from ..cancel import CancelToken
+from ..config import yaml_problem
 from ..errors import ConfigError, ProviderError
 from ..messages import ToolCall, Usage
 from .base import Chunk, ModelRequest, Provider, TextChunk, ThinkingChunk, ToolCallChunk, UsageChunk
@@ -52,9 +53,8 @@ def load_script(path: Path) -> list[dict[str, Any]]:
         node = yaml.compose(text)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConfigError(f"{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from exc
+        line, problem = yaml_problem(exc)
+        raise ConfigError(f"{path}:{line + 1 if line is not None else '?'}: malformed YAML: {problem}") from exc
     if not isinstance(data, list):
         raise ConfigError(f"{path}: a script is a list of responses (- text: ...), got {type(data).__name__}")
     for index, item in enumerate(data):
