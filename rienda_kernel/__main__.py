@@ -1,0 +1,14 @@
+"""``python -m rienda_kernel install [...]`` installs the kernelspec; anything else starts the kernel."""
+
+import sys
+
+if len(sys.argv) > 1 and sys.argv[1] == "install":
+    from .install import main
+
+    sys.exit(main(sys.argv[2:]))
+
+from ipykernel.kernelapp import IPKernelApp
+
+from .kernel import RiendaKernel
+
+IPKernelApp.launch_instance(kernel_class=RiendaKernel)

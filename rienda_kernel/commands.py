@@ -1,0 +1,392 @@
+"""The ``%rienda`` commands: one vocabulary for the Rienda kernel and the IPython magics.
+
+A cell (or a line magic) whose first non-blank line starts with ``%rienda`` is a command::
+
+    %rienda use reviewer        %rienda sessions        %rienda model scripted/demo.yaml
+    %rienda new                 %rienda agents          %rienda confirm allow
+    %rienda resume ID           %rienda tools / hooks   %rienda help
+
+:func:`run_command` acts on a :class:`NotebookSession` and returns a
+:class:`CommandOutput` (plain text, optional Markdown, a Python value); a mistake is a
+:class:`CommandError` whose message is meant to be shown without a traceback.
+:func:`complete` answers a front end's completion request. Nothing here imports Jupyter.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from .engine import BuiltinTool, RiendaError
+from .engine.events import Diagnostic
+from .engine.providers import PROVIDERS
+from .notebook import CONFIRM_POLICIES, NotebookSession
+
+__all__ = ["PREFIX", "SUBCOMMANDS", "CommandError", "CommandOutput", "Subcommand", "complete", "is_command",
+           "run_command"]
+
+PREFIX = "%rienda"
+RESET = "reset"
+
+
+class CommandError(RiendaError):
+    """A command that cannot be done; the message is short and for the user (no traceback)."""
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """What a command shows: ``text`` (text/plain), ``markdown`` (text/markdown, when
+    richer, e.g. a table) and ``value`` (a Python value for the magics, or None)."""
+
+    text: str
+    markdown: str | None = None
+    value: object = None
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One word of the vocabulary: ``usage`` follows ``%rienda``; ``help`` is one sentence."""
+
+    name: str
+    usage: str
+    help: str
+
+
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand("use", "use AGENT", "Switch to AGENT in a new session."),
+    Subcommand("new", "new", "Start a new session with the current agent (at the next prompt)."),
+    Subcommand("resume", "resume ID", "Continue the saved session ID; its agent becomes the current one."),
+    Subcommand("sessions", "sessions", "List the saved sessions, newest last (* marks the current one)."),
+    Subcommand("agents", "agents", "List the agents and what is wrong with any agent file (* marks the current one)."),
+    Subcommand("tools", "tools", "List the tools, built-in and yours, and what is wrong with any tool file."),
+    Subcommand("hooks", "hooks", "List the hooks and their points, and what is wrong with any hook file."),
+    Subcommand("model", "model [PROVIDER/MODEL|reset]",
+               "Show the model; use another one instead of the agent's; or go back to the agent's."),
+    Subcommand("confirm", "confirm [ask|allow|deny|reset]",
+               "Show or set what happens when a tool asks for confirmation (ctx.confirm)."),
+    Subcommand("help", "help [COMMAND]", "List these commands, or show one."),
+)
+
+_BY_NAME = {sub.name: sub for sub in SUBCOMMANDS}
+
+CONFIRM_MEANINGS: dict[str | None, str] = {
+    "ask": "ask in the notebook each time a tool asks for confirmation",
+    "allow": "allow every confirmation without asking",
+    "deny": "deny every confirmation without asking",
+    None: "not set: ask when the front end can, deny otherwise",
+}
+
+
+# ---------------------------------------------------------------- recognising and parsing
+
+
+def _after_prefix(text: str) -> str | None:
+    """``text`` after a leading ``%rienda`` (leading whitespace allowed), or None if it
+    does not start with the word ``%rienda``."""
+    stripped = text.lstrip()
+    if not stripped.startswith(PREFIX):
+        return None
+    rest = stripped[len(PREFIX):]
+    return rest if not rest or rest[0].isspace() else None
+
+
+def is_command(code: str) -> bool:
+    """True when the first non-blank line of ``code`` starts with the word ``%rienda``."""
+    for line in code.splitlines():
+        if line.strip():
+            return _after_prefix(line) is not None
+    return False
+
+
+def _words(line: str) -> list[str]:
+    rest = _after_prefix(line)
+    text = line if rest is None else rest
+    lines = [piece.strip() for piece in text.strip().splitlines()]
+    if len(lines) > 1:
+        raise CommandError(f"a {PREFIX} command is one line; put {lines[1][:40]!r} and what follows in another cell")
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise CommandError(f"cannot read the command: {exc}") from None
+
+
+def run_command(session: NotebookSession, line: str) -> CommandOutput:
+    """Run one ``%rienda`` command (``line`` with or without the leading ``%rienda``).
+
+    Raises :class:`CommandError` for an unknown command, wrong arguments, or anything the
+    engine refuses (an unknown agent or session, a bad model...), with its message.
+    """
+    words = _words(line)
+    if not words:
+        return _help(session, [])
+    name, args = words[0], words[1:]
+    handler, least, most = _handler(name)
+    if not least <= len(args) <= most:
+        raise CommandError(f"usage: {PREFIX} {_BY_NAME[name].usage}")
+    try:
+        return handler(session, args)
+    except CommandError:
+        raise
+    except RiendaError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def _handler(name: str) -> tuple[Callable[[NotebookSession, list[str]], CommandOutput], int, int]:
+    handlers = {
+        "use": (_use, 1, 1), "new": (_new, 0, 0), "resume": (_resume, 1, 1), "sessions": (_sessions, 0, 0),
+        "agents": (_agents, 0, 0), "tools": (_tools, 0, 0), "hooks": (_hooks, 0, 0), "model": (_model, 0, 1),
+        "confirm": (_confirm, 0, 1), "help": (_help, 0, 1),
+    }
+    if name not in handlers:
+        raise CommandError(_unknown(name))
+    return handlers[name]
+
+
+def _unknown(name: str) -> str:
+    names = [sub.name for sub in SUBCOMMANDS]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown command {name!r}{hint}; try: {', '.join(names)}"
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def _use(session: NotebookSession, args: list[str]) -> CommandOutput:
+    session.use(args[0])
+    agent, diagnostics = session.rienda.agent(session.agent_id)
+    model = session.model or agent.model
+    lines = [f"Using agent {agent.id} (model {model}) in a new session."]
+    lines += [f"warning: {d.message}" for d in diagnostics]
+    return CommandOutput("\n".join(lines), value=agent)
+
+
+def _new(session: NotebookSession, args: list[str]) -> CommandOutput:
+    session.new()
+    return CommandOutput(f"New session with agent {session.agent_id}: the next prompt starts it.")
+
+
+def _resume(session: NotebookSession, args: list[str]) -> CommandOutput:
+    conversation = session.resume(args[0])
+    model, _ = _current_model(session)
+    count = len(conversation.messages)
+    lines = [f"Resumed session {conversation.session_id}: agent {conversation.agent_id}, model {model}, "
+             f"{count} message{'' if count == 1 else 's'}."]
+    lines += [f"warning: {warning}" for warning in conversation.warnings]
+    return CommandOutput("\n".join(lines), value=conversation)
+
+
+def _sessions(session: NotebookSession, args: list[str]) -> CommandOutput:
+    infos = session.rienda.sessions()
+    where = session.rienda.store.directory
+    if not infos:
+        return CommandOutput(f"No saved sessions yet in {where}.", value=infos)
+    heading = f"{_count(len(infos), 'session')} in {where}, newest last (* = current):"
+    rows = [(_mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
+            for info in infos]
+    return _listing(heading, ("", "id", "agent", "model", "messages", "title"), rows, [], infos)
+
+
+def _agents(session: NotebookSession, args: list[str]) -> CommandOutput:
+    agents, diagnostics = session.rienda.agents()
+    heading = f"{_count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
+    rows = [(_mark(agent.id == session.agent_id), agent.id, agent.model, agent.description, agent.path or "built-in")
+            for agent in agents]
+    footer = []
+    if session.agent_id not in {agent.id for agent in agents}:
+        footer.append(f"The current agent {session.agent_id!r} is not listed: its file is missing or broken.")
+    return _listing(heading, ("", "id", "model", "description", "file"), rows, diagnostics, agents, footer)
+
+
+def _tools(session: NotebookSession, args: list[str]) -> CommandOutput:
+    catalog = session.rienda.catalog()
+    tools = [catalog.tools[name] for name in sorted(catalog.tools)]
+    heading = f"{_count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
+    rows = [(tool.name, tool.description, "built-in" if isinstance(tool, BuiltinTool) else tool.path,
+             "shadows the built-in" if tool.name in catalog.shadowed else "") for tool in tools]
+    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool"]
+    return _listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools)
+
+
+def _hooks(session: NotebookSession, args: list[str]) -> CommandOutput:
+    catalog = session.rienda.catalog()
+    hooks = [catalog.hooks[name] for name in sorted(catalog.hooks)]
+    where = catalog.home / "hooks"
+    heading = f"{_count(len(hooks), 'hook')} in {where}:" if hooks else f"No usable hooks in {where}."
+    rows = [(hook.name, ", ".join(hook.points), hook.path) for hook in hooks]
+    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:hook"]
+    return _listing(heading, ("name", "points", "path"), rows, diagnostics, hooks)
+
+
+def _model(session: NotebookSession, args: list[str]) -> CommandOutput:
+    if args and args[0] == RESET:
+        session.set_model(None)
+        model, origin = _current_model(session)
+        return CommandOutput(f"Model override cleared: using {model} ({origin}).", value=model)
+    if args:
+        session.set_model(args[0])
+        return CommandOutput(f"Model: {args[0]}, instead of the agent's, from the next prompt on "
+                             f"({PREFIX} model {RESET} goes back).", value=args[0])
+    model, origin = _current_model(session)
+    return CommandOutput(f"Model: {model} ({origin}).", value=model)
+
+
+def _current_model(session: NotebookSession) -> tuple[str, str]:
+    """The model the next prompt uses, and where that comes from."""
+    if session.model:
+        return session.model, f"set with {PREFIX} model"
+    if session.session_id is not None and session.conversation.model:
+        return session.conversation.model, f"recorded in session {session.session_id}"
+    try:
+        agent, _ = session.rienda.agent(session.agent_id)
+    except RiendaError as exc:
+        return "unknown", f"agent {session.agent_id!r} cannot be loaded: {exc}"
+    return agent.model, f"agent {agent.id}'s model"
+
+
+def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
+    if args:
+        value = args[0].lower()
+        if value not in (*CONFIRM_POLICIES, RESET):
+            choices = [*CONFIRM_POLICIES, RESET]
+            close = difflib.get_close_matches(value, choices, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise CommandError(f"confirm takes {', '.join(CONFIRM_POLICIES)} or {RESET}, got {args[0]!r}{hint}")
+        session.set_confirm(None if value == RESET else value)
+    policy = session.confirm_policy
+    if policy is None:
+        text = f"Confirm policy {CONFIRM_MEANINGS[None]}."
+    else:
+        text = f"Confirm policy: {policy} ({CONFIRM_MEANINGS[policy]})."
+    if not args:
+        text += f"\nSet it with {PREFIX} confirm ask|allow|deny|reset; $RIENDA_CONFIRM sets it at start."
+    return CommandOutput(text, value=policy)
+
+
+def _help(session: NotebookSession, args: list[str]) -> CommandOutput:
+    if args:
+        if args[0] not in _BY_NAME:
+            raise CommandError(_unknown(args[0]))
+        subs: Sequence[Subcommand] = (_BY_NAME[args[0]],)
+    else:
+        subs = SUBCOMMANDS
+    width = max(len(sub.usage) for sub in subs) + len(PREFIX) + 1
+    lines = [f"{PREFIX} {sub.usage}".ljust(width) + f"  {sub.help}" for sub in subs]
+    markdown = [f"- `{PREFIX} {sub.usage}`: {_escape(sub.help)}" for sub in subs]
+    if not args:
+        lines.insert(0, "Rienda commands:")
+        markdown.insert(0, "**Rienda commands**\n")
+    return CommandOutput("\n".join(lines), "\n".join(markdown), value=list(subs))
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _mark(current: bool) -> str:
+    return "*" if current else ""
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value).split())
+
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>|#~&])")
+
+
+def _escape(value: object) -> str:
+    """``value`` as inline Markdown text: one line, every special character escaped
+    (``|`` included, so it is safe in a table cell)."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", _one_line(value))
+
+
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[_one_line(c) for c in row] for row in [headers, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
+
+
+def _markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(_escape(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _diagnostics(diagnostics: Sequence[Diagnostic]) -> tuple[str, str]:
+    if not diagnostics:
+        return "", ""
+    title = f"Diagnostics ({len(diagnostics)})"
+    text = f"{title}:\n" + "\n".join("  - " + d.message.replace("\n", "\n    ") for d in diagnostics)
+    markdown = f"**{title}**\n\n" + "\n".join(f"- {_escape(d.message)}" for d in diagnostics)
+    return text, markdown
+
+
+def _listing(heading: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
+             diagnostics: Sequence[Diagnostic], value: object, footer: Iterable[str] = ()) -> CommandOutput:
+    """A heading, a table (when there are rows), footer lines, then the diagnostics."""
+    text_parts, markdown_parts = [heading], [_escape(heading)]
+    if rows:
+        text_parts.append(_text_table(headers, rows))
+        markdown_parts.append(_markdown_table(headers, rows))
+    for line in footer:
+        text_parts.append(line)
+        markdown_parts.append(_escape(line))
+    diagnostics_text, diagnostics_markdown = _diagnostics(diagnostics)
+    if diagnostics:
+        text_parts.append(diagnostics_text)
+        markdown_parts.append(diagnostics_markdown)
+    return CommandOutput("\n\n".join(text_parts), "\n\n".join(markdown_parts), value)
+
+
+# ---------------------------------------------------------------- completion
+
+
+def complete(session: NotebookSession, line: str, cursor: int) -> tuple[list[str], int, int]:
+    """Completions for the word at ``cursor`` (an offset into ``line``, the cell or the
+    magic's line, with or without ``%rienda``): ``(matches, start, end)``, where
+    ``line[start:end]`` is the word each match replaces. Never raises."""
+    cursor = max(0, min(cursor, len(line)))
+    before = line[:cursor]
+    word = re.search(r"\S*$", before).group()
+    start = cursor - len(word)
+    end = cursor + len(re.match(r"\S*", line[cursor:]).group())
+    line_start = before.rfind("\n") + 1
+    head = before[line_start:start]
+    rest = _after_prefix(head)
+    if rest is None:
+        if line[:line_start].strip():
+            return [], start, end  # not on the command's own line
+        if not head.strip() and word.startswith("%"):
+            return ([PREFIX] if PREFIX.startswith(word) and word != PREFIX else []), start, end
+        rest = head  # a magic's line without %rienda
+    try:
+        candidates = _candidates(session, rest.split())
+    except RiendaError:
+        candidates = []
+    return [c for c in candidates if c.startswith(word)], start, end
+
+
+def _candidates(session: NotebookSession, words: list[str]) -> list[str]:
+    if not words:
+        return [sub.name for sub in SUBCOMMANDS]
+    if len(words) > 1:
+        return []
+    name = words[0]
+    if name == "use":
+        return [agent.id for agent in session.rienda.agents()[0]]
+    if name == "resume":
+        return [info.id for info in reversed(session.rienda.sessions())]
+    if name == "model":
+        models = sorted({agent.model for agent in session.rienda.agents()[0]})
+        return [RESET, *(f"{prefix}/" for prefix in sorted(PROVIDERS)), *models]
+    if name == "confirm":
+        return [*CONFIRM_POLICIES, RESET]
+    if name == "help":
+        return [sub.name for sub in SUBCOMMANDS]
+    return []

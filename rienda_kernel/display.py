@@ -1,0 +1,371 @@
+"""Showing a Rienda run in a notebook cell, live; shared by the kernel and the magics.
+
+:class:`NotebookUI` turns engine events into Jupyter messages on IOPub, always with the
+cell's own parent header (events arrive from worker and isolate threads, where ipykernel's
+notion of "the current cell" is not reliable):
+
+- a status line (elapsed time, tokens so far) while the model works;
+- the assistant's text streamed into one display, updated in place, ending as Markdown
+  (the saved text, after ``afterModelResponse``); thinking folded above it;
+- each tool call with its arguments as the tool received them, its result (long results
+  folded), and the hooks that refused or rewrote it;
+- ``ctx.log`` lines and command output as stream output while the tool runs; notices;
+  diagnostics once per notebook;
+- ``ctx.confirm`` as Allow / Deny buttons (built on the kernel's thread through
+  ``schedule``), a y/N prompt on stdin for front ends without widgets, or an answer from
+  the confirm policy; never a hang in a non-interactive run.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+import zmq
+
+from .engine import CancelToken, Diagnostic, Event, HookDecision, Log, Notify, Output, UI
+from .engine.events import MessageSaved, RunEnd, RunStart, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
+
+__all__ = ["CellTarget", "NotebookUI"]
+
+_FOLD_LINES = 12
+_UPDATE_EVERY = 0.05
+
+
+class CellTarget:
+    """Where a cell's output goes: the kernel's IOPub and stdin with the cell's parent.
+
+    ``schedule(fn)`` runs ``fn`` on the kernel's thread in the cell's context (widgets
+    must be made there); ``widgets`` says whether the front end renders widgets;
+    ``allow_stdin`` whether it answers input requests.
+    """
+
+    def __init__(self, kernel: Any, parent: dict[str, Any], ident: Any, schedule: Callable[[Callable[[], None]], None],
+                 widgets: bool, allow_stdin: bool) -> None:
+        self.kernel = kernel
+        self.parent = parent
+        self.ident = ident
+        self.schedule = schedule
+        self.widgets = widgets
+        self.allow_stdin = allow_stdin
+        self._lock = threading.Lock()
+
+    def send(self, msg_type: str, content: dict[str, Any]) -> None:
+        with self._lock:
+            self.kernel.session.send(self.kernel.iopub_socket, msg_type, content, parent=self.parent,
+                                     ident=self.kernel._topic(msg_type))
+
+    def stream(self, name: str, text: str) -> None:
+        self.send("stream", {"name": name, "text": text})
+
+    def display(self, display_id: str, data: dict[str, Any], update: bool = False) -> None:
+        self.send("update_display_data" if update else "display_data",
+                  {"data": data, "metadata": {}, "transient": {"display_id": display_id}})
+
+    def ask_stdin(self, prompt: str, cancel: CancelToken) -> str | None:
+        """One input_request on the stdin channel; None once ``cancel`` is set."""
+        kernel = self.kernel
+        kernel.session.send(kernel.stdin_socket, "input_request", {"prompt": prompt, "password": False},
+                            self.parent, ident=self.ident)
+        while not cancel.cancelled:
+            ready, _, _ = zmq.select([kernel.stdin_socket], [], [], 0.05)
+            if ready:
+                _, reply = kernel.session.recv(kernel.stdin_socket)
+                if reply is not None:
+                    return str(reply["content"].get("value", ""))
+        return None
+
+
+class NotebookUI(UI):
+    """Renders one run into one cell; answers its confirms by ``policy``."""
+
+    def __init__(self, target: CellTarget, policy: str | None, seen_diagnostics: set[str]) -> None:
+        super().__init__(record_events=False)
+        self.target = target
+        self.policy = policy
+        self.seen_diagnostics = seen_diagnostics
+        self.final_text = ""
+        self._status_id = _new_id("status")
+        self._started = time.monotonic()
+        self._chars = 0
+        self._message: _MessageView | None = None
+        self._calls: dict[str, _CallView] = {}
+        self._pending_decisions: dict[str, list[HookDecision]] = {}
+        self._status_lock = threading.Lock()
+        self._done = threading.Event()
+
+    @property
+    def interactive(self) -> bool:  # type: ignore[override]
+        return self.policy in (None, "ask") and (self.target.widgets or self.target.allow_stdin)
+
+    # -- events ------------------------------------------------------------------------
+    def emit(self, event: Event) -> None:
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def _run_start(self, event: RunStart) -> None:
+        self.target.display(self._status_id, _status_bundle("working…", 0, 0))
+        threading.Thread(target=self._tick, name="rienda-status", daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._done.wait(0.5):
+            self._update_status("working…")
+
+    def _update_status(self, what: str) -> None:
+        with self._status_lock:
+            if not self._done.is_set():
+                elapsed = time.monotonic() - self._started
+                self.target.display(self._status_id, _status_bundle(what, elapsed, self._chars // 4), update=True)
+
+    def _text(self, event: TextDelta) -> None:
+        self._chars += len(event.text)
+        self._view().add_text(event.text)
+
+    def _thinking(self, event: ThinkingDelta) -> None:
+        self._chars += len(event.text)
+        self._view().add_thinking(event.text)
+
+    def _view(self) -> _MessageView:
+        if self._message is None:
+            self._message = _MessageView(self.target)
+        return self._message
+
+    def _saved(self, event: MessageSaved) -> None:
+        message = event.message
+        view = self._view()
+        view.finish(message.get("text", ""), message.get("thinking", ""))
+        if message.get("text"):
+            self.final_text = message["text"]
+        self._message = None
+
+    def _tool_call(self, event: ToolCallStarted) -> None:
+        view = _CallView(self.target, event.name, event.arguments, event.refused_by)
+        self._calls[event.id] = view
+        for decision in self._pending_decisions.pop(event.id, []):
+            view.add_decision(decision)
+        view.render()
+
+    def _tool_result(self, event: ToolResultReady) -> None:
+        view = self._calls.get(event.id) or _CallView(self.target, event.name, None, None)
+        view.result(event.text, event.isError)
+
+    def _decision(self, event: HookDecision) -> None:
+        if event.call_id is None or event.effect == "none":
+            return
+        view = self._calls.get(event.call_id)
+        if view is None:
+            self._pending_decisions.setdefault(event.call_id, []).append(event)
+        else:
+            view.add_decision(event)
+            view.render()
+
+    def _log(self, event: Log) -> None:
+        self.target.stream("stdout", f"[{event.source}] {event.text}\n")
+
+    def _output(self, event: Output) -> None:
+        self.target.stream(event.stream if event.stream in ("stdout", "stderr") else "stdout", event.text)
+
+    def _notify(self, event: Notify) -> None:
+        self.target.display(_new_id("notice"), {
+            "text/plain": f"🔔 {event.title}: {event.body}",
+            "text/markdown": f"> 🔔 **{_md(event.title)}** — {_md(event.body)}"})
+
+    def _diagnostic(self, event: Diagnostic) -> None:
+        if event.message in self.seen_diagnostics:
+            return
+        self.seen_diagnostics.add(event.message)
+        self.target.stream("stderr", f"⚠ {event.message}\n")
+
+    def _run_end(self, event: RunEnd) -> None:
+        """The status line gives way to the answer: it is emptied."""
+        self._done.set()
+        with self._status_lock:
+            self.target.display(self._status_id, {"text/plain": ""}, update=True)
+
+    # -- confirm -------------------------------------------------------------------------
+    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
+        if self.policy == "allow":
+            return True, "policy: allow"
+        if self.policy == "deny":
+            return False, "policy: deny"
+        if self.target.widgets:
+            return self._ask_with_buttons(title, body, cancel)
+        if self.target.allow_stdin:
+            line = self.target.ask_stdin(f"{title}\n{body}\nAllow? [y/N] ", cancel)
+            return (line or "").strip().lower() in ("y", "yes"), "interrupted" if line is None else "user"
+        self.target.stream("stderr", f"⚠ ctx.confirm “{title}” was denied: this run cannot ask (no widgets, no "
+                                     "stdin). Set `%rienda confirm allow|deny|ask` or $RIENDA_CONFIRM.\n")
+        return False, "default-deny (non-interactive)"
+
+    def _ask_with_buttons(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
+        answer: Future[bool] = Future()
+        built: Future[Any] = Future()
+        self.target.schedule(lambda: _build_confirm(self.target, title, body, answer, built))
+        while not cancel.cancelled:
+            try:
+                return answer.result(timeout=0.05), "user"
+            except TimeoutError:
+                continue
+        if built.done() and built.exception() is None:
+            self.target.schedule(lambda: built.result()("Interrupted"))
+        return False, "interrupted"
+
+
+_HANDLERS: dict[type, Callable[[NotebookUI, Any], None]] = {
+    RunStart: NotebookUI._run_start,
+    TextDelta: NotebookUI._text,
+    ThinkingDelta: NotebookUI._thinking,
+    MessageSaved: NotebookUI._saved,
+    ToolCallStarted: NotebookUI._tool_call,
+    ToolResultReady: NotebookUI._tool_result,
+    HookDecision: NotebookUI._decision,
+    Log: NotebookUI._log,
+    Output: NotebookUI._output,
+    Notify: NotebookUI._notify,
+    Diagnostic: NotebookUI._diagnostic,
+    RunEnd: NotebookUI._run_end,
+}
+
+
+def _build_confirm(target: CellTarget, title: str, body: str, answer: Future[bool], built: Future[Any]) -> None:
+    """Allow / Deny buttons; runs on the kernel's thread. ``built`` receives a function
+    that closes the request with a message (used on interrupt)."""
+    try:
+        import ipywidgets as widgets
+
+        allow = widgets.Button(description="Allow", button_style="success", icon="check")
+        deny = widgets.Button(description="Deny", button_style="danger", icon="times")
+        outcome = widgets.HTML("")
+        box = widgets.VBox([
+            widgets.HTML(f"<b>{html.escape(title)}</b><pre style='white-space: pre-wrap'>{html.escape(body)}</pre>"),
+            widgets.HBox([allow, deny]), outcome])
+
+        def close(message: str) -> None:
+            allow.disabled = deny.disabled = True
+            outcome.value = f"<i>{html.escape(message)}</i>"
+
+        def choose(value: bool) -> None:
+            if not answer.done():
+                answer.set_result(value)
+                close("Allowed" if value else "Denied")
+
+        allow.on_click(lambda _: choose(True))
+        deny.on_click(lambda _: choose(False))
+        target.display(_new_id("confirm"), box._repr_mimebundle_())
+        built.set_result(close)
+    except Exception as exc:  # noqa: BLE001 - a failed widget must not hang the run
+        built.set_exception(exc)
+        if not answer.done():
+            answer.set_result(False)
+        target.stream("stderr", f"⚠ could not show the confirm buttons ({exc}); denied.\n")
+
+
+class _MessageView:
+    """One assistant message's display, updated in place as text streams."""
+
+    def __init__(self, target: CellTarget) -> None:
+        self.target = target
+        self.display_id = _new_id("message")
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self._shown = False
+        self._last = 0.0
+
+    def add_text(self, text: str) -> None:
+        self.text.append(text)
+        self._render(final=False)
+
+    def add_thinking(self, text: str) -> None:
+        self.thinking.append(text)
+        self._render(final=False)
+
+    def finish(self, text: str, thinking: str) -> None:
+        self.text, self.thinking = [text], [thinking]
+        if text or thinking or self._shown:
+            self._render(final=True)
+
+    def _render(self, final: bool) -> None:
+        now = time.monotonic()
+        if not final and self._shown and now - self._last < _UPDATE_EVERY:
+            return
+        self._last = now
+        text, thinking = "".join(self.text), "".join(self.thinking)
+        markdown = ""
+        if thinking:
+            markdown += (f"<details><summary><i>thinking</i></summary>\n\n<span style='opacity:0.6'>"
+                         f"{html.escape(thinking)}</span>\n\n</details>\n\n")
+        markdown += text if final else text + " ▍"
+        bundle = {"text/plain": text, "text/markdown": markdown}
+        self.target.display(self.display_id, bundle, update=self._shown)
+        self._shown = True
+
+
+class _CallView:
+    """One tool call's display: arguments, hook effects, then the result."""
+
+    def __init__(self, target: CellTarget, name: str, arguments: Any, refused_by: str | None) -> None:
+        self.target = target
+        self.display_id = _new_id("tool")
+        self.name = name
+        self.arguments = arguments
+        self.refused_by = refused_by
+        self.notes: list[str] = []
+        self.outcome: tuple[str, bool] | None = None
+        self._shown = False
+
+    def add_decision(self, decision: HookDecision) -> None:
+        if decision.effect == "refused":
+            self.notes.append(f"refused by hook **{decision.hook}**" + (f": {_md(decision.reason)}" if decision.reason else ""))
+        elif decision.effect == "rewrote":
+            fields = ", ".join(f"`{name}`" for name in decision.changes)
+            self.notes.append(f"hook **{decision.hook}** ({decision.point}) rewrote {fields}")
+        elif decision.effect in ("threw", "invalid"):
+            self.notes.append(f"hook **{decision.hook}** ({decision.point}) {decision.effect}: {_md(decision.error or '')}")
+
+    def result(self, text: str, is_error: bool) -> None:
+        self.outcome = (text, is_error)
+        self.render()
+
+    def render(self) -> None:
+        arguments = json.dumps(self.arguments, ensure_ascii=False)
+        lines = [f"🔧 **{_md(self.name)}** `{arguments}`"]
+        lines += [f"- {note}" for note in self.notes]
+        plain = [f"tool {self.name} {arguments}"] + [f"  {note}" for note in self.notes]
+        if self.outcome is not None:
+            text, is_error = self.outcome
+            mark = "✗ error" if is_error else "→ result"
+            lines.append(_folded(mark, text))
+            plain.append(f"  {mark}: {text}")
+        self.target.display(self.display_id, {"text/plain": "\n".join(plain), "text/markdown": "\n\n".join(lines)},
+                            update=self._shown)
+        self._shown = True
+
+
+def _folded(label: str, text: str) -> str:
+    """A result as a code block; long ones folded behind their first lines."""
+    lines = text.splitlines() or [""]
+    if len(lines) <= _FOLD_LINES and len(text) <= 2000:
+        return f"{label}:\n\n```\n{text}\n```"
+    head = "\n".join(lines[:3])
+    return (f"{label} ({len(lines)} lines):\n\n```\n{head}\n```\n\n<details><summary>show all</summary>\n\n"
+            f"<pre>{html.escape(text)}</pre>\n\n</details>")
+
+
+def _status_bundle(what: str, elapsed: float, tokens: int) -> dict[str, str]:
+    line = f"⏳ {what} · {elapsed:.1f} s · ~{tokens} tokens"
+    return {"text/plain": line, "text/markdown": line}
+
+
+def _md(text: str) -> str:
+    return text.replace("\n", " ").replace("|", "\\|")
+
+
+def _new_id(kind: str) -> str:
+    return f"rienda-{kind}-{uuid.uuid4().hex[:12]}"

@@ -1,0 +1,154 @@
+"""The Rienda Jupyter kernel: a cell is a prompt to the current agent.
+
+A cell runs one agent turn in the kernel's current session; a cell starting with
+``%rienda`` is a command (see :mod:`rienda_kernel.commands`). The turn runs in a worker
+thread while ``do_execute`` awaits it, so the kernel keeps handling widget clicks
+(ipykernel >= 7.4 dispatches comm messages while a cell awaits) and interrupts (a SIGINT
+handler that cancels the run through the event loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import signal
+from typing import Any
+
+from ipykernel.ipkernel import IPythonKernel
+
+from . import __version__
+from .commands import CommandError, complete, is_command, run_command
+from .display import CellTarget, NotebookUI
+from .engine import CancelToken, RiendaError
+from .notebook import NotebookSession
+
+__all__ = ["RiendaKernel"]
+
+
+class RiendaKernel(IPythonKernel):
+    """A wrapper kernel over the Rienda engine (IPythonKernel wires comms and widgets)."""
+
+    implementation = "rienda"
+    implementation_version = __version__
+    language_info = {
+        "name": "markdown",
+        "mimetype": "text/markdown",
+        "file_extension": ".md",
+        "codemirror_mode": "markdown",
+        "pygments_lexer": "markdown",
+    }
+    banner = "Rienda: each cell is a prompt to the current agent; `%rienda help` lists the commands."
+    help_links = [{"text": "Rienda commands", "url": "https://rienda.varavel.com/docs/tools/index.md"}]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        import ipywidgets  # noqa: F401 - registers the widget comm targets JupyterLab opens
+
+        self.widget_frontend = False
+        self._track_widget_frontend()
+        self.seen_diagnostics: set[str] = set()
+        self.startup_error: str | None = None
+        try:
+            self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd())
+        except RiendaError as exc:
+            self.notebook, self.startup_error = None, str(exc)
+
+    def _track_widget_frontend(self) -> None:
+        """Note when the front end opens ``jupyter.widget.control`` (JupyterLab's widget
+        manager does; ``jupyter console`` does not), then let ipywidgets handle it."""
+        from ipywidgets.widgets.widget import Widget
+
+        def opened(comm: Any, msg: dict[str, Any]) -> None:
+            self.widget_frontend = True
+            Widget.handle_control_comm_opened(comm, msg)
+
+        self.comm_manager.register_target("jupyter.widget.control", opened)
+
+    # -- execute -------------------------------------------------------------------------
+    async def do_execute(self, code: str, silent: bool, store_history: bool = True,
+                         user_expressions: Any = None, allow_stdin: bool = False, *,
+                         cell_meta: Any = None, cell_id: Any = None) -> dict[str, Any]:
+        count = self.shell.execution_count
+        if not silent:
+            self.shell.execution_count += 1
+        if not code.strip():
+            return self._ok(count)
+        if self.notebook is None:
+            return self._error(count, "RiendaError", self.startup_error or "Rienda could not start")
+        target = self._cell_target(allow_stdin)
+        if is_command(code):
+            return self._command(code, target, count)
+        return await self._turn(code, target, count)
+
+    def _cell_target(self, allow_stdin: bool) -> CellTarget:
+        loop = asyncio.get_running_loop()
+        cell_context = contextvars.copy_context()
+
+        def schedule(fn: Any) -> None:
+            loop.call_soon_threadsafe(fn, context=cell_context)
+
+        return CellTarget(self, self.get_parent("shell"), self._get_shell_context_var(self._shell_parent_ident),
+                          schedule, self.widget_frontend, allow_stdin)
+
+    def _command(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
+        try:
+            output = run_command(self.notebook, code.strip())
+        except CommandError as exc:
+            return self._error(count, "UsageError", str(exc), target)
+        except RiendaError as exc:
+            return self._error(count, type(exc).__name__, str(exc), target)
+        data = {"text/plain": output.text}
+        if output.markdown:
+            data["text/markdown"] = output.markdown
+        target.send("display_data", {"data": data, "metadata": {}, "transient": {}})
+        return self._ok(count)
+
+    async def _turn(self, prompt: str, target: CellTarget, count: int) -> dict[str, Any]:
+        notebook = self.notebook
+        ui = NotebookUI(target, notebook.confirm_policy, self.seen_diagnostics)
+        cancel = CancelToken()
+        loop = asyncio.get_running_loop()
+        previous = signal.signal(signal.SIGINT, lambda *_: loop.call_soon_threadsafe(cancel.cancel))
+        try:
+            conversation = notebook.conversation
+            context = contextvars.copy_context()
+            result = await loop.run_in_executor(None, lambda: context.run(conversation.run, prompt, ui, cancel))
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        if result.reason == "interrupted":
+            return self._error(count, "KeyboardInterrupt", "the turn was interrupted; the session kept what was "
+                               f"produced ({result.session_id})", target)
+        if result.reason == "error":
+            return self._error(count, "RiendaError", result.error or "the run failed", target)
+        return self._ok(count)
+
+    # -- replies ---------------------------------------------------------------------------
+    def _ok(self, count: int) -> dict[str, Any]:
+        return {"status": "ok", "execution_count": count, "payload": [], "user_expressions": {}}
+
+    def _error(self, count: int, name: str, value: str, target: CellTarget | None = None) -> dict[str, Any]:
+        """A Jupyter error without a Python traceback: the message says what failed."""
+        content = {"ename": name, "evalue": value, "traceback": [f"\x1b[0;31m{name}\x1b[0m: {value}"]}
+        (target or self._cell_target_now()).send("error", content)
+        return {"status": "error", "execution_count": count, **content}
+
+    def _cell_target_now(self) -> CellTarget:
+        return CellTarget(self, self.get_parent("shell"), None, lambda fn: fn(), False, False)
+
+    # -- completion, is_complete -------------------------------------------------------------
+    async def do_complete(self, code: str, cursor_pos: int | None) -> dict[str, Any]:
+        cursor_pos = len(code) if cursor_pos is None else cursor_pos
+        matches, start, end = ([], cursor_pos, cursor_pos)
+        if self.notebook is not None and is_command(code[:cursor_pos]):
+            matches, start, end = complete(self.notebook, code, cursor_pos)
+        return {"status": "ok", "matches": matches, "cursor_start": start, "cursor_end": end, "metadata": {}}
+
+    async def do_is_complete(self, code: str) -> dict[str, Any]:
+        """A prompt is complete at the first blank line-free Enter; a command at once."""
+        if code.rstrip().endswith("\\"):
+            return {"status": "incomplete", "indent": ""}
+        return {"status": "complete"}
+
+    async def do_inspect(self, code: str, cursor_pos: int, detail_level: int = 0, omit_sections: Any = ()) -> dict[str, Any]:
+        return {"status": "ok", "found": False, "data": {}, "metadata": {}}

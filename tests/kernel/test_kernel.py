@@ -1,0 +1,264 @@
+"""The Rienda kernel through jupyter_client: cells as turns, live output, confirms, interrupts."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from .conftest import buttons, streams, texts, write_agent, write_extension, write_script
+
+PUBLISH = """
+module.exports = {
+  description: "Publishes.",
+  parameters: { type: "object", properties: {} },
+  execute: function (ctx) {
+    ctx.log("about to ask");
+    return ctx.confirm({ title: "Publish", body: "Push the current branch?" }) ? "pushed" : { text: "cancelled", isError: true };
+  },
+};
+"""
+
+SLOW = """
+module.exports = {
+  description: "Waits for a release file.",
+  parameters: { type: "object", properties: {} },
+  execute: function (ctx) {
+    ctx.log("waiting for release");
+    const r = ctx.system.exec("echo exec-started; while [ ! -e release ]; do sleep 0.02; done; echo exec-done");
+    return r.stdout.trim();
+  },
+};
+"""
+
+CALL_ONE = [{"text": "Calling.", "tool_calls": [{"name": "{tool}", "arguments": {}}]}, {"text": "Finished."}]
+
+
+def call_script(tool: str, then: str = "Finished.") -> list:
+    return [{"text": "Calling.", "tool_calls": [{"name": tool, "arguments": {}}]}, {"text": then}]
+
+
+def test_kernel_info_describes_markdown(frontend_factory):
+    fe = frontend_factory()
+    fe.kc.kernel_info()
+    reply = fe.kc.get_shell_msg(timeout=10)["content"]
+    assert reply["language_info"]["name"] == "markdown"
+    assert reply["implementation"] == "rienda"
+
+
+def test_a_cell_is_a_turn_and_the_next_cell_continues_the_session(frontend_factory, home):
+    agent_home, work = home
+    write_script(work, [{"text": "Hello **there**."}, {"text": "Second answer."}])
+    fe = frontend_factory()
+    reply, messages = fe.run("Say hello")
+    assert reply["status"] == "ok"
+    final = [m for m in messages if m["msg_type"] == "update_display_data"
+             and m["content"]["data"].get("text/plain") == "Hello **there**."]
+    assert final and final[-1]["content"]["data"]["text/markdown"] == "Hello **there**."
+    reply, messages = fe.run("And again")
+    assert "Second answer." in texts(messages)
+    sessions = list((agent_home / "sessions").glob("*.jsonl"))
+    assert len(sessions) == 1
+    assert sessions[0].read_text().count('"role": "user"') == 2
+
+
+def test_text_streams_into_one_display_updated_in_place(frontend_factory, home):
+    _, work = home
+    write_script(work, [{"text": " ".join(f"w{i}" for i in range(40)), "chunk_delay_ms": 10}])
+    fe = frontend_factory()
+    _, messages = fe.run("talk")
+    message_displays = {m["content"]["transient"]["display_id"] for m in messages
+                        if m["msg_type"] in ("display_data", "update_display_data")
+                        and "message" in m["content"]["transient"]["display_id"]}
+    updates = [m for m in messages if m["msg_type"] == "update_display_data"
+               and "message" in m["content"]["transient"]["display_id"]]
+    assert len(message_displays) == 1
+    assert len(updates) >= 3
+
+
+def test_log_lines_and_exec_output_arrive_while_the_tool_runs(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "slow", SLOW)
+    write_agent(agent_home, "waiter", tools=["slow"])
+    write_script(work, call_script("slow"))
+    fe = frontend_factory()
+    fe.run("%rienda use waiter")
+    msg_id = fe.submit("go")
+    early = fe.collect(msg_id, until=lambda m: m["msg_type"] == "stream" and "exec-started" in m["content"]["text"])
+    assert "[tool:slow] waiting for release" in streams(early)
+    assert not any(m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" for m in early)
+    (work / "release").touch()
+    rest = fe.collect(msg_id)
+    assert fe.reply(msg_id)["status"] == "ok"
+    assert any("exec-started\nexec-done" in t for t in texts(rest))
+
+
+@pytest.mark.parametrize(("choice", "expected"), [("Allow", "pushed"), ("Deny", "cancelled")])
+def test_confirm_is_answered_by_clicking_a_button(frontend_factory, home, choice, expected):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "publish", PUBLISH)
+    write_agent(agent_home, "pub", tools=["publish"])
+    write_script(work, call_script("publish"))
+    fe = frontend_factory()
+    fe.announce_widgets()
+    fe.run("%rienda use pub")
+    msg_id = fe.submit("publish", allow_stdin=True)
+    seen = fe.collect(msg_id, until=lambda m: len(buttons([m])) > 0 and "Deny" in buttons([m]))
+    time.sleep(0.3)
+    seen += fe.drain()
+    found = buttons(seen)
+    assert set(found) >= {"Allow", "Deny"}
+    assert any("Push the current branch?" in str(m["content"]) for m in seen if m["msg_type"] == "comm_open")
+    fe.click(found[choice])
+    rest = fe.collect(msg_id)
+    assert fe.reply(msg_id)["status"] == "ok"
+    assert any(expected in t for t in texts(rest))
+    updates = [m for m in rest + fe.others if m["msg_type"] == "comm_msg"]  # a click's updates have the click as parent
+    disabled = [m for m in updates if m["content"]["data"].get("state", {}).get("disabled") is True]
+    assert {m["content"]["comm_id"] for m in disabled} >= {found["Allow"], found["Deny"]}
+    assert any(("Allowed" if choice == "Allow" else "Denied") in str(m["content"]) for m in updates)
+
+
+def test_a_non_interactive_run_denies_and_says_so(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "publish", PUBLISH)
+    write_agent(agent_home, "pub", tools=["publish"])
+    write_script(work, call_script("publish"))
+    fe = frontend_factory()
+    fe.run("%rienda use pub")
+    reply, messages = fe.run("publish", allow_stdin=False)
+    assert reply["status"] == "ok"
+    assert "was denied: this run cannot ask" in streams(messages)
+    assert any("cancelled" in t for t in texts(messages))
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("allow", "pushed"), ("deny", "cancelled")])
+def test_an_explicit_confirm_setting_wins(frontend_factory, home, setting, expected):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "publish", PUBLISH)
+    write_agent(agent_home, "pub", tools=["publish"])
+    write_script(work, call_script("publish"))
+    fe = frontend_factory()
+    fe.announce_widgets()
+    fe.run("%rienda use pub")
+    fe.run(f"%rienda confirm {setting}")
+    reply, messages = fe.run("publish", allow_stdin=True)
+    assert not buttons(messages)
+    assert any(expected in t for t in texts(messages))
+
+
+def test_the_environment_variable_sets_the_policy(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "publish", PUBLISH)
+    write_agent(agent_home, "pub", tools=["publish"])
+    write_script(work, call_script("publish"))
+    fe = frontend_factory(RIENDA_CONFIRM="allow")
+    fe.run("%rienda use pub")
+    _, messages = fe.run("publish", allow_stdin=False)
+    assert any("pushed" in t for t in texts(messages))
+
+
+def test_without_widgets_a_terminal_front_end_gets_a_y_n_prompt(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "publish", PUBLISH)
+    write_agent(agent_home, "pub", tools=["publish"])
+    write_script(work, call_script("publish"))
+    fe = frontend_factory()
+    fe.run("%rienda use pub")
+    msg_id = fe.submit("publish", allow_stdin=True)
+    request = fe.kc.get_stdin_msg(timeout=30)
+    assert request["msg_type"] == "input_request"
+    assert "Push the current branch?" in request["content"]["prompt"] and "[y/N]" in request["content"]["prompt"]
+    fe.kc.input("y")
+    messages = fe.collect(msg_id)
+    assert any("pushed" in t for t in texts(messages))
+
+
+def _interrupted(fe, msg_id):
+    fe.km.interrupt_kernel()
+    messages = fe.collect(msg_id, timeout=30)
+    reply = fe.reply(msg_id)
+    return reply, messages
+
+
+@pytest.mark.parametrize("state", ["confirm", "stream", "tool"])
+def test_interrupt_stops_the_turn_keeps_the_session_and_the_next_cell_works(frontend_factory, home, state):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "publish", PUBLISH)
+    write_extension(agent_home, "tools", "slow", SLOW)
+    write_extension(agent_home, "hooks", "audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    write_agent(agent_home, "agent", tools=["publish", "slow"], hooks=["audit"])
+    first = {"confirm": call_script("publish")[0], "tool": call_script("slow")[0],
+             "stream": {"text": " ".join(["word"] * 400), "chunk_delay_ms": 20}}[state]
+    write_script(work, [first, {"text": "after the interrupt"}, {"text": "next cell"}])
+    fe = frontend_factory()
+    fe.announce_widgets()
+    fe.run("%rienda use agent")
+    msg_id = fe.submit("go", allow_stdin=True)
+    marker = {"confirm": lambda m: "Deny" in buttons([m]),
+              "tool": lambda m: m["msg_type"] == "stream" and "exec-started" in m["content"]["text"],
+              "stream": lambda m: m["msg_type"] == "update_display_data" and "word word word" in str(m["content"])}[state]
+    fe.collect(msg_id, until=marker)
+    reply, messages = _interrupted(fe, msg_id)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    assert "afterRun interrupted" in streams(messages)
+    errors = [m for m in messages if m["msg_type"] == "error"]
+    assert errors and errors[0]["content"]["ename"] == "KeyboardInterrupt"
+    session = next((agent_home / "sessions").glob("*.jsonl")).read_text()
+    assert '"reason": "interrupted"' in session
+    reply, messages = fe.run("next")
+    assert reply["status"] == "ok"
+
+
+def test_queued_cells_run_in_order(frontend_factory, home):
+    _, work = home
+    write_script(work, [{"text": "one", "chunk_delay_ms": 30}, {"text": "two"}, {"text": "three"}])
+    fe = frontend_factory()
+    ids = [fe.submit(prompt) for prompt in ("first", "second", "third")]
+    replies = [fe.reply(msg_id) for msg_id in ids]
+    assert [r["status"] for r in replies] == ["ok"] * 3
+    assert [r["execution_count"] for r in replies] == [1, 2, 3]
+
+
+def test_a_failed_run_is_a_jupyter_error_without_a_python_traceback(frontend_factory, home):
+    _, work = home
+    write_script(work, [])
+    fe = frontend_factory()
+    reply, messages = fe.run("hello")
+    assert reply["status"] == "error" and reply["ename"] == "RiendaError"
+    assert "is exhausted" in reply["evalue"]
+    assert not any("Traceback" in line for line in reply["traceback"])
+
+
+def test_rienda_commands(frontend_factory, home):
+    agent_home, work = home
+    write_agent(agent_home, "helper")
+    fe = frontend_factory()
+    reply, messages = fe.run("%rienda agents")
+    assert reply["status"] == "ok"
+    assert "helper" in " ".join(texts(messages))
+    reply, messages = fe.run("%rienda use nobody")
+    assert reply["status"] == "error" and reply["ename"] == "UsageError"
+    assert not any("Traceback" in line for line in reply["traceback"])
+    reply, _ = fe.run("%rienda frobnicate")
+    assert reply["status"] == "error" and "unknown command" in reply["evalue"]
+    reply, messages = fe.run("%rienda help")
+    assert "use AGENT" in " ".join(texts(messages))
+
+
+def test_completion_of_commands_and_agents(frontend_factory, home):
+    agent_home, _ = home
+    write_agent(agent_home, "helper")
+    fe = frontend_factory()
+    fe.kc.complete("%rienda us", 10)
+    reply = fe.kc.get_shell_msg(timeout=10)["content"]
+    assert "use" in reply["matches"]
+    fe.kc.complete("%rienda use he", 14)
+    reply = fe.kc.get_shell_msg(timeout=10)["content"]
+    assert reply["matches"] == ["helper"] and reply["cursor_start"] == 12
+
+
+def test_is_complete_lets_jupyter_console_submit(frontend_factory):
+    fe = frontend_factory()
+    fe.kc.is_complete("Count the words in notes.txt")
+    assert fe.kc.get_shell_msg(timeout=10)["content"]["status"] == "complete"
