@@ -81,7 +81,7 @@ def stamped_latencies(kc, code: str, prefix: str) -> list[float]:
 
 def click_latencies(kc, cells: int) -> list[float]:
     control = kc.session.msg("comm_open", {"comm_id": "control", "target_name": "jupyter.widget.control",
-                                           "data": {}, "metadata": {"version": "2.1.0"}})
+                                           "data": {}}, metadata={"version": "1.0.0"})
     kc.shell_channel.send(control)
     figures = []
     for _ in range(cells):

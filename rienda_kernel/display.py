@@ -32,10 +32,21 @@ import zmq
 from .engine import CancelToken, Diagnostic, Event, HookDecision, Log, Notify, Output, UI
 from .engine.events import MessageSaved, RunEnd, RunStart, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
 
-__all__ = ["CellTarget", "NotebookUI"]
+__all__ = ["CellTarget", "NotebookUI", "widgets_available"]
 
 _FOLD_LINES = 12
 _UPDATE_EVERY = 0.05
+
+
+def widgets_available() -> bool:
+    """Whether the front end renders widgets: its widget manager opened the
+    ``jupyter.widget.control`` comm (JupyterLab and Notebook 7 do; ``jupyter console``
+    and nbclient do not)."""
+    try:
+        from ipywidgets.widgets.widget import Widget
+    except ImportError:  # pragma: no cover - ipywidgets is a dependency
+        return False
+    return getattr(Widget, "_control_comm", None) is not None
 
 
 class CellTarget:

@@ -19,7 +19,7 @@ from ipykernel.ipkernel import IPythonKernel
 
 from . import __version__
 from .commands import CommandError, complete, is_command, run_command
-from .display import CellTarget, NotebookUI
+from .display import CellTarget, NotebookUI, widgets_available
 from .engine import CancelToken, RiendaError
 from .notebook import NotebookSession
 
@@ -45,25 +45,12 @@ class RiendaKernel(IPythonKernel):
         super().__init__(**kwargs)
         import ipywidgets  # noqa: F401 - registers the widget comm targets JupyterLab opens
 
-        self.widget_frontend = False
-        self._track_widget_frontend()
         self.seen_diagnostics: set[str] = set()
         self.startup_error: str | None = None
         try:
             self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd())
         except RiendaError as exc:
             self.notebook, self.startup_error = None, str(exc)
-
-    def _track_widget_frontend(self) -> None:
-        """Note when the front end opens ``jupyter.widget.control`` (JupyterLab's widget
-        manager does; ``jupyter console`` does not), then let ipywidgets handle it."""
-        from ipywidgets.widgets.widget import Widget
-
-        def opened(comm: Any, msg: dict[str, Any]) -> None:
-            self.widget_frontend = True
-            Widget.handle_control_comm_opened(comm, msg)
-
-        self.comm_manager.register_target("jupyter.widget.control", opened)
 
     # -- execute -------------------------------------------------------------------------
     async def do_execute(self, code: str, silent: bool, store_history: bool = True,
@@ -89,7 +76,7 @@ class RiendaKernel(IPythonKernel):
             loop.call_soon_threadsafe(fn, context=cell_context)
 
         return CellTarget(self, self.get_parent("shell"), self._get_shell_context_var(self._shell_parent_ident),
-                          schedule, self.widget_frontend, allow_stdin)
+                          schedule, widgets_available(), allow_stdin)
 
     def _command(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
         try:

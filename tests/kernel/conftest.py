@@ -53,7 +53,7 @@ class Frontend:
     def announce_widgets(self) -> None:
         """What JupyterLab's widget manager does on connecting: open jupyter.widget.control."""
         msg = self.kc.session.msg("comm_open", {"comm_id": "control-1", "target_name": "jupyter.widget.control",
-                                                "data": {}, "metadata": {"version": "2.1.0"}})
+                                                "data": {}}, metadata={"version": "1.0.0"})
         self.kc.shell_channel.send(msg)
         time.sleep(0.3)
         self.drain()

@@ -40,8 +40,7 @@ def call_script(tool: str, then: str = "Finished.") -> list:
 
 def test_kernel_info_describes_markdown(frontend_factory):
     fe = frontend_factory()
-    fe.kc.kernel_info()
-    reply = fe.kc.get_shell_msg(timeout=10)["content"]
+    reply = fe.reply(fe.kc.kernel_info())
     assert reply["language_info"]["name"] == "markdown"
     assert reply["implementation"] == "rienda"
 
@@ -250,15 +249,12 @@ def test_completion_of_commands_and_agents(frontend_factory, home):
     agent_home, _ = home
     write_agent(agent_home, "helper")
     fe = frontend_factory()
-    fe.kc.complete("%rienda us", 10)
-    reply = fe.kc.get_shell_msg(timeout=10)["content"]
+    reply = fe.reply(fe.kc.complete("%rienda us", 10))
     assert "use" in reply["matches"]
-    fe.kc.complete("%rienda use he", 14)
-    reply = fe.kc.get_shell_msg(timeout=10)["content"]
+    reply = fe.reply(fe.kc.complete("%rienda use he", 14))
     assert reply["matches"] == ["helper"] and reply["cursor_start"] == 12
 
 
 def test_is_complete_lets_jupyter_console_submit(frontend_factory):
     fe = frontend_factory()
-    fe.kc.is_complete("Count the words in notes.txt")
-    assert fe.kc.get_shell_msg(timeout=10)["content"]["status"] == "complete"
+    assert fe.reply(fe.kc.is_complete("Count the words in notes.txt"))["status"] == "complete"
