@@ -7,7 +7,7 @@ the ``rienda`` command, and the ``%rienda`` magics (``%load_ext rienda_kernel``)
 __version__ = "0.1.0"
 
 
-def load_ipython_extension(ipython):  # pragma: no cover - wired by the magics issue
+def load_ipython_extension(ipython):
     """``%load_ext rienda_kernel``: register the %rienda magics."""
     from magics import load_ipython_extension as load
 

@@ -67,6 +67,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                "Show the model; use another one instead of the agent's; or go back to the agent's."),
     Subcommand("confirm", "confirm [ask|allow|deny|reset]",
                "Show or set what happens when a tool asks for confirmation (ctx.confirm)."),
+    Subcommand("home", "home [PATH]",
+               "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session."),
     Subcommand("help", "help [COMMAND]", "List these commands, or show one."),
 )
 
@@ -138,7 +140,7 @@ def _handler(name: str) -> tuple[Callable[[NotebookSession, list[str]], CommandO
     handlers = {
         "use": (_use, 1, 1), "new": (_new, 0, 0), "resume": (_resume, 1, 1), "sessions": (_sessions, 0, 0),
         "agents": (_agents, 0, 0), "tools": (_tools, 0, 0), "hooks": (_hooks, 0, 0), "model": (_model, 0, 1),
-        "confirm": (_confirm, 0, 1), "help": (_help, 0, 1),
+        "confirm": (_confirm, 0, 1), "home": (_home, 0, 1), "help": (_help, 0, 1),
     }
     if name not in handlers:
         raise CommandError(_unknown(name))
@@ -264,6 +266,14 @@ def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
     if not args:
         text += f"\nSet it with {PREFIX} confirm ask|allow|deny|reset; $RIENDA_CONFIRM sets it at start."
     return CommandOutput(text, value=policy)
+
+
+def _home(session: NotebookSession, args: list[str]) -> CommandOutput:
+    if args:
+        session.set_home(args[0])
+        return CommandOutput(f"Using RIENDA_HOME {session.rienda.home} (a new session starts at the next prompt).",
+                             value=session.rienda.home)
+    return CommandOutput(f"RIENDA_HOME is {session.rienda.home}", value=session.rienda.home)
 
 
 def _help(session: NotebookSession, args: list[str]) -> CommandOutput:

@@ -118,7 +118,7 @@ def test_no_subcommand_and_help_list_the_vocabulary(nb):
             assert f"`%rienda {sub.usage}`" in out.markdown
         assert out.value == list(SUBCOMMANDS)
     assert [sub.name for sub in SUBCOMMANDS] == [
-        "use", "new", "resume", "sessions", "agents", "tools", "hooks", "model", "confirm", "help"]
+        "use", "new", "resume", "sessions", "agents", "tools", "hooks", "model", "confirm", "home", "help"]
 
 
 def test_help_for_one_command(nb):
@@ -435,3 +435,11 @@ def test_complete_outside_a_command_line_offers_nothing(nb, home):
     assert complete(nb, "%rienda use pub\nnext ", 21)[0] == []
     (home / "config.yaml").write_text("default_model: [\n")
     assert complete(nb, "%rienda use ", 12) == ([], 12, 12)  # never raises
+
+
+def test_home_shows_and_switches_the_rienda_home(nb, tmp_path):
+    assert run(nb, "home").text == f"RIENDA_HOME is {nb.rienda.home}"
+    other = tmp_path / "notebook-home"
+    out = run(nb, f"home {other}")
+    assert out.value == other.resolve() and nb.rienda.home == other.resolve()
+    assert other.is_dir() and nb.agent_id == "default"

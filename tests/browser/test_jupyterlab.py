@@ -4,6 +4,7 @@ the Allow button is clicked in the page, and the turn goes on to its answer."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import time
 
@@ -89,8 +90,8 @@ def test_allow_is_clicked_in_jupyterlab_and_the_turn_finishes(workspace, lab_ser
     # channel as, and so before, the execute requests.
     wait_for_frame(page, sent, b"jupyter.widget.control")
 
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.locator(".lm-Menu-itemLabel:visible", has_text=re.compile(r"^Run All Cells$")).click()
 
     first, second = cells.nth(0), cells.nth(1)
     expect(first.locator(".jp-OutputArea-output")).to_contain_text("publisher")
@@ -99,7 +100,9 @@ def test_allow_is_clicked_in_jupyterlab_and_the_turn_finishes(workspace, lab_ser
     deny = output.get_by_role("button", name="Deny")
     expect(allow).to_be_visible(timeout=60_000)
     expect(output).to_contain_text("Push the current branch?")
+    expect(output).to_contain_text("[tool:publish] about to ask")  # ctx.log arrived while the tool waits
     expect(output).not_to_contain_text("All published.")
+    expect(output.locator(".jp-Stdin")).to_have_count(0)  # buttons, not a y/N input box
     allow.click()
 
     expect(output).to_contain_text("All published.", timeout=60_000)
@@ -111,5 +114,5 @@ def test_allow_is_clicked_in_jupyterlab_and_the_turn_finishes(workspace, lab_ser
     expect(second.locator(".jp-InputPrompt")).to_contain_text("[2]")
     expect(notebook.locator(".jp-Notebook-ExecutionIndicator")).to_have_attribute("data-status", "idle")
     expect(output.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")).to_have_count(0)
-    time.sleep(0.3)  # let the last layout settle for the picture
+    page.wait_for_timeout(300)  # let the last layout settle for the picture
     page.screenshot(path=str(tmp_path / "jupyterlab.png"), full_page=True)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from .conftest import buttons, streams, texts, write_agent, write_extension, write_script
+from ..frontend import buttons, streams, texts, write_agent, write_extension, write_script
 
 PUBLISH = """
 module.exports = {

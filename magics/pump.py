@@ -1,0 +1,117 @@
+"""Keeping a plain ipykernel responsive while a magic blocks its main thread.
+
+A magic runs on the kernel's main thread, so while an agent turn runs, ipykernel cannot
+dispatch the widget clicks the turn may be waiting for (it would deadlock, whatever its
+version). :class:`MainThreadPump` diverts ``comm_*`` messages arriving on the shell
+channel thread to a queue, and the magic's main thread runs them, along with the jobs the
+worker schedules (building widgets), until the turn ends. Every other message keeps its
+place in line. Uses ipykernel internals (``shell_stream``, ``shell_channel_thread``,
+``shell_channel_thread_main``, ``shell_handlers``): ipykernel is pinned to ``>=7.4,<8``
+and tests click through it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["MainThreadPump"]
+
+_COMM_TYPES = {"comm_open", "comm_msg", "comm_close"}
+
+
+class MainThreadPump:
+    """``with MainThreadPump(kernel) as pump:`` then ``pump.run_until(done, on_interrupt)``."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._diverting = False
+
+    @staticmethod
+    def supported(kernel: Any) -> bool:
+        """Whether ``kernel`` has the ipykernel 7 parts the pump relies on."""
+        return all(getattr(kernel, name, None) is not None
+                   for name in ("shell_stream", "shell_channel_thread", "shell_channel_thread_main", "shell_handlers"))
+
+    def schedule(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on the main thread (from any thread)."""
+        self._jobs.put(job)
+
+    def __enter__(self) -> MainThreadPump:
+        self._set_receiver(self._divert)
+        self._diverting = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._set_receiver(self.kernel.shell_channel_thread_main)
+        self._diverting = False
+        self._run_pending()
+
+    def run_until(self, done: threading.Event, on_interrupt: Callable[[], None]) -> bool:
+        """Run jobs until ``done``; Ctrl-C calls ``on_interrupt`` and keeps waiting for
+        the turn to wind down. Returns whether an interrupt happened."""
+        interrupted = False
+        while not done.is_set():
+            try:
+                self._run_one(timeout=0.02)
+            except KeyboardInterrupt:
+                interrupted = True
+                on_interrupt()
+        self._run_pending()
+        return interrupted
+
+    # -- internals ---------------------------------------------------------------------------
+    def _set_receiver(self, receiver: Callable[..., Any]) -> None:
+        """Swap the shell stream's receive callback, on the shell channel thread."""
+        installed = threading.Event()
+
+        def swap() -> None:
+            self.kernel.shell_stream.on_recv(receiver, copy=False)
+            installed.set()
+
+        self.kernel.shell_channel_thread.io_loop.add_callback(swap)
+        installed.wait(5)
+
+    async def _divert(self, msg: list[Any]) -> None:
+        """On the shell channel thread: comm messages to the queue, the rest as usual."""
+        if self._diverting and self._msg_type(msg) in _COMM_TYPES:
+            self._jobs.put(lambda: self._dispatch_comm(msg))
+            return
+        await self.kernel.shell_channel_thread_main(msg)
+
+    def _msg_type(self, msg: list[Any]) -> str | None:
+        try:
+            _, frames = self.kernel.session.feed_identities(msg, copy=False)
+            return self.kernel.session.deserialize(frames, content=False, copy=False)["header"]["msg_type"]
+        except Exception:  # noqa: BLE001 - a message we cannot read goes the usual way
+            return None
+
+    def _dispatch_comm(self, msg: list[Any]) -> None:
+        """Run a comm message's handler here, keeping the cell's parent for its output."""
+        kernel = self.kernel
+        parent, ident = kernel.get_parent("shell"), kernel._get_shell_context_var(kernel._shell_parent_ident)
+        idents, frames = kernel.session.feed_identities(msg, copy=False)
+        message = kernel.session.deserialize(frames, content=True, copy=False)
+        kernel.set_parent(idents, message, channel="shell")
+        try:
+            kernel.shell_handlers[message["header"]["msg_type"]](kernel.shell_stream, idents, message)
+        finally:
+            kernel.set_parent(ident, parent, channel="shell")
+
+    def _run_one(self, timeout: float) -> None:
+        try:
+            job = self._jobs.get(timeout=timeout)
+        except queue.Empty:
+            return
+        job()
+
+    def _run_pending(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            job()

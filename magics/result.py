@@ -1,0 +1,60 @@
+"""What ``r = %rienda ask ...`` gives back: a turn's outcome as a Python object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rienda_kernel.engine import Message, RunResult
+
+__all__ = ["ToolCallResult", "TurnResult"]
+
+
+@dataclass(frozen=True)
+class ToolCallResult:
+    """One tool call of the turn: what was asked and what the model read back."""
+
+    id: str
+    name: str
+    arguments: Any
+    text: str | None
+    is_error: bool | None
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """A turn's final ``text``, its ``messages``, ``tool_calls`` with results, the
+    ``session_id`` and the ``reason`` it ended (``end_turn``, ``interrupted``, ``error``).
+
+    Displays as the rendered answer, except in the cell that ran the turn, which already
+    showed it live.
+    """
+
+    text: str
+    messages: list[Message]
+    tool_calls: list[ToolCallResult]
+    session_id: str
+    reason: str
+    error: str | None = None
+    shown_in: int | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_run(cls, result: RunResult, shown_in: int | None = None) -> TurnResult:
+        calls = [ToolCallResult(call.id, call.name, call.arguments, answer.text if answer else None,
+                                answer.is_error if answer else None) for call, answer in result.tool_calls]
+        return cls(result.text, list(result.messages), calls, result.session_id, result.reason, result.error, shown_in)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_markdown_(self) -> str:
+        return self.text if self.reason == "end_turn" else f"*({self.reason})* {self.text}"
+
+    def _ipython_display_(self) -> None:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+
+        shell = get_ipython()
+        if shell is not None and self.shown_in is not None and shell.execution_count == self.shown_in:
+            return
+        display(Markdown(self._repr_markdown_()))

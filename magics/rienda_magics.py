@@ -1,0 +1,224 @@
+"""``%rienda`` and ``%%rienda``: the Rienda engine from any IPython kernel or terminal.
+
+    %rienda SUBCOMMAND ...        the kernel's vocabulary (use, new, resume, sessions, agents,
+                                  tools, hooks, model, confirm, help) plus ask PROMPT and home PATH
+    %%rienda [--agent A] [--session ID] [--model M]
+                                  the cell body is the prompt
+    %%rienda_tool NAME / %%rienda_hook NAME
+                                  save the cell as $RIENDA_HOME/tools|hooks/NAME/index.js, load it,
+                                  and show its diagnostics or a one-line summary
+
+``{name}`` in a prompt is the value of ``name`` in the user's namespace (``{{`` for a
+literal brace). A turn returns a :class:`~magics.result.TurnResult`.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from rienda_kernel.commands import SUBCOMMANDS, CommandError, run_command
+from rienda_kernel.display import CellTarget, NotebookUI, widgets_available
+from rienda_kernel.engine import CancelToken, JSTool, RiendaError
+from rienda_kernel.engine.extensions import NAME_RULE
+from rienda_kernel.notebook import NotebookSession
+from rienda_kernel.terminal import TerminalUI
+
+from .pump import MainThreadPump
+from .result import TurnResult
+
+__all__ = ["RiendaMagics"]
+
+_VOCABULARY = "\n".join(f"  {sub.usage:<34} {sub.help}" for sub in SUBCOMMANDS)
+_EXTRA = "  ask PROMPT                         Run PROMPT as a turn; returns a TurnResult."
+
+
+@magics_class
+class RiendaMagics(Magics):
+    """The magics; one :class:`NotebookSession` per IPython shell."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self._notebook: NotebookSession | None = None
+        self.seen_diagnostics: set[str] = set()
+
+    @property
+    def notebook(self) -> NotebookSession:
+        if self._notebook is None:
+            try:
+                self._notebook = NotebookSession(workdir=os.getcwd())
+            except RiendaError as exc:
+                raise UsageError(str(exc)) from None
+        return self._notebook
+
+    # -- %rienda -------------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("subcommand", nargs="?", default="help", help="the command (see below)")
+    @argument("args", nargs="*", help="its arguments")
+    @line_magic
+    def rienda(self, line: str) -> Any:
+        """Rienda commands, and ``ask PROMPT`` to run a turn."""
+        words = line.strip().split(None, 1)
+        if words and words[0] == "ask":
+            if len(words) < 2 or not words[1].strip():
+                raise UsageError("usage: %rienda ask PROMPT")
+            return self._turn(self._interpolate(words[1]))
+        try:
+            output = run_command(self.notebook, line)
+        except CommandError as exc:
+            raise UsageError(str(exc)) from None
+        self._show(output.text, output.markdown)
+        return None
+
+    # -- %%rienda --------------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("--agent", help="use this agent (in a new session)")
+    @argument("--session", help="resume this session")
+    @argument("--model", help="override the model (provider/model)")
+    @cell_magic("rienda")
+    def rienda_cell(self, line: str, cell: str) -> TurnResult:
+        """The cell body is the prompt of one turn."""
+        args = parse_argstring(self.rienda_cell, line)
+        notebook = self.notebook
+        try:
+            if args.agent:
+                notebook.use(args.agent)
+            if args.session:
+                notebook.resume(args.session)
+            if args.model:
+                notebook.set_model(args.model)
+        except RiendaError as exc:
+            raise UsageError(str(exc)) from None
+        if not cell.strip():
+            raise UsageError("%%rienda: the cell body is the prompt, and it is empty")
+        return self._turn(self._interpolate(cell))
+
+    # -- %%rienda_tool / %%rienda_hook --------------------------------------------------------------
+    @magic_arguments()
+    @argument("name", help="the tool's name (its directory under $RIENDA_HOME/tools)")
+    @cell_magic
+    def rienda_tool(self, line: str, cell: str) -> None:
+        """Save the cell as a tool's index.js and load it at once."""
+        self._save_extension("tools", parse_argstring(self.rienda_tool, line).name, cell)
+
+    @magic_arguments()
+    @argument("name", help="the hook's name (its directory under $RIENDA_HOME/hooks)")
+    @cell_magic
+    def rienda_hook(self, line: str, cell: str) -> None:
+        """Save the cell as a hook's index.js and load it at once."""
+        self._save_extension("hooks", parse_argstring(self.rienda_hook, line).name, cell)
+
+    # -- the parts -------------------------------------------------------------------------------------
+    def _interpolate(self, prompt: str) -> str:
+        """``{name}`` from the user's namespace; ``{{`` is a literal brace."""
+        namespace = self.shell.user_ns
+        try:
+            return string.Formatter().vformat(prompt, (), _Namespace(namespace))
+        except KeyError as exc:
+            raise UsageError(f"the prompt names {{{exc.args[0]}}}, which is not defined "
+                             "(write {{ and }} for literal braces)") from None
+        except (AttributeError, IndexError, ValueError) as exc:
+            raise UsageError(f"cannot fill the prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
+
+    def _turn(self, prompt: str) -> TurnResult:
+        notebook = self.notebook
+        conversation = notebook.conversation
+        kernel = getattr(self.shell, "kernel", None)
+        cancel = CancelToken()
+        done = threading.Event()
+        box: dict[str, Any] = {}
+
+        def work(ui: Any) -> None:
+            try:
+                box["result"] = conversation.run(prompt, ui, cancel)
+            finally:
+                done.set()
+
+        if kernel is not None and MainThreadPump.supported(kernel):
+            interrupted = self._turn_in_kernel(kernel, work, done, cancel)
+        else:
+            interrupted = self._turn_in_terminal(work, done, cancel)
+        result = box["result"]
+        if interrupted or result.reason == "interrupted":
+            raise KeyboardInterrupt(f"the turn was interrupted; the session kept what was produced "
+                                    f"({result.session_id})")
+        if result.reason == "error":
+            raise UsageError(f"the turn failed: {result.error}")
+        return TurnResult.from_run(result, shown_in=self.shell.execution_count)
+
+    def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
+        with MainThreadPump(kernel) as pump:
+            target = CellTarget(kernel, kernel.get_parent("shell"),
+                                kernel._get_shell_context_var(kernel._shell_parent_ident),
+                                pump.schedule, widgets_available(), bool(getattr(kernel, "_allow_stdin", False)))
+            ui = NotebookUI(target, self.notebook.confirm_policy, self.seen_diagnostics)
+            threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
+            return pump.run_until(done, cancel.cancel)
+
+    def _turn_in_terminal(self, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
+        policy = self.notebook.confirm_policy
+        auto = {"allow": True, "deny": False}.get(policy or "")
+        ui = TerminalUI(auto, sys.stdin)
+        threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
+        interrupted = False
+        while not done.is_set():
+            try:
+                done.wait(0.05)
+            except KeyboardInterrupt:
+                interrupted = True
+                cancel.cancel()
+        return interrupted
+
+    def _save_extension(self, kind: str, name: str, source: str) -> None:
+        if not NAME_RULE.fullmatch(name):
+            raise UsageError(f"{name!r} is not a valid name (1 to 64 letters, digits, '_' or '-')")
+        path = self.notebook.rienda.home / kind / name / "index.js"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        catalog = self.notebook.rienda.catalog()
+        problems = [d.message for d in catalog.diagnostics if d.path and Path(d.path).parent.name == name
+                    and Path(d.path).parent.parent.name == kind]
+        loaded = (catalog.tools if kind == "tools" else catalog.hooks).get(name)
+        if problems:
+            self._show("\n".join(f"⚠ {p}" for p in problems), None)
+        if loaded is not None:
+            self._show(_summary(loaded), None)
+
+    def _show(self, text: str, markdown: str | None) -> None:
+        from IPython.display import Markdown, display
+
+        if markdown and getattr(self.shell, "kernel", None) is not None:
+            display(Markdown(markdown))
+        else:
+            print(text)
+
+
+class _Namespace(dict):
+    """The user's namespace for str.format: a missing name raises KeyError(name)."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        super().__init__()
+        self._namespace = namespace
+
+    def __missing__(self, key: str) -> Any:
+        if key in self._namespace:
+            return self._namespace[key]
+        raise KeyError(key)
+
+
+def _summary(extension: Any) -> str:
+    if isinstance(extension, JSTool):
+        params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
+        return f"loaded tool {extension.name}: {extension.description} ({params})"
+    return f"loaded hook {extension.name}: {', '.join(extension.points)}"
+
+
+RiendaMagics.rienda.__doc__ = (RiendaMagics.rienda.__doc__ or "") + "\n\nCommands:\n" + _VOCABULARY + "\n" + _EXTRA
