@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from rienda_kernel.commands import SUBCOMMANDS, CommandError, run_command
@@ -64,6 +64,7 @@ class RiendaMagics(Magics):
     @argument("subcommand", nargs="?", default="help", help="the command (see below)")
     @argument("args", nargs="*", help="its arguments")
     @line_magic
+    @no_var_expand
     def rienda(self, line: str) -> Any:
         """Rienda commands, and ``ask PROMPT`` to run a turn."""
         words = line.strip().split(None, 1)
@@ -193,10 +194,11 @@ class RiendaMagics(Magics):
             self._show(_summary(loaded), None)
 
     def _show(self, text: str, markdown: str | None) -> None:
-        from IPython.display import Markdown, display
+        """Markdown where a front end renders it (with the text as its plain form)."""
+        from IPython.display import display
 
         if markdown and getattr(self.shell, "kernel", None) is not None:
-            display(Markdown(markdown))
+            display({"text/plain": text, "text/markdown": markdown}, raw=True)
         else:
             print(text)
 

@@ -116,3 +116,4 @@ def test_allow_is_clicked_in_jupyterlab_and_the_turn_finishes(workspace, lab_ser
     expect(output.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")).to_have_count(0)
     page.wait_for_timeout(300)  # let the last layout settle for the picture
     page.screenshot(path=str(tmp_path / "jupyterlab.png"), full_page=True)
+    print(f"screenshot: {tmp_path / 'jupyterlab.png'}")
