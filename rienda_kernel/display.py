@@ -109,6 +109,7 @@ class NotebookUI(UI):
         self._calls: dict[str, _CallView] = {}
         self._pending_decisions: dict[str, list[HookDecision]] = {}
         self._status_lock = threading.Lock()
+        self._activity = "working…"
         self._done = threading.Event()
 
     @property
@@ -127,7 +128,7 @@ class NotebookUI(UI):
 
     def _tick(self) -> None:
         while not self._done.wait(0.5):
-            self._update_status("working…")
+            self._update_status(self._activity)
 
     def _update_status(self, what: str) -> None:
         with self._status_lock:
@@ -164,6 +165,7 @@ class NotebookUI(UI):
         view.render()
 
     def _tool_result(self, event: ToolResultReady) -> None:
+        """The result gets its own output, below what the tool printed while it ran."""
         view = self._calls.get(event.id) or _CallView(self.target, event.name, None, None)
         view.result(event.text, event.isError)
 
@@ -206,6 +208,14 @@ class NotebookUI(UI):
             return True, "policy: allow"
         if self.policy == "deny":
             return False, "policy: deny"
+        self._activity = f"waiting for your answer to “{title}”…"
+        self._update_status(self._activity)
+        try:
+            return self._ask_person(title, body, cancel)
+        finally:
+            self._activity = "working…"
+
+    def _ask_person(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
         if self.target.widgets:
             return self._ask_with_buttons(title, body, cancel)
         if self.target.allow_stdin:
@@ -328,7 +338,6 @@ class _CallView:
         self.arguments = arguments
         self.refused_by = refused_by
         self.notes: list[str] = []
-        self.outcome: tuple[str, bool] | None = None
         self._shown = False
 
     def add_decision(self, decision: HookDecision) -> None:
@@ -341,19 +350,15 @@ class _CallView:
             self.notes.append(f"hook **{decision.hook}** ({decision.point}) {decision.effect}: {_md(decision.error or '')}")
 
     def result(self, text: str, is_error: bool) -> None:
-        self.outcome = (text, is_error)
-        self.render()
+        mark = f"✗ {self.name} failed" if is_error else f"← {self.name}"
+        self.target.display(_new_id("result"), {"text/plain": f"{mark}: {text}",
+                                                "text/markdown": _folded(mark, text)})
 
     def render(self) -> None:
         arguments = json.dumps(self.arguments, ensure_ascii=False)
         lines = [f"🔧 **{_md(self.name)}** `{arguments}`"]
         lines += [f"- {note}" for note in self.notes]
         plain = [f"tool {self.name} {arguments}"] + [f"  {note}" for note in self.notes]
-        if self.outcome is not None:
-            text, is_error = self.outcome
-            mark = "✗ error" if is_error else "→ result"
-            lines.append(_folded(mark, text))
-            plain.append(f"  {mark}: {text}")
         self.target.display(self.display_id, {"text/plain": "\n".join(plain), "text/markdown": "\n\n".join(lines)},
                             update=self._shown)
         self._shown = True
