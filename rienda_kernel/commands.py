@@ -58,7 +58,7 @@ class Subcommand:
 SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("use", "use AGENT", "Switch to AGENT in a new session."),
     Subcommand("new", "new", "Start a new session with the current agent (at the next prompt)."),
-    Subcommand("resume", "resume ID", "Continue the saved session ID; its agent becomes the current one."),
+    Subcommand("resume", "resume ID|last", "Continue the saved session ID (last: the newest); its agent becomes the current one."),
     Subcommand("sessions", "sessions", "List the saved sessions, newest last (* marks the current one)."),
     Subcommand("agents", "agents", "List the agents and what is wrong with any agent file (* marks the current one)."),
     Subcommand("tools", "tools", "List the tools, built-in and yours, and what is wrong with any tool file."),

@@ -144,7 +144,7 @@ def test_an_unknown_command_lists_the_vocabulary_and_the_closest(nb):
     ("use", "usage: %rienda use AGENT"),
     ("use pub writer", "usage: %rienda use AGENT"),
     ("new now", "usage: %rienda new"),
-    ("resume", "usage: %rienda resume ID"),
+    ("resume", "usage: %rienda resume ID|last"),
     ("sessions all", "usage: %rienda sessions"),
     ("agents x", "usage: %rienda agents"),
     ("tools x", "usage: %rienda tools"),
@@ -443,3 +443,15 @@ def test_home_shows_and_switches_the_rienda_home(nb, tmp_path):
     out = run(nb, f"home {other}")
     assert out.value == other.resolve() and nb.rienda.home == other.resolve()
     assert other.is_dir() and nb.agent_id == "default"
+
+
+def test_resume_last_continues_the_newest_session(nb, tmp_path):
+    with pytest.raises(CommandError, match="no saved session"):
+        run(NotebookSession(home=tmp_path / "empty-home", workdir=tmp_path), "resume last")
+    first = prompt(nb, "first")
+    nb.new()
+    second = prompt(nb, "second")
+    nb.new()
+    assert nb.session_id is None
+    run(nb, "resume last")
+    assert nb.session_id == second != first
