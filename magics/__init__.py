@@ -16,6 +16,8 @@ def load_ipython_extension(ipython: Any) -> None:
     """
     import ipywidgets  # noqa: F401
 
-    from .rienda_magics import RiendaMagics
+    from .rienda_magics import RiendaMagics, keep_questions
 
     ipython.register_magics(RiendaMagics)
+    if keep_questions not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(keep_questions)

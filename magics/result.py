@@ -7,7 +7,7 @@ from typing import Any
 
 from rienda_kernel.engine import Message, RunResult
 
-__all__ = ["ToolCallResult", "TurnResult"]
+__all__ = ["ToolCallResult", "TurnResult", "current_cell"]
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,10 @@ class TurnResult:
     session_id: str
     reason: str
     error: str | None = None
-    shown_in: int | None = field(default=None, repr=False, compare=False)
+    shown_in: object = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_run(cls, result: RunResult, shown_in: int | None = None) -> TurnResult:
+    def from_run(cls, result: RunResult, shown_in: object = None) -> TurnResult:
         calls = [ToolCallResult(call.id, call.name, call.arguments, answer.text if answer else None,
                                 answer.is_error if answer else None) for call, answer in result.tool_calls]
         return cls(result.text, list(result.messages), calls, result.session_id, result.reason, result.error, shown_in)
@@ -51,10 +51,22 @@ class TurnResult:
         return self.text if self.reason == "end_turn" else f"*({self.reason})* {self.text}"
 
     def _ipython_display_(self) -> None:
-        from IPython import get_ipython
         from IPython.display import Markdown, display
 
-        shell = get_ipython()
-        if shell is not None and self.shown_in is not None and shell.execution_count == self.shown_in:
+        if self.shown_in is not None and self.shown_in == current_cell():
             return
         display(Markdown(self._repr_markdown_()))
+
+
+def current_cell() -> object:
+    """What identifies the running cell: its execute request's id in a kernel (execution
+    counts do not move when a front end runs cells without history), else the count."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        return None
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None:
+        return kernel.get_parent("shell").get("header", {}).get("msg_id")
+    return shell.execution_count

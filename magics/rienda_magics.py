@@ -15,6 +15,7 @@ literal brace). A turn returns a :class:`~magics.result.TurnResult`.
 from __future__ import annotations
 
 import os
+import re
 import string
 import sys
 import threading
@@ -33,9 +34,27 @@ from rienda_kernel.notebook import NotebookSession
 from rienda_kernel.terminal import TerminalUI
 
 from .pump import MainThreadPump
-from .result import TurnResult
+from .result import TurnResult, current_cell
 
-__all__ = ["RiendaMagics"]
+__all__ = ["RiendaMagics", "keep_questions"]
+
+_ASK_LINE = re.compile(r"^(\s*(?:[\w.\[\]'\"]+\s*=\s*)?)%rienda\s+(ask\s.*\?)\s*$")
+
+
+def keep_questions(lines: list[str]) -> list[str]:
+    """An input transformer: ``%rienda ask ...?`` is a question to the agent, not IPython's
+    ``?`` help request, so such a line becomes the magic call IPython would have made."""
+    return [_ask_call(line) for line in lines]
+
+
+def _ask_call(line: str) -> str:
+    body = line.rstrip("\n")
+    match = _ASK_LINE.match(body)
+    if match is None:
+        return line
+    call = f"{match.group(1)}get_ipython().run_line_magic('rienda', {match.group(2)!r})"
+    return call + line[len(body):]
+
 
 _VOCABULARY = "\n".join(f"  {sub.usage:<34} {sub.help}" for sub in SUBCOMMANDS)
 _EXTRA = "  ask PROMPT                         Run PROMPT as a turn; returns a TurnResult."
@@ -130,7 +149,9 @@ class RiendaMagics(Magics):
             raise UsageError(f"cannot fill the prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
 
     def _turn(self, prompt: str) -> TurnResult:
+        """One turn; its workspace is the kernel's current directory (``os.chdir`` moves it)."""
         notebook = self.notebook
+        notebook.rienda.workdir = Path.cwd().resolve()
         conversation = notebook.conversation
         kernel = getattr(self.shell, "kernel", None)
         cancel = CancelToken()
@@ -153,7 +174,7 @@ class RiendaMagics(Magics):
                                     f"({result.session_id})")
         if result.reason == "error":
             raise UsageError(f"the turn failed: {result.error}")
-        return TurnResult.from_run(result, shown_in=self.shell.execution_count)
+        return TurnResult.from_run(result, shown_in=current_cell())
 
     def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
         with MainThreadPump(kernel) as pump:
@@ -200,7 +221,7 @@ class RiendaMagics(Magics):
         if markdown and getattr(self.shell, "kernel", None) is not None:
             display({"text/plain": text, "text/markdown": markdown}, raw=True)
         else:
-            print(text)
+            print(text, flush=True)
 
 
 class _Namespace(dict):

@@ -35,6 +35,7 @@ from .engine.events import MessageSaved, RunEnd, RunStart, TextDelta, ThinkingDe
 __all__ = ["CellTarget", "NotebookUI", "widgets_available"]
 
 _FOLD_LINES = 12
+_SHOW_AT_MOST = 10_000
 _UPDATE_EVERY = 0.05
 
 
@@ -110,6 +111,9 @@ class NotebookUI(UI):
         self._pending_decisions: dict[str, list[HookDecision]] = {}
         self._status_lock = threading.Lock()
         self._activity = "working…"
+        # Someone is watching (JupyterLab, console): stream, show a status line. A batch run
+        # (nbclient, nbconvert, papermill, nbval) gets each display once, final, instead.
+        self.live = target.allow_stdin or target.widgets
         self._done = threading.Event()
 
     @property
@@ -123,6 +127,8 @@ class NotebookUI(UI):
             handler(self, event)
 
     def _run_start(self, event: RunStart) -> None:
+        if not self.live:
+            return
         self.target.display(self._status_id, _status_bundle("working…", 0, 0))
         threading.Thread(target=self._tick, name="rienda-status", daemon=True).start()
 
@@ -146,7 +152,7 @@ class NotebookUI(UI):
 
     def _view(self) -> _MessageView:
         if self._message is None:
-            self._message = _MessageView(self.target)
+            self._message = _MessageView(self.target, self.live)
         return self._message
 
     def _saved(self, event: MessageSaved) -> None:
@@ -170,6 +176,7 @@ class NotebookUI(UI):
         view.result(event.text, event.isError)
 
     def _decision(self, event: HookDecision) -> None:
+        """Hook effects on a call: before it, shown with the call; after it, with the result."""
         if event.call_id is None or event.effect == "none":
             return
         view = self._calls.get(event.call_id)
@@ -177,7 +184,6 @@ class NotebookUI(UI):
             self._pending_decisions.setdefault(event.call_id, []).append(event)
         else:
             view.add_decision(event)
-            view.render()
 
     def _log(self, event: Log) -> None:
         self.target.stream("stdout", f"[{event.source}] {event.text}\n")
@@ -199,8 +205,9 @@ class NotebookUI(UI):
     def _run_end(self, event: RunEnd) -> None:
         """The status line gives way to the answer: it is emptied."""
         self._done.set()
-        with self._status_lock:
-            self.target.display(self._status_id, {"text/plain": ""}, update=True)
+        if self.live:
+            with self._status_lock:
+                self.target.display(self._status_id, {"text/plain": ""}, update=True)
 
     # -- confirm -------------------------------------------------------------------------
     def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
@@ -289,10 +296,12 @@ def _build_confirm(target: CellTarget, title: str, body: str, answer: Future[boo
 
 
 class _MessageView:
-    """One assistant message's display, updated in place as text streams."""
+    """One assistant message's display, updated in place as text streams (when ``live``;
+    otherwise shown once, final)."""
 
-    def __init__(self, target: CellTarget) -> None:
+    def __init__(self, target: CellTarget, live: bool) -> None:
         self.target = target
+        self.live = live
         self.display_id = _new_id("message")
         self.text: list[str] = []
         self.thinking: list[str] = []
@@ -314,7 +323,7 @@ class _MessageView:
 
     def _render(self, final: bool) -> None:
         now = time.monotonic()
-        if not final and self._shown and now - self._last < _UPDATE_EVERY:
+        if not final and (not self.live or (self._shown and now - self._last < _UPDATE_EVERY)):
             return
         self._last = now
         text, thinking = "".join(self.text), "".join(self.thinking)
@@ -338,21 +347,25 @@ class _CallView:
         self.arguments = arguments
         self.refused_by = refused_by
         self.notes: list[str] = []
+        self.after_notes: list[str] = []
         self._shown = False
 
     def add_decision(self, decision: HookDecision) -> None:
+        notes = self.after_notes if decision.point == "afterToolExecute" else self.notes
         if decision.effect == "refused":
-            self.notes.append(f"refused by hook **{decision.hook}**" + (f": {_md(decision.reason)}" if decision.reason else ""))
+            notes.append(f"refused by hook **{decision.hook}**" + (f": {_md(decision.reason)}" if decision.reason else ""))
         elif decision.effect == "rewrote":
             fields = ", ".join(f"`{name}`" for name in decision.changes)
-            self.notes.append(f"hook **{decision.hook}** ({decision.point}) rewrote {fields}")
+            notes.append(f"hook **{decision.hook}** ({decision.point}) rewrote {fields}")
         elif decision.effect in ("threw", "invalid"):
-            self.notes.append(f"hook **{decision.hook}** ({decision.point}) {decision.effect}: {_md(decision.error or '')}")
+            notes.append(f"hook **{decision.hook}** ({decision.point}) {decision.effect}: {_md(decision.error or '')}")
 
     def result(self, text: str, is_error: bool) -> None:
         mark = f"✗ {self.name} failed" if is_error else f"← {self.name}"
-        self.target.display(_new_id("result"), {"text/plain": f"{mark}: {text}",
-                                                "text/markdown": _folded(mark, text)})
+        notes = "".join(f"\n\n- {note}" for note in self.after_notes)
+        plain = "".join(f"\n  {note}" for note in self.after_notes)
+        self.target.display(_new_id("result"), {"text/plain": f"{mark}: {text}{plain}",
+                                                "text/markdown": _folded(mark, text) + notes})
 
     def render(self) -> None:
         arguments = json.dumps(self.arguments, ensure_ascii=False)
@@ -365,13 +378,16 @@ class _CallView:
 
 
 def _folded(label: str, text: str) -> str:
-    """A result as a code block; long ones folded behind their first lines."""
+    """A result as a code block; long ones folded behind their first lines, and very long
+    ones shown in part (the model read all of it; the notebook need not store it all)."""
     lines = text.splitlines() or [""]
     if len(lines) <= _FOLD_LINES and len(text) <= 2000:
         return f"{label}:\n\n```\n{text}\n```"
-    head = "\n".join(lines[:3])
-    return (f"{label} ({len(lines)} lines):\n\n```\n{head}\n```\n\n<details><summary>show all</summary>\n\n"
-            f"<pre>{html.escape(text)}</pre>\n\n</details>")
+    head = "\n".join(line[:200] for line in lines[:3])
+    shown = text if len(text) <= _SHOW_AT_MOST else text[:_SHOW_AT_MOST]
+    rest = "" if shown is text else f"\n\n*({len(text) - len(shown):,} more characters not shown)*"
+    return (f"{label} ({len(lines)} lines, {len(text):,} characters):\n\n```\n{head}\n```\n\n"
+            f"<details><summary>show more</summary>\n\n<pre>{html.escape(shown)}</pre>{rest}\n\n</details>")
 
 
 def _status_bundle(what: str, elapsed: float, tokens: int) -> dict[str, str]:

@@ -49,7 +49,7 @@ def test_a_cell_is_a_turn_and_the_next_cell_continues_the_session(frontend_facto
     agent_home, work = home
     write_script(work, [{"text": "Hello **there**."}, {"text": "Second answer."}])
     fe = frontend_factory()
-    reply, messages = fe.run("Say hello")
+    reply, messages = fe.run("Say hello", allow_stdin=True)  # a live front end: text streams
     assert reply["status"] == "ok"
     final = [m for m in messages if m["msg_type"] == "update_display_data"
              and m["content"]["data"].get("text/plain") == "Hello **there**."]
@@ -65,7 +65,7 @@ def test_text_streams_into_one_display_updated_in_place(frontend_factory, home):
     _, work = home
     write_script(work, [{"text": " ".join(f"w{i}" for i in range(40)), "chunk_delay_ms": 10}])
     fe = frontend_factory()
-    _, messages = fe.run("talk")
+    _, messages = fe.run("talk", allow_stdin=True)
     message_displays = {m["content"]["transient"]["display_id"] for m in messages
                         if m["msg_type"] in ("display_data", "update_display_data")
                         and "message" in m["content"]["transient"]["display_id"]}
@@ -207,6 +207,17 @@ def test_interrupt_stops_the_turn_keeps_the_session_and_the_next_cell_works(fron
     assert '"reason": "interrupted"' in session
     reply, messages = fe.run("next")
     assert reply["status"] == "ok"
+
+
+def test_a_batch_run_gets_each_display_once_final(frontend_factory, home):
+    """nbclient, nbconvert, nbval (allow_stdin false, no widgets): no status line, no
+    partial text: the stored notebook holds the final answer."""
+    _, work = home
+    write_script(work, [{"text": " ".join(f"w{i}" for i in range(40)), "chunk_delay_ms": 5}])
+    fe = frontend_factory()
+    _, messages = fe.run("talk", allow_stdin=False)
+    assert not [m for m in messages if m["msg_type"] == "update_display_data"]
+    assert texts(messages) == [" ".join(f"w{i}" for i in range(40))]
 
 
 def test_queued_cells_run_in_order(frontend_factory, home):

@@ -237,3 +237,12 @@ def test_terminal_ipython_confirms_on_stdin(tmp_path):
     assert "RESULT pushed end_turn" in done.stdout, done.stderr
     assert "Allow? [y/N]" in done.stderr
     assert "confirm 'Publish': allowed (user)" in done.stderr
+
+
+def test_a_question_mark_at_the_end_is_part_of_the_prompt_not_help(python_kernel):
+    home, work, start = python_kernel
+    write_script(work, [{"text": "Forty-two."}])
+    fe = start()
+    outputs(fe, "r = %rienda ask What is the answer?")
+    assert value_of(fe, "r.messages[0].text") == "What is the answer?"
+    assert value_of(fe, "r.text") == "Forty-two."
