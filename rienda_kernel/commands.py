@@ -19,6 +19,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from .engine import BuiltinTool, RiendaError
 from .engine.events import Diagnostic
@@ -195,8 +196,8 @@ def _sessions(session: NotebookSession, args: list[str]) -> CommandOutput:
 def _agents(session: NotebookSession, args: list[str]) -> CommandOutput:
     agents, diagnostics = session.rienda.agents()
     heading = f"{_count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
-    rows = [(_mark(agent.id == session.agent_id), agent.id, agent.model, agent.description, agent.path or "built-in")
-            for agent in agents]
+    rows = [(_mark(agent.id == session.agent_id), agent.id, agent.model, agent.description,
+             _in_home(session, agent.path) if agent.path else "built-in") for agent in agents]
     footer = []
     if session.agent_id not in {agent.id for agent in agents}:
         footer.append(f"The current agent {session.agent_id!r} is not listed: its file is missing or broken.")
@@ -207,7 +208,7 @@ def _tools(session: NotebookSession, args: list[str]) -> CommandOutput:
     catalog = session.rienda.catalog()
     tools = [catalog.tools[name] for name in sorted(catalog.tools)]
     heading = f"{_count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
-    rows = [(tool.name, tool.description, "built-in" if isinstance(tool, BuiltinTool) else tool.path,
+    rows = [(tool.name, tool.description, "built-in" if isinstance(tool, BuiltinTool) else _in_home(session, tool.path),
              "shadows the built-in" if tool.name in catalog.shadowed else "") for tool in tools]
     diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool"]
     return _listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools)
@@ -218,9 +219,17 @@ def _hooks(session: NotebookSession, args: list[str]) -> CommandOutput:
     hooks = [catalog.hooks[name] for name in sorted(catalog.hooks)]
     where = catalog.home / "hooks"
     heading = f"{_count(len(hooks), 'hook')} in {where}:" if hooks else f"No usable hooks in {where}."
-    rows = [(hook.name, ", ".join(hook.points), hook.path) for hook in hooks]
+    rows = [(hook.name, ", ".join(hook.points), _in_home(session, hook.path)) for hook in hooks]
     diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:hook"]
     return _listing(heading, ("name", "points", "path"), rows, diagnostics, hooks)
+
+
+def _in_home(session: NotebookSession, path: str) -> str:
+    """A file under RIENDA_HOME as a path relative to it (the heading names the home)."""
+    try:
+        return str(Path(path).relative_to(session.rienda.home))
+    except ValueError:
+        return path
 
 
 def _model(session: NotebookSession, args: list[str]) -> CommandOutput:

@@ -29,7 +29,8 @@ from typing import Any
 
 import zmq
 
-from .engine import CancelToken, Diagnostic, Event, HookDecision, Log, Notify, Output, UI
+from .engine import CancelToken, Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output, UI
+from .engine.ui import ASK_PROMPT, FOR_THIS_SESSION, typed_answer
 from .engine.events import MessageSaved, RunEnd, RunStart, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
 
 __all__ = ["CellTarget", "NotebookUI", "widgets_available"]
@@ -196,6 +197,14 @@ class NotebookUI(UI):
             "text/plain": f"🔔 {event.title}: {event.body}",
             "text/markdown": f"> 🔔 **{_md(event.title)}** — {_md(event.body)}"})
 
+    def _confirm(self, event: Confirm) -> None:
+        """Answers nobody clicked for (a policy, the session's memory, stdin) are shown."""
+        if event.how == "user" and self.target.widgets:
+            return
+        mark = "✓" if event.answer else "✗"
+        verdict = "allowed" if event.answer else "denied"
+        self.target.stream("stdout", f"{mark} confirm “{event.title}”: {verdict} ({event.how})\n")
+
     def _diagnostic(self, event: Diagnostic) -> None:
         if event.message in self.seen_diagnostics:
             return
@@ -226,19 +235,19 @@ class NotebookUI(UI):
         if self.target.widgets:
             return self._ask_with_buttons(title, body, cancel)
         if self.target.allow_stdin:
-            line = self.target.ask_stdin(f"{title}\n{body}\nAllow? [y/N] ", cancel)
-            return (line or "").strip().lower() in ("y", "yes"), "interrupted" if line is None else "user"
+            line = self.target.ask_stdin(f"{title}\n{body}\n{ASK_PROMPT}", cancel)
+            return (False, "interrupted") if line is None else typed_answer(line)
         self.target.stream("stderr", f"⚠ ctx.confirm “{title}” was denied: this run cannot ask (no widgets, no "
                                      "stdin). Set `%rienda confirm allow|deny|ask` or $RIENDA_CONFIRM.\n")
         return False, "default-deny (non-interactive)"
 
     def _ask_with_buttons(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        answer: Future[bool] = Future()
+        answer: Future[tuple[bool, str]] = Future()
         built: Future[Any] = Future()
         self.target.schedule(lambda: _build_confirm(self.target, title, body, answer, built))
         while not cancel.cancelled:
             try:
-                return answer.result(timeout=0.05), "user"
+                return answer.result(timeout=0.05)
             except TimeoutError:
                 continue
         if built.done() and built.exception() is None:
@@ -258,40 +267,47 @@ _HANDLERS: dict[type, Callable[[NotebookUI, Any], None]] = {
     Output: NotebookUI._output,
     Notify: NotebookUI._notify,
     Diagnostic: NotebookUI._diagnostic,
+    Confirm: NotebookUI._confirm,
     RunEnd: NotebookUI._run_end,
 }
 
 
-def _build_confirm(target: CellTarget, title: str, body: str, answer: Future[bool], built: Future[Any]) -> None:
-    """Allow / Deny buttons; runs on the kernel's thread. ``built`` receives a function
-    that closes the request with a message (used on interrupt)."""
+def _build_confirm(target: CellTarget, title: str, body: str, answer: Future[tuple[bool, str]],
+                   built: Future[Any]) -> None:
+    """Allow once / Allow for this session / Deny buttons; runs on the kernel's thread.
+    ``built`` receives a function that closes the request with a message (on interrupt)."""
     try:
         import ipywidgets as widgets
 
-        allow = widgets.Button(description="Allow", button_style="success", icon="check")
+        allow = widgets.Button(description="Allow", button_style="success", icon="check",
+                               tooltip="Allow this once")
+        always = widgets.Button(description="Allow for this session", button_style="info",
+                                layout=widgets.Layout(width="auto"),
+                                tooltip="Allow this exact request until the session ends, without asking")
         deny = widgets.Button(description="Deny", button_style="danger", icon="times")
         outcome = widgets.HTML("")
         box = widgets.VBox([
             widgets.HTML(f"<b>{html.escape(title)}</b><pre style='white-space: pre-wrap'>{html.escape(body)}</pre>"),
-            widgets.HBox([allow, deny]), outcome])
+            widgets.HBox([allow, always, deny]), outcome])
 
         def close(message: str) -> None:
-            allow.disabled = deny.disabled = True
+            allow.disabled = always.disabled = deny.disabled = True
             outcome.value = f"<i>{html.escape(message)}</i>"
 
-        def choose(value: bool) -> None:
+        def choose(value: bool, how: str, message: str) -> None:
             if not answer.done():
-                answer.set_result(value)
-                close("Allowed" if value else "Denied")
+                answer.set_result((value, how))
+                close(message)
 
-        allow.on_click(lambda _: choose(True))
-        deny.on_click(lambda _: choose(False))
+        allow.on_click(lambda _: choose(True, "user", "Allowed"))
+        always.on_click(lambda _: choose(True, FOR_THIS_SESSION, "Allowed for this session"))
+        deny.on_click(lambda _: choose(False, "user", "Denied"))
         target.display(_new_id("confirm"), box._repr_mimebundle_())
         built.set_result(close)
     except Exception as exc:  # noqa: BLE001 - a failed widget must not hang the run
         built.set_exception(exc)
         if not answer.done():
-            answer.set_result(False)
+            answer.set_result((False, "could not ask"))
         target.stream("stderr", f"⚠ could not show the confirm buttons ({exc}); denied.\n")
 
 

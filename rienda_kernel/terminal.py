@@ -22,6 +22,7 @@ from .engine import (
     Output,
     UI,
 )
+from .engine.ui import ASK_PROMPT, typed_answer
 from .engine.events import RunEnd, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
 
 __all__ = ["JsonLinesUI", "TerminalUI"]
@@ -45,12 +46,12 @@ class _AnsweringUI(UI):
             return (True, "auto-approve") if self.auto_approve else (False, "denied by configuration")
         if self._stdin is None:
             return False, "default-deny"
-        self._prompt_to.write(f"\n? {title}\n  {body}\n  Allow? [y/N] ")
+        self._prompt_to.write(f"\n? {title}\n  {body}\n  {ASK_PROMPT}")
         self._prompt_to.flush()
         line = _read_line(self._stdin, cancel)
         if line is None:
             return False, "interrupted"
-        return line.strip().lower() in ("y", "yes"), "user"
+        return typed_answer(line)
 
 
 def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:

@@ -100,7 +100,7 @@ def test_a_terminal_on_stdin_is_asked_y_n(setup):
                             env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     os.close(slave)
     errors = ""
-    while "Allow? [y/N]" not in errors:
+    while "Allow? [y = once" not in errors:
         errors += proc.stderr.read(1)
     os.write(master, b"y\n")
     out, rest = proc.communicate(timeout=30)

@@ -46,7 +46,7 @@ from .messages import Message, ToolCall, Usage
 from .providers import ModelRequest, Provider, TextChunk, ThinkingChunk, ToolCallChunk, ToolSpec, UsageChunk
 from .sandbox import Sandbox
 from .tools import ToolResult, invoke_tool
-from .ui import UI
+from .ui import ALLOWED_EARLIER, FOR_THIS_SESSION, UI
 
 __all__ = ["RunResult", "TurnSetup", "run_prompt"]
 
@@ -89,15 +89,18 @@ class TurnSetup:
     run: RunContext
     writer: Any  # sessions.SessionWriter: append_message(Message), append_record(dict)
     history: list[Message] = field(default_factory=list)
+    approvals: set[tuple[str, str]] = field(default_factory=set)  # (title, body) allowed for the session
 
 
 class _RunUI(UI):
-    """The front end's UI, plus saving hook decisions to the session."""
+    """The front end's UI, plus the session's memory: hook decisions are saved, and a
+    request allowed "for this session" (same title and body) is not asked again."""
 
-    def __init__(self, inner: UI, record: Any) -> None:
+    def __init__(self, inner: UI, record: Any, approvals: set[tuple[str, str]]) -> None:
         super().__init__(record_events=False)
         self._inner = inner
         self._record = record
+        self._approvals = approvals
 
     @property
     def interactive(self) -> bool:  # type: ignore[override]
@@ -108,11 +111,14 @@ class _RunUI(UI):
             self._record(event.to_dict())
         self._inner.emit(event)
 
-    def confirm(self, source: str, title: str, body: str, cancel: CancelToken) -> bool:
-        return self._inner.confirm(source, title, body, cancel)
-
     def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        return self._inner.ask(title, body, cancel)
+        if (title, body) in self._approvals:
+            return True, ALLOWED_EARLIER
+        answer, how = self._inner.ask(title, body, cancel)
+        if answer and how == FOR_THIS_SESSION:
+            self._approvals.add((title, body))
+            self._record({"type": "approval", "title": title, "body": body})
+        return answer, how
 
 
 def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
@@ -125,7 +131,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         setup.history.append(message)
         produced.append(message)
 
-    run = RunContext(setup.run.workdir, _RunUI(ui, setup.writer.append_record), setup.run.session,
+    run = RunContext(setup.run.workdir, _RunUI(ui, setup.writer.append_record, setup.approvals), setup.run.session,
                      setup.run.agent, setup.run.config, setup.run.env)
     chain = HookChain([setup.catalog.hooks[name] for name in setup.agent.hooks], setup.sandbox, run)
     save(Message.user(prompt))

@@ -79,6 +79,8 @@ class Rienda:
         chosen = agent_id if agent_id != "default" else header.get("agent", "default")
         conversation = Conversation(self, chosen, session_id, loaded.messages, model or header.get("model"))
         conversation.warnings = list(loaded.warnings)
+        conversation.approvals = {(r["title"], r["body"]) for r in loaded.records
+                                  if r.get("type") == "approval" and "title" in r and "body" in r}
         return conversation
 
 
@@ -97,6 +99,7 @@ class Conversation:
         self.messages = messages
         self.model = model
         self.warnings: list[str] = []
+        self.approvals: set[tuple[str, str]] = set()  # confirms allowed for this session
         self._writer = None
 
     def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
@@ -133,7 +136,7 @@ class Conversation:
             config=redact(config),
         )
         return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
-                         self.rienda.sandbox, run, writer, self.messages)
+                         self.rienda.sandbox, run, writer, self.messages, self.approvals)
 
     def _open_writer(self, agent: Agent, model_id: str):
         if self._writer is None:

@@ -14,7 +14,21 @@ from collections.abc import Callable
 from .cancel import CancelToken
 from .events import Confirm, Event
 
-__all__ = ["NonInteractiveUI", "UI"]
+__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "FOR_THIS_SESSION", "NonInteractiveUI", "UI", "typed_answer"]
+
+# ``how`` values with a meaning beyond the event: a person allowed a request for the rest
+# of the session (ask() returns it), and a request answered from that memory.
+FOR_THIS_SESSION = "allowed for this session"
+ALLOWED_EARLIER = "allowed earlier in this session"
+ASK_PROMPT = "Allow? [y = once, s = for this session, N = no] "
+
+
+def typed_answer(line: str) -> tuple[bool, str]:
+    """A typed answer to :data:`ASK_PROMPT`: y (once), s (for this session), else no."""
+    word = line.strip().lower()
+    if word in ("s", "session"):
+        return True, FOR_THIS_SESSION
+    return word in ("y", "yes"), "user"
 
 
 class UI(ABC):
@@ -50,7 +64,11 @@ class UI(ABC):
 
     @abstractmethod
     def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        """Return ``(answer, how)``; must return promptly once ``cancel`` is set."""
+        """Return ``(answer, how)``; must return promptly once ``cancel`` is set.
+
+        ``how`` is :data:`FOR_THIS_SESSION` when the person allowed this exact request for
+        the rest of the session (the engine then answers it without asking).
+        """
 
 
 class NonInteractiveUI(UI):

@@ -345,3 +345,40 @@ def test_no_secret_reaches_the_session_file(rig, monkeypatch, sandbox):
     text = (rig.home / "sessions" / f"{result.session_id}.jsonl").read_text()
     assert "sk-live-0123456789abcdef" not in text and "abc.def.ghi" not in text  # ...the file never holds it
     assert "[redacted]" in text
+
+
+def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_session(rig, engine):
+    from rienda_kernel.engine.events import Confirm
+    from rienda_kernel.engine.ui import ALLOWED_EARLIER, FOR_THIS_SESSION
+
+    rig.write_tool("ask", 'module.exports = { description: "a", parameters: { type: "object", properties: '
+                          '{ body: { type: "string" } } }, execute: (ctx, a) => String(ctx.confirm({ title: "Deploy", '
+                          'body: a.body })) };')
+    agent(rig, tools=("ask",))
+    calls = [{"name": "ask", "arguments": {"body": body}} for body in ("prod", "prod", "staging")]
+    script(rig, [{"text": "", "tool_calls": calls}, {"text": "done"}] * 3)
+
+    class Person(NonInteractiveUI):
+        def __init__(self):
+            super().__init__()
+            self.asked = []
+
+        def ask(self, title, body, cancel):
+            self.asked.append(body)
+            return (True, FOR_THIS_SESSION) if body == "prod" else (False, "user")
+
+    person = Person()
+    conversation = engine.conversation("writer")
+    result = conversation.run("deploy", person)
+    assert [m.text for m in result.messages if m.role == "tool"] == ["true", "true", "false"]
+    assert person.asked == ["prod", "staging"]
+    assert [(e.body, e.how) for e in person.events if isinstance(e, Confirm)] == [
+        ("prod", FOR_THIS_SESSION), ("prod", ALLOWED_EARLIER), ("staging", "user")]
+    # The session remembers it, also when resumed from its file...
+    resumed_person = Person()
+    engine.conversation(session_id=result.session_id).run("again", resumed_person)
+    assert resumed_person.asked == ["staging"]
+    # ...and a new session asks again.
+    fresh = Person()
+    engine.conversation("writer").run("deploy", fresh)
+    assert fresh.asked == ["prod", "staging"]

@@ -167,7 +167,7 @@ def test_without_widgets_a_terminal_front_end_gets_a_y_n_prompt(frontend_factory
     msg_id = fe.submit("publish", allow_stdin=True)
     request = fe.kc.get_stdin_msg(timeout=30)
     assert request["msg_type"] == "input_request"
-    assert "Push the current branch?" in request["content"]["prompt"] and "[y/N]" in request["content"]["prompt"]
+    assert "Push the current branch?" in request["content"]["prompt"] and "s = for this session" in request["content"]["prompt"]
     fe.kc.input("y")
     messages = fe.collect(msg_id)
     assert any("pushed" in t for t in texts(messages))
@@ -269,3 +269,23 @@ def test_completion_of_commands_and_agents(frontend_factory, home):
 def test_is_complete_lets_jupyter_console_submit(frontend_factory):
     fe = frontend_factory()
     assert fe.reply(fe.kc.is_complete("Count the words in notes.txt"))["status"] == "complete"
+
+
+def test_allow_for_this_session_is_not_asked_again_and_says_so(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "publish", PUBLISH)
+    write_agent(agent_home, "pub", tools=["publish"])
+    write_script(work, call_script("publish") * 2)
+    fe = frontend_factory()
+    fe.announce_widgets()
+    fe.run("%rienda use pub")
+    msg_id = fe.submit("publish", allow_stdin=True)
+    found = buttons(fe.collect(msg_id, until=lambda m: "Deny" in buttons([m])))
+    assert set(found) == {"Allow", "Allow for this session", "Deny"}
+    fe.click(found["Allow for this session"])
+    assert any("pushed" in t for t in texts(fe.collect(msg_id)))
+    reply, messages = fe.run("publish again", allow_stdin=True)
+    assert reply["status"] == "ok"
+    assert not buttons(messages)
+    assert "✓ confirm “Publish”: allowed (allowed earlier in this session)" in streams(messages)
+    assert any("pushed" in t for t in texts(messages))

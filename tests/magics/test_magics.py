@@ -235,7 +235,7 @@ def test_terminal_ipython_confirms_on_stdin(tmp_path):
     done = subprocess.run([sys.executable, "-c", program], cwd=work, input="y\n", capture_output=True, text=True,
                           timeout=60, env={**os.environ, "RIENDA_HOME": str(home)})
     assert "RESULT pushed end_turn" in done.stdout, done.stderr
-    assert "Allow? [y/N]" in done.stderr
+    assert "Allow? [y = once, s = for this session, N = no]" in done.stderr
     assert "confirm 'Publish': allowed (user)" in done.stderr
 
 
