@@ -5,6 +5,9 @@
     rienda sessions                      saved sessions, oldest first
     rienda show ID                       one session's messages, usage and hook decisions
     rienda call TOOL [JSON]              run one tool through the sandbox
+    rienda replay ID [--agent A | --hooks a,b] [--run-tools]
+                                         re-run a session through a hook chain; exit 1 if it differs
+    rienda script ID [-o FILE]           a session as a scripted-model file
 
 Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
 ``error`` or bad input, 130 when interrupted (Ctrl-C stops the run wherever it is).
@@ -13,14 +16,17 @@ Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an er
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, RiendaError, invoke_tool
 from .engine.config import redact
 from .engine.host import RunContext
+from .engine.replay import replay_session, session_script
 from .engine.runtime import Rienda
 from .terminal import JsonLinesUI, TerminalUI
 
@@ -60,6 +66,22 @@ def _parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="print a session")
     show.add_argument("session", help="the session id")
     show.set_defaults(command=_show)
+
+    replay = commands.add_parser("replay", help="re-run a session's calls through a hook chain (no model)")
+    replay.add_argument("session", help="the session id (or last)")
+    chosen = replay.add_mutually_exclusive_group()
+    chosen.add_argument("--agent", help="use this agent's hooks (default: the session's agent)")
+    chosen.add_argument("--hooks", help="use these hooks, comma-separated, in order ('' for none)")
+    replay.add_argument("--run-tools", action="store_true", help="run the tools again instead of reusing results")
+    replay.add_argument("--workdir", default=".", help="the workspace for tools and hooks")
+    replay.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    replay.add_argument("--json", action="store_true", help="print the report as JSON")
+    replay.set_defaults(command=_replay)
+
+    script = commands.add_parser("script", help="write a session as a scripted-model file")
+    script.add_argument("session", help="the session id (or last)")
+    script.add_argument("-o", "--output", help="the file to write (default: standard output)")
+    script.set_defaults(command=_script)
 
     call = commands.add_parser("call", help="run one tool and print its result")
     call.add_argument("tool", help="the tool's name")
@@ -207,6 +229,41 @@ def _show_lines(loaded: Any) -> list[str]:
         elif record.get("type") == "run_end":
             lines.append(f"-- run ended: {record['reason']}" + (f": {record['error']}" if record.get("error") else ""))
     return lines
+
+
+def _session_id(rienda: Rienda, session: str) -> str:
+    if session != "last":
+        return session
+    saved = rienda.sessions()
+    if not saved:
+        raise RiendaError(f"there is no saved session in {rienda.store.directory}")
+    return saved[-1].id
+
+
+def _replay(args: argparse.Namespace) -> int:
+    rienda = _rienda(args)
+    hooks = None if args.hooks is None else [name for name in args.hooks.split(",") if name.strip()]
+    ui = TerminalUI(True if args.yes else None, None)
+    report = replay_session(rienda, _session_id(rienda, args.session), hooks=hooks, agent_id=args.agent,
+                            run_tools=args.run_tools, ui=ui)
+    if args.json:
+        print(json.dumps({"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
+                          "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
+                          "texts": [{"recorded": r, "now": n} for r, n in report.texts]}, ensure_ascii=False))
+    else:
+        print("\n".join(report.lines()))
+    return 1 if report.changed else 0
+
+
+def _script(args: argparse.Namespace) -> int:
+    rienda = _rienda(args)
+    text = session_script(rienda, _session_id(rienda, args.session))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def _call(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from pathlib import Path
 from .engine import BuiltinTool, RiendaError
 from .engine.events import Diagnostic
 from .engine.providers import PROVIDERS
+from .engine.replay import replay_session, session_script
 from .notebook import CONFIRM_POLICIES, NotebookSession
 
 __all__ = ["PREFIX", "SUBCOMMANDS", "CommandError", "CommandOutput", "Subcommand", "complete", "is_command",
@@ -68,6 +69,10 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                "Show the model; use another one instead of the agent's; or go back to the agent's."),
     Subcommand("confirm", "confirm [ask|allow|deny|reset]",
                "Show or set what happens when a tool asks for confirmation (ctx.confirm)."),
+    Subcommand("replay", "replay ID|last [HOOK ...]",
+               "Re-run a session's calls through its agent's hooks (or these), without the model; show what differs."),
+    Subcommand("script", "script ID|last FILE",
+               "Write a session's model responses as a scripted-model file (a deterministic test of your hooks)."),
     Subcommand("home", "home [PATH]",
                "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session."),
     Subcommand("help", "help [COMMAND]", "List these commands, or show one."),
@@ -141,7 +146,8 @@ def _handler(name: str) -> tuple[Callable[[NotebookSession, list[str]], CommandO
     handlers = {
         "use": (_use, 1, 1), "new": (_new, 0, 0), "resume": (_resume, 1, 1), "sessions": (_sessions, 0, 0),
         "agents": (_agents, 0, 0), "tools": (_tools, 0, 0), "hooks": (_hooks, 0, 0), "model": (_model, 0, 1),
-        "confirm": (_confirm, 0, 1), "home": (_home, 0, 1), "help": (_help, 0, 1),
+        "confirm": (_confirm, 0, 1), "home": (_home, 0, 1), "help": (_help, 0, 1), "replay": (_replay, 1, 64),
+        "script": (_script, 2, 2),
     }
     if name not in handlers:
         raise CommandError(_unknown(name))
@@ -275,6 +281,30 @@ def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
     if not args:
         text += f"\nSet it with {PREFIX} confirm ask|allow|deny|reset; $RIENDA_CONFIRM sets it at start."
     return CommandOutput(text, value=policy)
+
+
+def _saved_session(session: NotebookSession, session_id: str) -> str:
+    if session_id != "last":
+        return session_id
+    saved = session.rienda.sessions()
+    if not saved:
+        raise CommandError(f"there is no saved session in {session.rienda.store.directory}")
+    return saved[-1].id
+
+
+def _script(session: NotebookSession, args: list[str]) -> CommandOutput:
+    session_id = _saved_session(session, args[0])
+    path = session.rienda.workdir / args[1]
+    path.write_text(session_script(session.rienda, session_id), encoding="utf-8")
+    return CommandOutput(f"Wrote session {session_id} as a scripted model to {args[1]} "
+                         f"(use it as model: scripted/{args[1]}).", value=path)
+
+
+def _replay(session: NotebookSession, args: list[str]) -> CommandOutput:
+    session_id = _saved_session(session, args[0])
+    report = replay_session(session.rienda, session_id, hooks=args[1:] or None)
+    lines = report.lines()
+    return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=report)
 
 
 def _home(session: NotebookSession, args: list[str]) -> CommandOutput:

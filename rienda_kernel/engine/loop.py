@@ -252,13 +252,13 @@ def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, c
     gate = chain.before_tool_execute(call.id, call.name, call.arguments, cancel)
     run.ui.emit(ToolCallStarted(call.id, call.name, gate.arguments, gate.refused_by))
     if not gate.allowed:
-        _save_result(call, gate.refusal(), run.ui, save)
+        _save_result(call, gate.refusal(), run.ui, save, {"refused_by": gate.refused_by})
         return
     result = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel)
     result = chain.after_tool_execute(call.id, call.name, gate.arguments, result, cancel)
-    _save_result(call, result, run.ui, save)
+    _save_result(call, result, run.ui, save, {"arguments": gate.arguments} if gate.arguments != call.arguments else None)
 
 
-def _save_result(call: ToolCall, result: ToolResult, ui: UI, save: Any) -> None:
-    save(Message.tool_result(call, result.text, result.is_error))
+def _save_result(call: ToolCall, result: ToolResult, ui: UI, save: Any, meta: dict[str, Any] | None = None) -> None:
+    save(Message.tool_result(call, result.text, result.is_error, meta))
     ui.emit(ToolResultReady(call.id, call.name, result.text, result.is_error))

@@ -64,8 +64,10 @@ class Message:
         return cls("user", text)
 
     @classmethod
-    def tool_result(cls, call: ToolCall, text: str, is_error: bool) -> Message:
-        return cls("tool", text, tool_call_id=call.id, name=call.name, is_error=is_error)
+    def tool_result(cls, call: ToolCall, text: str, is_error: bool, meta: dict[str, Any] | None = None) -> Message:
+        """``meta`` keeps what replay needs: ``arguments`` when hooks changed what the tool
+        received, ``refused_by`` when a hook refused the call."""
+        return cls("tool", text, tool_call_id=call.id, name=call.name, is_error=is_error, meta=meta or {})
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"role": self.role, "text": self.text}
