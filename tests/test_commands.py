@@ -392,7 +392,7 @@ def test_complete_subcommands(nb):
     line = "%rienda re"
     assert complete(nb, line, len(line)) == (["resume", "replay"], 8, 10)
     assert complete(nb, "%rienda s", 9) == (["sessions", "script"], 8, 9)
-    assert complete(nb, "s", 1) == (["sessions"], 0, 1)  # a line magic's line without %rienda
+    assert complete(nb, "s", 1) == (["sessions", "script"], 0, 1)  # a line magic's line without %rienda
     assert complete(nb, "%rienda us", 10)[0] == ["use"]
     assert complete(nb, "%rien", 5) == (["%rienda"], 0, 5)
 
