@@ -197,7 +197,8 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    loaded = _rienda(args).store.load(args.session)
+    rienda = _rienda(args)
+    loaded = rienda.store.load(rienda.resolve_session(args.session))
     header = loaded.header
     print(f"session {header['id']}  agent {header['agent']}  model {header['model']}  created {header['created']}")
     for warning in loaded.warnings:
@@ -231,20 +232,11 @@ def _show_lines(loaded: Any) -> list[str]:
     return lines
 
 
-def _session_id(rienda: Rienda, session: str) -> str:
-    if session != "last":
-        return session
-    saved = rienda.sessions()
-    if not saved:
-        raise RiendaError(f"there is no saved session in {rienda.store.directory}")
-    return saved[-1].id
-
-
 def _replay(args: argparse.Namespace) -> int:
     rienda = _rienda(args)
     hooks = None if args.hooks is None else [name for name in args.hooks.split(",") if name.strip()]
     ui = TerminalUI(True if args.yes else None, None)
-    report = replay_session(rienda, _session_id(rienda, args.session), hooks=hooks, agent_id=args.agent,
+    report = replay_session(rienda, rienda.resolve_session(args.session), hooks=hooks, agent_id=args.agent,
                             run_tools=args.run_tools, ui=ui)
     if args.json:
         print(json.dumps({"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
@@ -257,7 +249,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _script(args: argparse.Namespace) -> int:
     rienda = _rienda(args)
-    text = session_script(rienda, _session_id(rienda, args.session))
+    text = session_script(rienda, rienda.resolve_session(args.session))
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"wrote {args.output}", file=sys.stderr)

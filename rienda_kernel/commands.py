@@ -283,17 +283,8 @@ def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput(text, value=policy)
 
 
-def _saved_session(session: NotebookSession, session_id: str) -> str:
-    if session_id != "last":
-        return session_id
-    saved = session.rienda.sessions()
-    if not saved:
-        raise CommandError(f"there is no saved session in {session.rienda.store.directory}")
-    return saved[-1].id
-
-
 def _script(session: NotebookSession, args: list[str]) -> CommandOutput:
-    session_id = _saved_session(session, args[0])
+    session_id = session.rienda.resolve_session(args[0])
     path = session.rienda.workdir / args[1]
     path.write_text(session_script(session.rienda, session_id), encoding="utf-8")
     return CommandOutput(f"Wrote session {session_id} as a scripted model to {args[1]} "
@@ -301,7 +292,7 @@ def _script(session: NotebookSession, args: list[str]) -> CommandOutput:
 
 
 def _replay(session: NotebookSession, args: list[str]) -> CommandOutput:
-    session_id = _saved_session(session, args[0])
+    session_id = session.rienda.resolve_session(args[0])
     report = replay_session(session.rienda, session_id, hooks=args[1:] or None)
     lines = report.lines()
     return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=report)

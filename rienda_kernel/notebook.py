@@ -60,11 +60,6 @@ class NotebookSession:
     def resume(self, session_id: str) -> Conversation:
         """Continue ``session_id`` (``last``: the newest saved session); its agent becomes
         the current one."""
-        if session_id == "last":
-            saved = self.rienda.sessions()
-            if not saved:
-                raise ConfigError(f"there is no saved session in {self.rienda.store.directory} to resume")
-            session_id = saved[-1].id
         conversation = self.rienda.conversation(session_id=session_id, model=self.model)
         self._close()
         self._conversation = conversation

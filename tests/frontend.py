@@ -119,3 +119,26 @@ def write_script(work: Path, responses: list) -> None:
     (work / "script.yaml").write_text(yaml.safe_dump(responses, sort_keys=False))
 
 
+# Tools both the kernel and the magics tests use.
+PUBLISH = """
+module.exports = {
+  description: "Publishes.",
+  parameters: { type: "object", properties: {} },
+  execute: function (ctx) {
+    ctx.log("about to ask");
+    return ctx.confirm({ title: "Publish", body: "Push the current branch?" }) ? "pushed" : { text: "cancelled", isError: true };
+  },
+};
+"""
+
+SLOW = """
+module.exports = {
+  description: "Waits for a release file.",
+  parameters: { type: "object", properties: {} },
+  execute: function (ctx) {
+    ctx.log("waiting for release");
+    const r = ctx.system.exec("echo exec-started; while [ ! -e release ]; do sleep 0.02; done; echo exec-done");
+    return r.stdout.trim();
+  },
+};
+"""

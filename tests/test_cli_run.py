@@ -167,3 +167,23 @@ def test_agents_lists_the_builtin_default_and_files(setup):
     ids = [line.split("\t")[0] for line in done.stdout.splitlines()]
     assert ids == ["default", "pub"]
     assert "broken.md" in done.stderr
+
+
+def test_s_at_the_prompt_allows_the_same_request_for_the_rest_of_the_session(setup):
+    home, work = setup
+    write_script(work, [{"text": "", "tool_calls": [{"name": "publish", "arguments": {}}] * 2}, {"text": "Done."}])
+    master, slave = pty.openpty()
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "go"], cwd=work,
+                            env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    errors = ""
+    while "s = for this session" not in errors:
+        errors += proc.stderr.read(1)
+    os.write(master, b"s\n")
+    out, rest = proc.communicate(timeout=30)
+    os.close(master)
+    assert proc.returncode == 0
+    assert "confirm 'Publish': allowed (allowed for this session)" in rest
+    assert "confirm 'Publish': allowed (allowed earlier in this session)" in rest
+    assert rest.count("s = for this session") == 0  # asked once only (the first prompt was read above)

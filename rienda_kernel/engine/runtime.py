@@ -67,13 +67,23 @@ class Rienda:
     def sessions(self) -> list[SessionInfo]:
         return self.store.list()
 
+    def resolve_session(self, session_id: str) -> str:
+        """``session_id`` itself, or for ``last`` the newest saved session's id."""
+        if session_id != "last":
+            return session_id
+        saved = self.sessions()
+        if not saved:
+            raise ConfigError(f"there is no saved session in {self.store.directory}")
+        return saved[-1].id
+
     # -- conversations -----------------------------------------------------------------------
     def conversation(self, agent_id: str = "default", session_id: str | None = None,
                      model: str | None = None) -> Conversation:
-        """A new conversation with ``agent_id``, or the session ``session_id`` resumed
-        (its agent, unless ``agent_id`` is given explicitly as another one)."""
+        """A new conversation with ``agent_id``, or the session ``session_id`` (or ``last``)
+        resumed (its agent, unless ``agent_id`` is given explicitly as another one)."""
         if session_id is None:
             return Conversation(self, agent_id, None, [], model)
+        session_id = self.resolve_session(session_id)
         loaded = self.store.load(session_id)
         header = loaded.header
         chosen = agent_id if agent_id != "default" else header.get("agent", "default")

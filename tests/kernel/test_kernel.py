@@ -6,30 +6,8 @@ import time
 
 import pytest
 
-from ..frontend import buttons, streams, texts, write_agent, write_extension, write_script
+from ..frontend import PUBLISH, SLOW, buttons, streams, texts, write_agent, write_extension, write_script
 
-PUBLISH = """
-module.exports = {
-  description: "Publishes.",
-  parameters: { type: "object", properties: {} },
-  execute: function (ctx) {
-    ctx.log("about to ask");
-    return ctx.confirm({ title: "Publish", body: "Push the current branch?" }) ? "pushed" : { text: "cancelled", isError: true };
-  },
-};
-"""
-
-SLOW = """
-module.exports = {
-  description: "Waits for a release file.",
-  parameters: { type: "object", properties: {} },
-  execute: function (ctx) {
-    ctx.log("waiting for release");
-    const r = ctx.system.exec("echo exec-started; while [ ! -e release ]; do sleep 0.02; done; echo exec-done");
-    return r.stdout.trim();
-  },
-};
-"""
 
 CALL_ONE = [{"text": "Calling.", "tool_calls": [{"name": "{tool}", "arguments": {}}]}, {"text": "Finished."}]
 
@@ -289,3 +267,25 @@ def test_allow_for_this_session_is_not_asked_again_and_says_so(frontend_factory,
     assert not buttons(messages)
     assert "✓ confirm “Publish”: allowed (allowed earlier in this session)" in streams(messages)
     assert any("pushed" in t for t in texts(messages))
+
+
+def test_the_ledger_shows_under_each_tool_call(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "echo", 'module.exports = { description: "e", parameters: { type: "object" }, '
+                                                  'execute: (ctx, a) => JSON.stringify(a) };')
+    write_extension(agent_home, "hooks", "https", """module.exports = { beforeToolExecute(ctx, call) {
+      return { arguments: { ...call.arguments, url: call.arguments.url.replace("http://", "https://") } }; } };""")
+    write_extension(agent_home, "hooks", "deny", """module.exports = { beforeToolExecute(ctx, call) {
+      if (call.arguments.url.includes("secret")) return { allow: false, reason: "not that one" }; } };""")
+    write_extension(agent_home, "hooks", "broken", 'module.exports = { afterToolExecute() { throw new Error("oops"); } };')
+    write_agent(agent_home, "fetcher", tools=["echo"], hooks=["https", "deny", "broken"])
+    write_script(work, [{"text": "", "tool_calls": [{"name": "echo", "arguments": {"url": "http://a.org"}},
+                                                    {"name": "echo", "arguments": {"url": "http://secret.org"}}]},
+                        {"text": "done"}])
+    fe = frontend_factory()
+    fe.run("%rienda use fetcher")
+    _, messages = fe.run("go")
+    shown = "\n".join(m["content"]["data"].get("text/markdown", "") for m in messages if m["msg_type"] == "display_data")
+    assert "hook **https** (beforeToolExecute) rewrote `arguments.url`" in shown
+    assert "refused by hook **deny**: not that one" in shown
+    assert "hook **broken** (afterToolExecute) threw: Error: oops" in shown

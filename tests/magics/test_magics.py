@@ -10,30 +10,8 @@ import textwrap
 
 import pytest
 
-from ..frontend import Frontend, buttons, streams, texts, write_agent, write_extension, write_script
+from ..frontend import PUBLISH, SLOW, Frontend, buttons, streams, texts, write_agent, write_extension, write_script
 
-PUBLISH = """
-module.exports = {
-  description: "Publishes.",
-  parameters: { type: "object", properties: {} },
-  execute: function (ctx) {
-    ctx.log("about to ask");
-    return ctx.confirm({ title: "Publish", body: "Push the current branch?" }) ? "pushed" : { text: "cancelled", isError: true };
-  },
-};
-"""
-
-SLOW = """
-module.exports = {
-  description: "Waits for a release file.",
-  parameters: { type: "object", properties: {} },
-  execute: function (ctx) {
-    ctx.log("waiting for release");
-    const r = ctx.system.exec("echo exec-started; while [ ! -e release ]; do sleep 0.02; done; echo exec-done");
-    return r.stdout.trim();
-  },
-};
-"""
 
 WORD_COUNT = """
 module.exports = {
