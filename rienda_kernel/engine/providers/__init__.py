@@ -21,6 +21,7 @@ from .base import (
     ToolSpec,
     UsageChunk,
 )
+from .openai import OpenAIProvider
 from .scripted import ScriptedProvider
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
 # name -> factory(config) building the provider from the user's configuration.
 PROVIDERS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {
     "scripted": lambda config: ScriptedProvider(),
+    "openai": lambda config: OpenAIProvider(),
 }
 
 

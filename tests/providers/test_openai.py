@@ -1,0 +1,366 @@
+"""The OpenAI provider against a real HTTP server on 127.0.0.1.
+
+The server replays Chat Completions streams. Every chunk it serves is validated with the
+official ``openai`` package's ``ChatCompletionChunk``, and every request it receives with
+``openai``'s ``CompletionCreateParamsStreaming`` type, so the fixtures are in the vendor's
+wire format, not one we made up.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from openai.types.chat import ChatCompletionChunk, completion_create_params
+from pydantic import TypeAdapter
+
+from rienda_kernel.engine import CancelToken, NonInteractiveUI
+from rienda_kernel.engine.errors import Interrupted, ProviderError
+from rienda_kernel.engine.messages import Message, ToolCall
+from rienda_kernel.engine.providers import (
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallChunk,
+    ToolSpec,
+    UsageChunk,
+    provider_for,
+)
+from rienda_kernel.engine.providers.openai import OpenAIProvider
+from rienda_kernel.engine.runtime import Rienda
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+REQUEST_TYPE = TypeAdapter(completion_create_params.CompletionCreateParamsStreaming)
+
+
+def _materialize(value: Any) -> Any:
+    """Force pydantic's lazy Iterable validators (they validate only when iterated)."""
+    if isinstance(value, dict):
+        return {k: _materialize(v) for k, v in value.items()}
+    if isinstance(value, (str, bytes, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, Iterable):
+        return [_materialize(v) for v in value]
+    return value
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-4o-mini",
+            "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                                     "total_tokens": prompt + completion}}
+
+
+def text_stream(*pieces: str) -> list[dict[str, Any]]:
+    return [chunk({"role": "assistant", "content": ""}), *(chunk({"content": p}) for p in pieces),
+            chunk({}, "stop"), usage(10, len(pieces))]
+
+
+def tool_stream(call_id: str, name: str, *argument_pieces: str, text: str = "") -> list[dict[str, Any]]:
+    events = [chunk({"role": "assistant", "content": text or None})]
+    events.append(chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                         "function": {"name": name, "arguments": ""}}]}))
+    events += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in argument_pieces]
+    return events + [chunk({}, "tool_calls"), usage(20, 5)]
+
+
+class FakeOpenAI:
+    """Answers POST /v1/chat/completions from a list of replies, recording the requests.
+
+    A reply is ``{"events": [...], "done": True, "delay": 0.0}`` for a 200 SSE stream
+    (events are chunk dicts, validated, or raw strings sent as ``data:`` lines as is), or
+    ``{"status": 429, "headers": {...}, "body": {...}}`` for an error.
+    """
+
+    def __init__(self) -> None:
+        self.replies: list[dict[str, Any]] = []
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.problems: list[str] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append(body)
+                fake.headers.append(dict(self.headers))
+                if self.path != "/v1/chat/completions":
+                    fake.problems.append(f"wrong path {self.path}")
+                try:
+                    _materialize(REQUEST_TYPE.validate_python(body))
+                except Exception as exc:  # the request is not in OpenAI's format
+                    fake.problems.append(f"request: {exc}")
+                reply = fake.replies.pop(0) if fake.replies else {"status": 500, "body": {"error": {"message": "no reply"}}}
+                try:
+                    fake.serve(self, reply)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def serve(self, handler: BaseHTTPRequestHandler, reply: dict[str, Any]) -> None:
+        status = reply.get("status", 200)
+        if status != 200:
+            payload = json.dumps(reply.get("body", {})).encode()
+            handler.send_response(status)
+            for name, value in reply.get("headers", {}).items():
+                handler.send_header(name, value)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(payload)))
+            handler.end_headers()
+            handler.wfile.write(payload)
+            return
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        for event in reply["events"]:
+            if isinstance(event, dict):
+                ChatCompletionChunk.model_validate(event)  # our fixture is OpenAI's format
+                event = json.dumps(event)
+            handler.wfile.write(f"data: {event}\n\n".encode())
+            handler.wfile.flush()
+            if reply.get("delay"):
+                time.sleep(reply["delay"])
+        if reply.get("done", True):
+            handler.wfile.write(b"data: [DONE]\n\n")
+        handler.wfile.flush()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    fake = FakeOpenAI()
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+    yield fake
+    fake.close()
+    assert not fake.problems
+
+
+def provider(**options: Any) -> OpenAIProvider:
+    return OpenAIProvider(**{"backoff": 0.01, "read_timeout": 5.0, **options})
+
+
+def ask(messages=None, tools=(), system="Be brief.") -> ModelRequest:
+    return ModelRequest(model="gpt-4o-mini", system=system, messages=messages or [Message.user("Hi")], tools=list(tools))
+
+
+def collect(request: ModelRequest, cancel: CancelToken | None = None, **options: Any) -> list[Any]:
+    return list(provider(**options).stream(request, cancel or CancelToken()))
+
+
+def test_the_registry_knows_openai():
+    found, name = provider_for("openai/gpt-4o-mini", {})
+    assert isinstance(found, OpenAIProvider) and name == "gpt-4o-mini"
+
+
+def test_text_streams_in_pieces_with_usage(server):
+    server.replies.append({"events": text_stream("Hel", "lo", " there")})
+    chunks = collect(ask())
+    assert chunks == [TextChunk("Hel"), TextChunk("lo"), TextChunk(" there"), UsageChunk(chunks[-1].usage)]
+    assert chunks[-1].usage.input_tokens == 10 and chunks[-1].usage.output_tokens == 3
+    [body] = server.requests
+    assert body["model"] == "gpt-4o-mini" and body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["messages"] == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    assert "tools" not in body
+    assert server.headers[0]["Authorization"] == f"Bearer {KEY}"
+
+
+def test_a_tool_call_is_assembled_from_pieces(server):
+    server.replies.append({"events": tool_stream("call_abc", "word-count", '{"pa', 'th": "no', 'tes.txt"}')})
+    tool = ToolSpec("word-count", "Counts words.", {"type": "object", "properties": {"path": {"type": "string"}}})
+    chunks = collect(ask(tools=[tool]))
+    calls = [c.call for c in chunks if isinstance(c, ToolCallChunk)]
+    assert calls == [ToolCall("call_abc", "word-count", {"path": "notes.txt"})]
+    assert isinstance(chunks[-1], UsageChunk) and chunks[-1].usage.input_tokens == 20
+    assert server.requests[0]["tools"] == [{"type": "function", "function": {
+        "name": "word-count", "description": "Counts words.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
+
+
+def test_two_parallel_tool_calls_and_arguments_that_are_not_json(server):
+    events = [chunk({"role": "assistant", "content": None}),
+              chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "a", "arguments": "{\"x\":"}}]}),
+              chunk({"tool_calls": [{"index": 1, "id": "c2", "type": "function", "function": {"name": "b", "arguments": "{oops"}}]}),
+              chunk({"tool_calls": [{"index": 0, "function": {"arguments": " 1}"}}]}),
+              chunk({}, "tool_calls")]
+    server.replies.append({"events": events})
+    calls = [c.call for c in collect(ask()) if isinstance(c, ToolCallChunk)]
+    assert calls == [ToolCall("c1", "a", {"x": 1}), ToolCall("c2", "b", "{oops")]
+
+
+def test_reasoning_content_becomes_thinking(server):
+    events = [chunk({"role": "assistant", "content": None, "reasoning_content": "Let me "}),
+              chunk({"reasoning_content": "think."}), chunk({"content": "42"}), chunk({}, "stop")]
+    server.replies.append({"events": events})
+    assert collect(ask()) == [ThinkingChunk("Let me "), ThinkingChunk("think."), TextChunk("42")]
+
+
+def test_a_multi_turn_conversation_sends_the_tool_result_back(server):
+    server.replies.append({"events": text_stream("There are 4 words.")})
+    call = ToolCall("call_1", "word-count", {"path": "notes.txt"})
+    messages = [Message.user("How many words?"),
+                Message("assistant", "Let me count.", thinking="hmm", tool_calls=(call,)),
+                Message.tool_result(call, "4", False),
+                Message("assistant", "", tool_calls=(ToolCall("call_2", "word-count", "{bad"),)),
+                Message.tool_result(ToolCall("call_2", "word-count", "{bad"), "arguments are not JSON", True),
+                Message.user("Thanks; and again?")]
+    collect(ask(messages))
+    assert server.requests[0]["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "How many words?"},
+        {"role": "assistant", "content": "Let me count.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "word-count", "arguments": '{"path": "notes.txt"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "4"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_2", "type": "function", "function": {"name": "word-count", "arguments": "{bad"}}]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "arguments are not JSON"},
+        {"role": "user", "content": "Thanks; and again?"},
+    ]
+
+
+def test_a_missing_key_fails_before_any_request(server, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(ProviderError, match="OPENAI_API_KEY"):
+        collect(ask())
+    assert server.requests == []
+
+
+def test_a_refused_key_is_reported_without_the_key(server):
+    server.replies.append({"status": 401, "body": {"error": {
+        "message": f"Incorrect API key provided: {KEY}. You can find your API key at https://platform.openai.com.",
+        "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}})
+    with pytest.raises(ProviderError) as caught:
+        collect(ask())
+    message = str(caught.value)
+    assert "refused" in message and "OPENAI_API_KEY" in message and "401" in message
+    assert KEY not in message and "SECRET" not in message
+    assert len(server.requests) == 1
+
+
+def test_429_waits_for_retry_after_then_succeeds(server):
+    server.replies += [{"status": 429, "headers": {"Retry-After": "1"},
+                        "body": {"error": {"message": "Rate limit reached", "type": "requests"}}},
+                       {"events": text_stream("ok")}]
+    started = time.monotonic()
+    chunks = collect(ask())
+    assert time.monotonic() - started >= 0.9
+    assert chunks[0] == TextChunk("ok") and len(server.requests) == 2
+
+
+def test_500_retries_are_bounded_then_the_error_is_clear(server):
+    server.replies += [{"status": 500, "body": {"error": {"message": "The server had an error while processing"}}}] * 4
+    with pytest.raises(ProviderError) as caught:
+        collect(ask(), max_retries=3)
+    message = str(caught.value)
+    assert "HTTP 500" in message and "The server had an error while processing" in message and "4 attempts" in message
+    assert len(server.requests) == 4
+
+
+def test_a_400_is_not_retried(server):
+    server.replies.append({"status": 400, "body": {"error": {"message": "Unknown model gpt-9"}}})
+    with pytest.raises(ProviderError, match="HTTP 400: 'Unknown model gpt-9'"):
+        collect(ask())
+    assert len(server.requests) == 1
+
+
+def test_connection_errors_are_retried_then_reported(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    dead = FakeOpenAI()
+    url = dead.url
+    dead.close()
+    with pytest.raises(ProviderError, match="gave up after 3 attempts: cannot connect"):
+        collect(ask(), base_url=url, max_retries=2)
+
+
+def test_a_stream_cut_before_done_is_an_error(server):
+    server.replies.append({"events": text_stream("partial")[:2], "done": False})
+    with pytest.raises(ProviderError, match=r"ended before data: \[DONE\].*partial"):
+        collect(ask())
+
+
+def test_garbled_json_is_an_error_quoting_it(server):
+    server.replies.append({"events": [chunk({"content": "a"}), '{"id": "x", "choices": [{"delta": {"con'], "done": True})
+    with pytest.raises(ProviderError, match=r"not JSON: .*\"con"):
+        collect(ask())
+
+
+def test_an_error_event_mid_stream_is_reported(server):
+    server.replies.append({"events": [chunk({"content": "a"}), '{"error": {"message": "overloaded", "type": "server_error"}}']})
+    with pytest.raises(ProviderError, match="overloaded"):
+        collect(ask())
+
+
+def test_cancel_during_a_slow_stream_stops_at_once(server):
+    events = [chunk({"role": "assistant", "content": "first"}), *[chunk({"content": " more"})] * 5, chunk({}, "stop")]
+    server.replies.append({"events": events, "delay": 2.0})
+    cancel = CancelToken()
+    stream = provider().stream(ask(), cancel)
+    assert next(stream) == TextChunk("first")
+    threading.Timer(0.1, cancel.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(Interrupted):
+        for _ in stream:
+            pass
+    assert time.monotonic() - started < 0.6
+
+
+def test_cancel_during_a_retry_wait_stops_at_once(server):
+    server.replies.append({"status": 429, "headers": {"Retry-After": "30"}, "body": {"error": {"message": "slow down"}}})
+    cancel = CancelToken()
+    threading.Timer(0.3, cancel.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(Interrupted):
+        collect(ask(), cancel)
+    assert time.monotonic() - started < 1.5
+
+
+WORD_COUNT = """module.exports = {
+  description: "Counts words.",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
+};"""
+
+
+def test_a_run_end_to_end_through_rienda(rig, server):
+    rig.write_tool("word-count", WORD_COUNT)
+    (rig.workdir / "notes.txt").write_text("one two three four")
+    path = rig.home / "agents" / "writer.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("---\ndescription: A test agent.\nmodel: openai/gpt-4o-mini\ntools: [word-count]\n---\nBe careful.\n")
+    server.replies += [{"events": tool_stream("call_wc", "word-count", '{"path":', ' "notes.txt"}', text="Let me count.")},
+                       {"events": text_stream("There are ", "4 words.")}]
+    engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
+    result = engine.conversation("writer").run("How many words?", NonInteractiveUI())
+    assert result.error is None and result.reason == "end_turn"
+    assert result.text == "There are 4 words."
+    [(call, answer)] = result.tool_calls
+    assert (call.id, call.arguments, answer.text, answer.is_error) == ("call_wc", {"path": "notes.txt"}, "4", False)
+    second = server.requests[1]["messages"]
+    assert second[0]["role"] == "system" and "Be careful." in second[0]["content"]
+    assert second[1:] == [
+        {"role": "user", "content": "How many words?"},
+        {"role": "assistant", "content": "Let me count.", "tool_calls": [
+            {"id": "call_wc", "type": "function", "function": {"name": "word-count", "arguments": '{"path": "notes.txt"}'}}]},
+        {"role": "tool", "tool_call_id": "call_wc", "content": "4"},
+    ]
+    assert server.requests[1]["tools"][0]["function"]["name"] == "word-count"
