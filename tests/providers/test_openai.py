@@ -20,7 +20,7 @@ from openai.types.chat import ChatCompletionChunk, completion_create_params
 from pydantic import TypeAdapter
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI
-from rienda_kernel.engine.errors import Interrupted, ProviderError
+from rienda_kernel.engine.errors import ConfigError, Interrupted, ProviderError
 from rienda_kernel.engine.messages import Message, ToolCall
 from rienda_kernel.engine.providers import (
     ModelRequest,
@@ -364,3 +364,22 @@ def test_a_run_end_to_end_through_rienda(rig, server):
         {"role": "tool", "tool_call_id": "call_wc", "content": "4"},
     ]
     assert server.requests[1]["tools"][0]["function"]["name"] == "word-count"
+
+
+def test_a_named_endpoint_in_config_is_one_entry_away(server, monkeypatch):
+    """providers: local: {api: openai, base_url, api_key_env} makes model local/<name> work."""
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    config = {"providers": {"local": {"api": "openai", "base_url": server.url, "api_key_env": None}}}
+    found, name = provider_for("local/qwen2.5", config)
+    assert name == "qwen2.5"
+    server.replies.append({"events": text_stream("local", " answer")})
+    chunks = list(found.stream(ask(), CancelToken()))
+    assert [c.text for c in chunks if isinstance(c, TextChunk)] == ["local", " answer"]
+    assert "Authorization" not in server.headers[0]
+    with pytest.raises(ConfigError, match="api 'ollama' is not available"):
+        provider_for("box/m", {"providers": {"box": {"api": "ollama"}}})
+    with pytest.raises(ConfigError, match="unknown option"):
+        provider_for("box/m", {"providers": {"box": {"api": "openai", "base_ur": "typo"}}})
+    with pytest.raises(ConfigError, match="no provider named 'nowhere'"):
+        provider_for("nowhere/m", config)

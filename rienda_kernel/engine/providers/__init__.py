@@ -25,6 +25,7 @@ from .openai import OpenAIProvider
 from .scripted import ScriptedProvider
 
 __all__ = [
+    "ENDPOINT_APIS",
     "PROVIDERS",
     "Chunk",
     "ModelRequest",
@@ -44,14 +45,39 @@ PROVIDERS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {
 }
 
 
+# api -> builder(options) for named endpoints in config.yaml (``providers: NAME: {api: ...}``).
+ENDPOINT_APIS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {
+    "openai": OpenAIProvider.from_options,
+}
+
+
 def provider_for(model_id: str, config: Mapping[str, Any]) -> tuple[Provider, str]:
-    """The provider for ``provider/model`` and the model name; ConfigError if unknown."""
+    """The provider for ``provider/model`` and the model name; ConfigError if unknown.
+
+    ``providers: NAME: {api, base_url, api_key_env, ...}`` in config.yaml defines a named
+    endpoint (``model: NAME/...``), or configures a built-in provider of that name.
+    """
     prefix, slash, name = model_id.partition("/")
     if not slash or not prefix or not name:
         raise ConfigError(f"model {model_id!r} must be provider/model, e.g. scripted/script.yaml")
+    endpoints = config.get("providers") or {}
+    if prefix in endpoints:
+        return _endpoint(prefix, endpoints[prefix]), name
     try:
         factory = PROVIDERS[prefix]
     except KeyError:
-        known = ", ".join(sorted(PROVIDERS))
-        raise ConfigError(f"model {model_id!r}: no provider named {prefix!r} (known: {known})") from None
+        known = ", ".join(sorted(set(PROVIDERS) | set(endpoints)))
+        raise ConfigError(f"model {model_id!r}: no provider named {prefix!r} (known: {known}; "
+                          "add one under providers: in config.yaml)") from None
     return factory(config), name
+
+
+def _endpoint(name: str, entry: Any) -> Provider:
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"config.yaml: providers.{name} must be a mapping (api, base_url, api_key_env...)")
+    options = dict(entry)
+    api = options.pop("api", name)
+    if api not in ENDPOINT_APIS:
+        raise ConfigError(f"config.yaml: providers.{name}: api {api!r} is not available "
+                          f"(available: {', '.join(sorted(ENDPOINT_APIS))})")
+    return ENDPOINT_APIS[api](options)

@@ -53,7 +53,7 @@ class OpenAIProvider(Provider):
     def __init__(
         self,
         base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = "OPENAI_API_KEY",
         *,
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
@@ -88,13 +88,16 @@ class OpenAIProvider(Provider):
         return base.rstrip("/") + "/chat/completions"
 
     def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:
-        key = os.environ.get(self.api_key_env, "").strip()
-        if not key:
-            raise ProviderError(f"no API key: set the environment variable {self.api_key_env} "
-                                f"(model openai/{request.model})")
+        headers = {"Accept": "text/event-stream"}
+        key = ""
+        if self.api_key_env:  # None: a local server that wants no key
+            key = os.environ.get(self.api_key_env, "").strip()
+            if not key:
+                raise ProviderError(f"no API key: set the environment variable {self.api_key_env} "
+                                    f"(model {request.model} at {self._url()})")
+            headers["Authorization"] = f"Bearer {key}"
         url = self._url()
         body = request_body(request)
-        headers = {"Authorization": f"Bearer {key}", "Accept": "text/event-stream"}
         cancel.raise_if_cancelled()
         exchange = self._open(url, headers, body, key, cancel)
         try:
