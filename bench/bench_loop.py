@@ -93,7 +93,8 @@ def write_script(rienda: Rienda, turns: int, with_tool: bool) -> None:
 
 
 def per_turn_ms(rienda: Rienda, turns: int, with_tool: bool, runs: int, latency: float) -> list[float]:
-    """The engine's own milliseconds per model turn, one figure per run of ``turns``."""
+    """The engine's own milliseconds per model turn, one figure per run (a text-only
+    script ends the run at its first answer: one turn)."""
     write_script(rienda, turns, with_tool)
     MODEL.latency = latency
     figures = []
@@ -106,7 +107,8 @@ def per_turn_ms(rienda: Rienda, turns: int, with_tool: bool, runs: int, latency:
         elapsed = time.perf_counter() - started - MODEL.seconds
         assert result.reason == "end_turn", result.error
         conversation.close()
-        figures.append(elapsed * 1000 / turns)
+        model_turns = sum(1 for message in result.messages if message.role == "assistant")
+        figures.append(elapsed * 1000 / model_turns)
     return figures
 
 
