@@ -91,21 +91,28 @@ def test_confirm_follows_the_configuration_when_not_given_yes(setup):
     assert "confirm 'Publish': allowed (auto-approve)" in done.stderr
 
 
-def test_a_terminal_on_stdin_is_asked_y_n(setup):
-    home, work = setup
-    write_script(work, PUBLISH_SCRIPT)
+def answer_on_a_terminal(home, work, answer: bytes) -> tuple[int, str]:
+    """Run the pub agent with a terminal on stdin; type ``answer`` at the first confirm.
+    Returns the exit code and what stderr printed after the prompt."""
     master, slave = pty.openpty()
     env = {**os.environ, "RIENDA_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "go"], cwd=work,
                             env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     os.close(slave)
     errors = ""
-    while "Allow? [y = once" not in errors:
+    while "Allow? [y = once, s = for this session, N = no]" not in errors:
         errors += proc.stderr.read(1)
-    os.write(master, b"y\n")
-    out, rest = proc.communicate(timeout=30)
+    os.write(master, answer)
+    _, rest = proc.communicate(timeout=30)
     os.close(master)
-    assert proc.returncode == 0
+    return proc.returncode, rest
+
+
+def test_a_terminal_on_stdin_is_asked_y_n(setup):
+    home, work = setup
+    write_script(work, PUBLISH_SCRIPT)
+    code, rest = answer_on_a_terminal(home, work, b"y\n")
+    assert code == 0
     assert "confirm 'Publish': allowed (user)" in rest
 
 
@@ -172,18 +179,8 @@ def test_agents_lists_the_builtin_default_and_files(setup):
 def test_s_at_the_prompt_allows_the_same_request_for_the_rest_of_the_session(setup):
     home, work = setup
     write_script(work, [{"text": "", "tool_calls": [{"name": "publish", "arguments": {}}] * 2}, {"text": "Done."}])
-    master, slave = pty.openpty()
-    env = {**os.environ, "RIENDA_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "go"], cwd=work,
-                            env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    os.close(slave)
-    errors = ""
-    while "s = for this session" not in errors:
-        errors += proc.stderr.read(1)
-    os.write(master, b"s\n")
-    out, rest = proc.communicate(timeout=30)
-    os.close(master)
-    assert proc.returncode == 0
+    code, rest = answer_on_a_terminal(home, work, b"s\n")
+    assert code == 0
     assert "confirm 'Publish': allowed (allowed for this session)" in rest
     assert "confirm 'Publish': allowed (allowed earlier in this session)" in rest
-    assert rest.count("s = for this session") == 0  # asked once only (the first prompt was read above)
+    assert "s = for this session" not in rest  # the second request was not asked
