@@ -190,7 +190,7 @@ def test_a_throwing_hook_is_reported_and_the_run_continues(rig, engine):
     assert any("bad hook" in e.message for e in ui.events if isinstance(e, Diagnostic))
 
 
-def test_hooks_run_in_the_declared_order_and_an_agent_without_hooks_runs_none(rig, engine):
+def test_H04_hooks_run_in_the_declared_order_and_an_agent_without_hooks_runs_none(rig, engine):
     rig.write_hook("a", 'module.exports = { beforeRun(ctx) { ctx.log("a"); } };')
     rig.write_hook("b", 'module.exports = { beforeRun(ctx) { ctx.log("b"); } };')
     script(rig, [{"text": "hi"}] * 3)
@@ -202,7 +202,7 @@ def test_hooks_run_in_the_declared_order_and_an_agent_without_hooks_runs_none(ri
 
 
 @pytest.mark.parametrize("kind", ["hook", "tool"])
-def test_an_undeclared_extension_fails_the_run_before_any_model_call(rig, engine, probe, kind):
+def test_H05_a_declared_hook_or_tool_that_does_not_exist_fails_the_run_before_any_model_call(rig, engine, probe, kind):
     path = agent(rig, model="probe/m", **({"hooks": ("ghost",)} if kind == "hook" else {"tools": ("ghost",)}))
     ui = NonInteractiveUI()
     result = engine.conversation("writer").run("hi", ui)
@@ -231,7 +231,14 @@ def test_an_exhausted_script_ends_the_run_with_error(rig, engine):
     assert [(m.role, m.text) for m in result.messages][-1] == ("tool", "4")
 
 
-def test_the_model_calling_an_unknown_tool_ends_the_run_with_error(rig, engine):
+def test_T05_the_model_is_offered_only_the_declared_tools(rig, engine, probe):
+    agent(rig, model="probe/m", tools=("word-count",))
+    probe.answers = [{"text": "ok"}]
+    engine.conversation("writer").run("hi", NonInteractiveUI())
+    assert [tool.name for tool in probe.requests[0].tools] == ["word-count"]
+
+
+def test_T05_a_tool_the_agent_does_not_declare_is_not_the_models_to_call(rig, engine):
     agent(rig)
     script(rig, [{"text": "x", "tool_calls": [{"name": "rm-everything", "arguments": {}}]}])
     result = engine.conversation("writer").run("go", NonInteractiveUI())
