@@ -54,8 +54,10 @@ class MainThreadPump:
         """Run jobs until ``done``; Ctrl-C calls ``on_interrupt`` and keeps waiting for
         the turn to wind down. Returns whether an interrupt happened."""
         interrupted = False
-        while not done.is_set():
-            try:
+        while True:
+            try:  # the check is inside: Ctrl-C may land on any bytecode of the loop
+                if done.is_set():
+                    break
                 self._run_one(timeout=0.02)
             except KeyboardInterrupt:
                 interrupted = True

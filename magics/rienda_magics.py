@@ -182,8 +182,13 @@ class RiendaMagics(Magics):
                                 kernel._get_shell_context_var(kernel._shell_parent_ident),
                                 pump.schedule, widgets_available(), bool(getattr(kernel, "_allow_stdin", False)))
             ui = NotebookUI(target, self.notebook.confirm_policy, self.seen_diagnostics)
-            threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
-            return pump.run_until(done, cancel.cancel)
+            try:
+                threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
+                return pump.run_until(done, cancel.cancel)
+            except KeyboardInterrupt:  # Ctrl-C outside the pump's loop: still let the turn wind down
+                cancel.cancel()
+                pump.run_until(done, cancel.cancel)
+                return True
 
     def _turn_in_terminal(self, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
         policy = self.notebook.confirm_policy
@@ -191,9 +196,10 @@ class RiendaMagics(Magics):
         ui = TerminalUI(auto, sys.stdin)
         threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
         interrupted = False
-        while not done.is_set():
-            try:
-                done.wait(0.05)
+        while True:
+            try:  # the check is inside: Ctrl-C may land on any bytecode of the loop
+                if done.wait(0.05):
+                    break
             except KeyboardInterrupt:
                 interrupted = True
                 cancel.cancel()

@@ -126,9 +126,10 @@ def _in_worker(work: Callable[[CancelToken], Any]) -> tuple[Any, bool]:
 
     threading.Thread(target=target, name="rienda-run", daemon=True).start()
     interrupted = False
-    while not done.is_set():
-        try:
-            done.wait(0.1)
+    while True:
+        try:  # the check is inside: Ctrl-C may land on any bytecode of the loop
+            if done.wait(0.1):
+                break
         except KeyboardInterrupt:
             interrupted = True
             cancel.cancel()
