@@ -29,6 +29,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from rienda_kernel.commands import SUBCOMMANDS, CommandError, run_command
 from rienda_kernel.display import CellTarget, NotebookUI, widgets_available
 from rienda_kernel.engine import CancelToken, JSTool, RiendaError
+from rienda_kernel.engine.cancel import run_interruptibly
 from rienda_kernel.engine.extensions import NAME_RULE
 from rienda_kernel.notebook import NotebookSession
 from rienda_kernel.terminal import TerminalUI
@@ -194,15 +195,7 @@ class RiendaMagics(Magics):
         policy = self.notebook.confirm_policy
         auto = {"allow": True, "deny": False}.get(policy or "")
         ui = TerminalUI(auto, sys.stdin)
-        threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
-        interrupted = False
-        while True:
-            try:  # the check is inside: Ctrl-C may land on any bytecode of the loop
-                if done.wait(0.05):
-                    break
-            except KeyboardInterrupt:
-                interrupted = True
-                cancel.cancel()
+        _, interrupted = run_interruptibly(lambda _: work(ui), cancel)
         return interrupted
 
     def _save_extension(self, kind: str, name: str, source: str) -> None:

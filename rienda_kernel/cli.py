@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, RiendaError, invoke_tool
+from .engine.cancel import run_interruptibly
 from .engine.config import redact
 from .engine.host import RunContext
 from .engine.replay import replay_session, session_script
@@ -108,34 +107,6 @@ def _terminal_stdin() -> Any:
     return sys.stdin if sys.stdin is not None and sys.stdin.isatty() else None
 
 
-def _in_worker(work: Callable[[CancelToken], Any]) -> tuple[Any, bool]:
-    """Run ``work`` in a thread so Ctrl-C can stop it; (its result, interrupted?).
-
-    Waits on an Event, not ``Thread.join``: a KeyboardInterrupt inside ``join`` can leave
-    ``is_alive()`` wrongly False (a CPython issue), which would abandon the run.
-    """
-    cancel = CancelToken()
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def target() -> None:
-        try:
-            box["value"] = work(cancel)
-        finally:
-            done.set()
-
-    threading.Thread(target=target, name="rienda-run", daemon=True).start()
-    interrupted = False
-    while True:
-        try:  # the check is inside: Ctrl-C may land on any bytecode of the loop
-            if done.wait(0.1):
-                break
-        except KeyboardInterrupt:
-            interrupted = True
-            cancel.cancel()
-    return box.get("value"), interrupted
-
-
 def _run(args: argparse.Namespace) -> int:
     rienda = _rienda(args)
     prompt = args.prompt if args.prompt is not None else _prompt_from_stdin()
@@ -147,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
     conversation = rienda.conversation(args.agent, args.session, args.model)
     for warning in conversation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    result, interrupted = _in_worker(lambda cancel: conversation.run(prompt, ui, cancel))
+    result, interrupted = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel))
     conversation.close()
     if result.session_id and not args.json:
         print(f"session {result.session_id}", file=sys.stderr)
@@ -271,7 +242,7 @@ def _call(args: argparse.Namespace) -> int:
                      agent={"id": None, "description": "", "model": None, "tools": [args.tool], "hooks": []},
                      config=redact(rienda.config()))
     tool = catalog.tools[args.tool]
-    result, interrupted = _in_worker(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel))
+    result, interrupted = run_interruptibly(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel))
     if interrupted or result is None:
         print("rienda: interrupted", file=sys.stderr)
         return 130

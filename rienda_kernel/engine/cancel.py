@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from .errors import Interrupted
 
-__all__ = ["CancelToken"]
+__all__ = ["CancelToken", "run_interruptibly"]
 
 
 class CancelToken:
@@ -61,3 +62,33 @@ class CancelToken:
     def raise_if_cancelled(self) -> None:
         if self._event.is_set():
             raise Interrupted("stopped")
+
+
+def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | None = None) -> tuple[Any, bool]:
+    """Run ``work(cancel)`` in a thread while the calling (main) thread waits, so Ctrl-C
+    cancels it instead of abandoning it; returns (its result, whether Ctrl-C came).
+
+    Waits on an Event, not ``Thread.join`` (a KeyboardInterrupt inside ``join`` can leave
+    ``is_alive()`` wrongly False), and checks it inside the ``try``: Ctrl-C may land on
+    any bytecode of the loop.
+    """
+    cancel = cancel or CancelToken()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = work(cancel)
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="rienda-run", daemon=True).start()
+    interrupted = False
+    while True:
+        try:
+            if done.wait(0.1):
+                break
+        except KeyboardInterrupt:
+            interrupted = True
+            cancel.cancel()
+    return box.get("value"), interrupted

@@ -9,7 +9,13 @@ import pytest
 from ..frontend import PUBLISH, SLOW, buttons, streams, texts, write_agent, write_extension, write_script
 
 
-CALL_ONE = [{"text": "Calling.", "tool_calls": [{"name": "{tool}", "arguments": {}}]}, {"text": "Finished."}]
+
+
+def publisher(agent_home, work, turns: int = 1) -> None:
+    """The agent "pub" with the publish tool, and a script that calls it ``turns`` times."""
+    write_extension(agent_home, "tools", "publish", PUBLISH)
+    write_agent(agent_home, "pub", tools=["publish"])
+    write_script(work, call_script("publish") * turns)
 
 
 def call_script(tool: str, then: str = "Finished.") -> list:
@@ -72,10 +78,7 @@ def test_log_lines_and_exec_output_arrive_while_the_tool_runs(frontend_factory, 
 
 @pytest.mark.parametrize(("choice", "expected"), [("Allow", "pushed"), ("Deny", "cancelled")])
 def test_confirm_is_answered_by_clicking_a_button(frontend_factory, home, choice, expected):
-    agent_home, work = home
-    write_extension(agent_home, "tools", "publish", PUBLISH)
-    write_agent(agent_home, "pub", tools=["publish"])
-    write_script(work, call_script("publish"))
+    publisher(*home)
     fe = frontend_factory()
     fe.announce_widgets()
     fe.run("%rienda use pub")
@@ -97,10 +100,7 @@ def test_confirm_is_answered_by_clicking_a_button(frontend_factory, home, choice
 
 
 def test_a_non_interactive_run_denies_and_says_so(frontend_factory, home):
-    agent_home, work = home
-    write_extension(agent_home, "tools", "publish", PUBLISH)
-    write_agent(agent_home, "pub", tools=["publish"])
-    write_script(work, call_script("publish"))
+    publisher(*home)
     fe = frontend_factory()
     fe.run("%rienda use pub")
     reply, messages = fe.run("publish", allow_stdin=False)
@@ -111,10 +111,7 @@ def test_a_non_interactive_run_denies_and_says_so(frontend_factory, home):
 
 @pytest.mark.parametrize(("setting", "expected"), [("allow", "pushed"), ("deny", "cancelled")])
 def test_an_explicit_confirm_setting_wins(frontend_factory, home, setting, expected):
-    agent_home, work = home
-    write_extension(agent_home, "tools", "publish", PUBLISH)
-    write_agent(agent_home, "pub", tools=["publish"])
-    write_script(work, call_script("publish"))
+    publisher(*home)
     fe = frontend_factory()
     fe.announce_widgets()
     fe.run("%rienda use pub")
@@ -125,10 +122,7 @@ def test_an_explicit_confirm_setting_wins(frontend_factory, home, setting, expec
 
 
 def test_the_environment_variable_sets_the_policy(frontend_factory, home):
-    agent_home, work = home
-    write_extension(agent_home, "tools", "publish", PUBLISH)
-    write_agent(agent_home, "pub", tools=["publish"])
-    write_script(work, call_script("publish"))
+    publisher(*home)
     fe = frontend_factory(RIENDA_CONFIRM="allow")
     fe.run("%rienda use pub")
     _, messages = fe.run("publish", allow_stdin=False)
@@ -136,10 +130,7 @@ def test_the_environment_variable_sets_the_policy(frontend_factory, home):
 
 
 def test_without_widgets_a_terminal_front_end_gets_a_y_n_prompt(frontend_factory, home):
-    agent_home, work = home
-    write_extension(agent_home, "tools", "publish", PUBLISH)
-    write_agent(agent_home, "pub", tools=["publish"])
-    write_script(work, call_script("publish"))
+    publisher(*home)
     fe = frontend_factory()
     fe.run("%rienda use pub")
     msg_id = fe.submit("publish", allow_stdin=True)
