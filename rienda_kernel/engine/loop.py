@@ -43,7 +43,16 @@ from .extensions import Catalog
 from .hooks import HookChain, ModelResponse
 from .host import RunContext
 from .messages import Message, ToolCall, Usage
-from .providers import ModelRequest, Provider, TextChunk, ThinkingChunk, ToolCallChunk, ToolSpec, UsageChunk
+from .providers import (
+    ModelRequest,
+    Provider,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallChunk,
+    ToolSpec,
+    UsageChunk,
+    VendorStateChunk,
+)
 from .sandbox import Sandbox
 from .tools import ToolResult, invoke_tool
 from .ui import ALLOWED_EARLIER, FOR_THIS_SESSION, UI
@@ -168,18 +177,19 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, 
     tools = [ToolSpec(t.name, t.description, t.parameters) for t in (setup.catalog.tools[n] for n in agent.tools)]
     request = ModelRequest(setup.model_name, system, list(setup.history), tools, run.workdir)
     try:
-        response, usage = _stream(setup.provider, request, run.ui, cancel)
+        streamed, usage, vendor = _stream(setup.provider, request, run.ui, cancel)
     except _Partial as partial:
         _save_partial(chain, partial, save)
         raise partial.cause from None
     try:
-        response = chain.after_model_response(response, cancel)
+        response = chain.after_model_response(streamed, cancel)
     except Interrupted:
         save(Message("assistant", meta={"interrupted": True, "withheld": "stopped during afterModelResponse; "
                                         "the text those hooks had not reviewed was not saved"}))
         raise
     calls = tuple(response.tool_calls)
-    message = Message("assistant", response.text, response.thinking, calls, usage=usage)
+    meta = {"vendor": vendor} if vendor and response.thinking == streamed.thinking else {}
+    message = Message("assistant", response.text, response.thinking, calls, usage=usage, meta=meta)
     save(message)
     run.ui.emit(MessageSaved(message.to_dict()))
     unknown = [call.name for call in calls if call.name not in agent.tools]
@@ -209,12 +219,14 @@ class _Partial(Exception):
 
 
 def _stream(provider: Provider, request: ModelRequest, ui: UI,
-            cancel: CancelToken) -> tuple[ModelResponse, Usage | None]:
-    """Stream one response; a stop or failure raises :class:`_Partial`."""
+            cancel: CancelToken) -> tuple[ModelResponse, Usage | None, dict[str, Any]]:
+    """Stream one response: the response, its usage and its vendor state; a stop or
+    failure raises :class:`_Partial`."""
     text: list[str] = []
     thinking: list[str] = []
     calls: list[ToolCall] = []
     usage: Usage | None = None
+    vendor: dict[str, Any] = {}
     try:
         for chunk in provider.stream(request, cancel):
             cancel.raise_if_cancelled()
@@ -228,10 +240,12 @@ def _stream(provider: Provider, request: ModelRequest, ui: UI,
                 calls.append(chunk.call)
             elif isinstance(chunk, UsageChunk):
                 usage = chunk.usage
+            elif isinstance(chunk, VendorStateChunk):
+                vendor.update(chunk.state)
         cancel.raise_if_cancelled()
     except (Interrupted, RiendaError) as exc:
         raise _Partial(ModelResponse("".join(text), "".join(thinking)), exc) from exc
-    return ModelResponse("".join(text), "".join(thinking), tuple(calls)), usage
+    return ModelResponse("".join(text), "".join(thinking), tuple(calls)), usage, vendor
 
 
 def _save_partial(chain: HookChain, partial: _Partial, save: Any) -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -34,19 +32,10 @@ from rienda_kernel.engine.providers import (
 from rienda_kernel.engine.providers.openai import OpenAIProvider
 from rienda_kernel.engine.runtime import Rienda
 
+from .wire import ReplayServer, materialize
+
 KEY = "sk-test-SECRET-0123456789abcdef"
 REQUEST_TYPE = TypeAdapter(completion_create_params.CompletionCreateParamsStreaming)
-
-
-def _materialize(value: Any) -> Any:
-    """Force pydantic's lazy Iterable validators (they validate only when iterated)."""
-    if isinstance(value, dict):
-        return {k: _materialize(v) for k, v in value.items()}
-    if isinstance(value, (str, bytes, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, Iterable):
-        return [_materialize(v) for v in value]
-    return value
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -73,82 +62,26 @@ def tool_stream(call_id: str, name: str, *argument_pieces: str, text: str = "") 
     return events + [chunk({}, "tool_calls"), usage(20, 5)]
 
 
-class FakeOpenAI:
-    """Answers POST /v1/chat/completions from a list of replies, recording the requests.
+def _validate_request(body: dict[str, Any]) -> None:
+    materialize(REQUEST_TYPE.validate_python(body))
 
-    A reply is ``{"events": [...], "done": True, "delay": 0.0}`` for a 200 SSE stream
-    (events are chunk dicts, validated, or raw strings sent as ``data:`` lines as is), or
-    ``{"status": 429, "headers": {...}, "body": {...}}`` for an error.
-    """
 
-    def __init__(self) -> None:
-        self.replies: list[dict[str, Any]] = []
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.problems: list[str] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append(body)
-                fake.headers.append(dict(self.headers))
-                if self.path != "/v1/chat/completions":
-                    fake.problems.append(f"wrong path {self.path}")
-                try:
-                    _materialize(REQUEST_TYPE.validate_python(body))
-                except Exception as exc:  # the request is not in OpenAI's format
-                    fake.problems.append(f"request: {exc}")
-                reply = fake.replies.pop(0) if fake.replies else {"status": 500, "body": {"error": {"message": "no reply"}}}
-                try:
-                    fake.serve(self, reply)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-    def serve(self, handler: BaseHTTPRequestHandler, reply: dict[str, Any]) -> None:
-        status = reply.get("status", 200)
-        if status != 200:
-            payload = json.dumps(reply.get("body", {})).encode()
-            handler.send_response(status)
-            for name, value in reply.get("headers", {}).items():
-                handler.send_header(name, value)
-            handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(len(payload)))
-            handler.end_headers()
-            handler.wfile.write(payload)
-            return
-        handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.end_headers()
-        for event in reply["events"]:
-            if isinstance(event, dict):
-                ChatCompletionChunk.model_validate(event)  # our fixture is OpenAI's format
-                event = json.dumps(event)
-            handler.wfile.write(f"data: {event}\n\n".encode())
-            handler.wfile.flush()
-            if reply.get("delay"):
-                time.sleep(reply["delay"])
-        if reply.get("done", True):
-            handler.wfile.write(b"data: [DONE]\n\n")
-        handler.wfile.flush()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+def fake_openai() -> ReplayServer:
+    """Chat Completions at /v1/chat/completions: SSE ``data:`` lines, then ``data: [DONE]``."""
+    server = ReplayServer("/v1/chat/completions", "text/event-stream",
+                          encode=lambda event: f"data: {json.dumps(event)}\n\n",
+                          encode_raw=lambda raw: f"data: {raw}\n\n",
+                          validate_request=_validate_request,
+                          validate_event=ChatCompletionChunk.model_validate,
+                          trailer="data: [DONE]\n\n")
+    server.url = server.origin + "/v1"
+    return server
 
 
 @pytest.fixture
 def server(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    fake = FakeOpenAI()
+    fake = fake_openai()
     monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
     yield fake
     fake.close()
@@ -285,7 +218,7 @@ def test_a_400_is_not_retried(server):
 
 def test_connection_errors_are_retried_then_reported(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    dead = FakeOpenAI()
+    dead = fake_openai()
     url = dead.url
     dead.close()
     with pytest.raises(ProviderError, match="gave up after 3 attempts: cannot connect"):
@@ -377,8 +310,8 @@ def test_a_named_endpoint_in_config_is_one_entry_away(server, monkeypatch):
     chunks = list(found.stream(ask(), CancelToken()))
     assert [c.text for c in chunks if isinstance(c, TextChunk)] == ["local", " answer"]
     assert "Authorization" not in server.headers[0]
-    with pytest.raises(ConfigError, match="api 'ollama' is not available"):
-        provider_for("box/m", {"providers": {"box": {"api": "ollama"}}})
+    with pytest.raises(ConfigError, match="api 'gemini' is not available"):
+        provider_for("box/m", {"providers": {"box": {"api": "gemini"}}})
     with pytest.raises(ConfigError, match="unknown option"):
         provider_for("box/m", {"providers": {"box": {"api": "openai", "base_ur": "typo"}}})
     with pytest.raises(ConfigError, match="no provider named 'nowhere'"):

@@ -20,7 +20,10 @@ from .base import (
     ToolCallChunk,
     ToolSpec,
     UsageChunk,
+    VendorStateChunk,
 )
+from .anthropic import AnthropicProvider
+from .ollama import OllamaProvider
 from .openai import OpenAIProvider
 from .scripted import ScriptedProvider
 
@@ -35,6 +38,7 @@ __all__ = [
     "ToolCallChunk",
     "ToolSpec",
     "UsageChunk",
+    "VendorStateChunk",
     "provider_for",
 ]
 
@@ -42,12 +46,16 @@ __all__ = [
 PROVIDERS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {
     "scripted": lambda config: ScriptedProvider(),
     "openai": lambda config: OpenAIProvider(),
+    "anthropic": lambda config: AnthropicProvider(),
+    "ollama": lambda config: OllamaProvider(),
 }
 
 
 # api -> builder(options) for named endpoints in config.yaml (``providers: NAME: {api: ...}``).
 ENDPOINT_APIS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {
     "openai": OpenAIProvider.from_options,
+    "anthropic": AnthropicProvider.from_options,
+    "ollama": OllamaProvider.from_options,
 }
 
 

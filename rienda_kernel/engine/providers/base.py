@@ -26,6 +26,7 @@ __all__ = [
     "ToolCallChunk",
     "ToolSpec",
     "UsageChunk",
+    "VendorStateChunk",
 ]
 
 
@@ -71,7 +72,19 @@ class UsageChunk:
     usage: Usage
 
 
-Chunk = TextChunk | ThinkingChunk | ToolCallChunk | UsageChunk
+@dataclass(frozen=True)
+class VendorStateChunk:
+    """What the vendor needs sent back with this turn in later requests, keyed by wire
+    format (e.g. ``{"anthropic": {"thinking": [signed blocks]}}``).
+
+    The loop saves it in the assistant message's ``meta["vendor"]``, unless an
+    ``afterModelResponse`` hook changed the thinking it vouches for.
+    """
+
+    state: Mapping[str, Any]
+
+
+Chunk = TextChunk | ThinkingChunk | ToolCallChunk | UsageChunk | VendorStateChunk
 
 
 class Provider(ABC):

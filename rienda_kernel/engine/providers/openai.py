@@ -5,7 +5,8 @@ the server-sent events back into chunks: ``delta.content`` -> :class:`TextChunk`
 ``delta.reasoning_content`` (or ``reasoning``) -> :class:`ThinkingChunk`, tool calls (their
 ``arguments`` assembled from pieces, by ``index``) -> one :class:`ToolCallChunk` each at the
 end, and the final ``usage`` -> :class:`UsageChunk`. The stream must end with
-``data: [DONE]``.
+``data: [DONE]``; an answer cut off at the length limit ends the run with an error saying
+so (the text so far is saved).
 
 The key comes from ``api_key_env`` (``OPENAI_API_KEY``), the base URL from ``base_url`` or
 else ``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``). Retries, timeouts and
@@ -94,6 +95,7 @@ def _parse(reader: EventReader, key: str) -> Iterator[Chunk]:
     """Chunks from the server-sent events, until ``data: [DONE]``."""
     calls: dict[int, dict[str, Any]] = {}
     usage: Usage | None = None
+    finish: str | None = None
     for _, payload in reader.events():
         if payload.strip() == "[DONE]":
             break
@@ -106,6 +108,7 @@ def _parse(reader: EventReader, key: str) -> Iterator[Chunk]:
                           output_tokens=int(raw.get("completion_tokens") or 0))
         for choice in chunk.get("choices") or ():
             delta = (choice or {}).get("delta") or {}
+            finish = (choice or {}).get("finish_reason") or finish
             thinking = delta.get("reasoning_content")
             if thinking is None:
                 thinking = delta.get("reasoning")
@@ -118,6 +121,8 @@ def _parse(reader: EventReader, key: str) -> Iterator[Chunk]:
                 _add_piece(calls, position, piece)
     else:
         raise ProviderError(f"the stream ended before data: [DONE]; the last the server sent: {reader.tail()}")
+    if finish == "length":
+        raise ProviderError("the answer was cut off at the model's length limit (finish_reason: length)")
 
     for index in sorted(calls):
         call = calls[index]

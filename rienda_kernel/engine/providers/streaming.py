@@ -56,7 +56,8 @@ class HttpProvider(Provider):
     Subclasses set ``api`` (the name in config.yaml's ``api:``), ``key_env`` (the default
     key variable, None when the server wants no key), ``base_url_env`` and
     ``default_base_url``, ``path`` (appended to the base URL) and ``extra_options`` (their
-    own config keys, accepted by ``__init__`` as keywords).
+    own config keys, accepted by ``__init__`` as keywords). ``key_required`` False sends the
+    key only when its variable is set.
 
     ``base_url``: None reads ``base_url_env`` at each request. ``connect_timeout`` and
     ``read_timeout`` (seconds) bound connecting and each wait for data.
@@ -67,6 +68,7 @@ class HttpProvider(Provider):
     base_url_env: ClassVar[str]
     default_base_url: ClassVar[str]
     path: ClassVar[str]
+    key_required: ClassVar[bool] = True
     extra_options: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
@@ -118,11 +120,11 @@ class HttpProvider(Provider):
 
     def api_key(self, model: str) -> str:
         """The key from ``api_key_env`` ("" when none is configured); ProviderError naming
-        the variable to set when it is configured but empty, before any request."""
+        the variable to set when a required key is missing, before any request."""
         if not self.api_key_env:
             return ""
         key = os.environ.get(self.api_key_env, "").strip()
-        if not key:
+        if not key and self.key_required:
             raise ProviderError(f"no API key: set the environment variable {self.api_key_env} "
                                 f"(model {model} at {self.url()})")
         return key

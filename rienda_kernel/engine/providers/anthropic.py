@@ -1,0 +1,263 @@
+"""Anthropic's Messages API, streamed over httpx.
+
+``anthropic/<model>`` posts to ``{base_url}/v1/messages`` with ``stream: true``. The key
+comes from ``api_key_env`` (``ANTHROPIC_API_KEY``, sent as ``x-api-key``), the base URL from
+``base_url`` or else ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``).
+
+Options (config.yaml ``providers: anthropic: {...}``, or a named endpoint with
+``api: anthropic``), besides :class:`~.streaming.HttpProvider`'s:
+
+- ``max_tokens`` (default 8192): the vendor requires one. An answer that reaches it ends
+  the run with an error saying so (the text so far is saved), rather than passing a cut
+  answer off as complete.
+- ``thinking``: sent as is, e.g. ``{type: enabled, budget_tokens: 2048}`` or
+  ``{type: adaptive}``; without it the model's default applies.
+
+The stream's events become chunks: ``text_delta`` -> :class:`TextChunk`,
+``thinking_delta`` -> :class:`ThinkingChunk`, each ``tool_use`` block (its
+``input_json_delta`` pieces joined) -> :class:`ToolCallChunk`, the signed thinking blocks
+-> one :class:`VendorStateChunk` (sent back verbatim with that turn later, as the vendor
+requires during tool use), and the usage of ``message_start`` and ``message_delta`` ->
+:class:`UsageChunk`. The stream must end with ``message_stop``; an ``error`` event ends the
+run with the server's message.
+
+Tool results go back as ``tool_result`` blocks paired by ``tool_use_id``; consecutive tool
+results (and a user prompt after them) form one user turn, tool results first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..cancel import CancelToken
+from ..errors import ProviderError
+from ..messages import Message, ToolCall, Usage
+from .base import (
+    Chunk,
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallChunk,
+    UsageChunk,
+    VendorStateChunk,
+)
+from .streaming import EventReader, HttpProvider, decode_arguments, decode_json, redact, server_message
+
+__all__ = ["AnthropicProvider", "request_body"]
+
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 8192
+
+
+class AnthropicProvider(HttpProvider):
+    """A Messages API endpoint (see the module docstring)."""
+
+    api = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_url = "https://api.anthropic.com"
+    path = "/v1/messages"
+    extra_options = frozenset({"max_tokens", "thinking"})
+
+    def __init__(self, *args: Any, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 thinking: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_tokens = int(max_tokens)
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive number, not {max_tokens!r}")
+        if thinking is not None and not isinstance(thinking, dict):
+            raise ValueError(f"thinking must be a mapping such as {{type: adaptive}}, not {thinking!r}")
+        self.thinking = thinking
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"x-api-key": key}
+
+    def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:
+        key = self.api_key(request.model)
+        body = request_body(request, self.max_tokens, self.thinking)
+        headers = {"anthropic-version": API_VERSION, "Accept": "text/event-stream"}
+        exchange = self.open(body, key, cancel, headers)
+        try:
+            yield from _parse(EventReader(exchange, key), key, self.max_tokens)
+        finally:
+            exchange.abandon()
+
+
+def request_body(request: ModelRequest, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 thinking: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Messages API request for ``request`` (streamed)."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": max_tokens,
+        "stream": True,
+        "messages": _wire_messages(request.messages),
+    }
+    if request.system:
+        body["system"] = request.system
+    if request.tools:
+        body["tools"] = [{"name": tool.name, "description": tool.description,
+                          "input_schema": dict(tool.parameters)} for tool in request.tools]
+    if thinking is not None:
+        body["thinking"] = dict(thinking)
+    return body
+
+
+def _wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """The conversation as alternating user/assistant turns of content blocks."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role, blocks = _blocks(message)
+        if not blocks:
+            continue  # the vendor rejects empty turns (e.g. an answer stopped before any text)
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return turns
+
+
+def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    if message.role == "tool":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
+        if message.text:
+            block["content"] = message.text
+        if message.is_error:
+            block["is_error"] = True
+        return "user", [block]
+    if message.role == "user":
+        return "user", [{"type": "text", "text": message.text}] if message.text else []
+    if message.role == "assistant":
+        signed = ((message.meta.get("vendor") or {}).get("anthropic") or {}).get("thinking") or []
+        blocks = [dict(b) for b in signed]  # unsigned thinking cannot be sent back; it is left out
+        if message.text:
+            blocks.append({"type": "text", "text": message.text})
+        blocks += [{"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call)}
+                   for call in message.tool_calls]
+        return "assistant", blocks
+    raise ProviderError(f"cannot send a message with role {message.role!r} to an Anthropic model")
+
+
+def _input(call: ToolCall) -> dict[str, Any]:
+    """A call's arguments as the object the vendor requires (``{}`` when the model sent
+    something that was not a JSON object; the tool result already says so)."""
+    return dict(call.arguments) if isinstance(call.arguments, dict) else {}
+
+
+# -- the stream ----------------------------------------------------------------------------
+
+
+class _Turn:
+    """The content blocks of the answer being streamed, by index."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.stop_reason: str | None = None
+
+    def usage(self) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens)
+
+    def signed_thinking(self) -> list[dict[str, Any]]:
+        """The thinking blocks the vendor wants back, in order, as it sent them."""
+        kept = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if block["type"] == "thinking" and block.get("signature"):
+                kept.append({"type": "thinking", "thinking": "".join(block["text"]),
+                             "signature": block["signature"]})
+            elif block["type"] == "redacted_thinking":
+                kept.append({"type": "redacted_thinking", "data": block.get("data", "")})
+        return kept
+
+
+def _parse(reader: EventReader, key: str, max_tokens: int) -> Iterator[Chunk]:
+    """Chunks from the server-sent events, until ``message_stop``."""
+    turn = _Turn()
+    for name, payload in reader.events():
+        event = decode_json(payload, key)
+        kind = event.get("type") or name
+        if kind == "message_stop":
+            break
+        if kind == "error":
+            raise ProviderError(f"the server reported an error mid-stream: {redact(server_message(payload), key)}")
+        yield from _on_event(turn, kind, event)
+    else:
+        raise ProviderError(f"the stream ended before message_stop; the last the server sent: {reader.tail()}")
+    if turn.stop_reason == "max_tokens":
+        raise ProviderError(f"the answer was cut off at max_tokens ({max_tokens}); raise max_tokens "
+                            "under providers: anthropic: in config.yaml")
+    if turn.stop_reason == "refusal":
+        raise ProviderError("the model declined to answer (stop_reason: refusal)")
+    signed = turn.signed_thinking()
+    if signed:
+        yield VendorStateChunk({"anthropic": {"thinking": signed}})
+    yield UsageChunk(turn.usage())
+
+
+def _on_event(turn: _Turn, kind: str, event: dict[str, Any]) -> Iterator[Chunk]:
+    if kind == "message_start":
+        usage = (event.get("message") or {}).get("usage") or {}
+        turn.input_tokens = _input_tokens(usage)
+        turn.output_tokens = int(usage.get("output_tokens") or 0)
+    elif kind == "content_block_start":
+        yield from _start_block(turn, event)
+    elif kind == "content_block_delta":
+        yield from _delta(turn, event)
+    elif kind == "content_block_stop":
+        block = turn.blocks.get(event.get("index", -1))
+        if block is not None and block["type"] == "tool_use":
+            yield ToolCallChunk(_call(block))
+    elif kind == "message_delta":
+        turn.stop_reason = (event.get("delta") or {}).get("stop_reason") or turn.stop_reason
+        usage = event.get("usage") or {}
+        if usage.get("output_tokens") is not None:
+            turn.output_tokens = int(usage["output_tokens"])
+        if usage.get("input_tokens") is not None:
+            turn.input_tokens = _input_tokens(usage)
+    # ping, and event types added later, carry nothing we use
+
+
+def _start_block(turn: _Turn, event: dict[str, Any]) -> Iterator[Chunk]:
+    raw = event.get("content_block") or {}
+    block = {"type": raw.get("type"), "text": [], "json": [], "id": raw.get("id"), "name": raw.get("name"),
+             "input": raw.get("input"), "signature": raw.get("signature") or "", "data": raw.get("data")}
+    turn.blocks[event.get("index", len(turn.blocks))] = block
+    if block["type"] == "text" and raw.get("text"):
+        block["text"].append(raw["text"])
+        yield TextChunk(raw["text"])
+    elif block["type"] == "thinking" and raw.get("thinking"):
+        block["text"].append(raw["thinking"])
+        yield ThinkingChunk(raw["thinking"])
+
+
+def _delta(turn: _Turn, event: dict[str, Any]) -> Iterator[Chunk]:
+    block = turn.blocks.get(event.get("index", -1))
+    delta = event.get("delta") or {}
+    if block is None:
+        raise ProviderError(f"the server sent a delta for content block {event.get('index')!r}, "
+                            "which it never started")
+    kind = delta.get("type")
+    if kind == "text_delta" and delta.get("text"):
+        block["text"].append(delta["text"])
+        yield TextChunk(delta["text"])
+    elif kind == "thinking_delta" and delta.get("thinking"):
+        block["text"].append(delta["thinking"])
+        yield ThinkingChunk(delta["thinking"])
+    elif kind == "signature_delta":
+        block["signature"] += delta.get("signature") or ""
+    elif kind == "input_json_delta":
+        block["json"].append(delta.get("partial_json") or "")
+
+
+def _call(block: dict[str, Any]) -> ToolCall:
+    pieces = "".join(block["json"])
+    arguments = decode_arguments(pieces) if pieces else (block["input"] if block["input"] is not None else {})
+    return ToolCall(str(block["id"] or ""), str(block["name"] or ""), arguments)
+
+
+def _input_tokens(usage: dict[str, Any]) -> int:
+    """Input tokens including those read from or written to the prompt cache."""
+    return sum(int(usage.get(name) or 0)
+               for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
