@@ -316,3 +316,12 @@ def test_a_named_endpoint_in_config_is_one_entry_away(server, monkeypatch):
         provider_for("box/m", {"providers": {"box": {"api": "openai", "base_ur": "typo"}}})
     with pytest.raises(ConfigError, match="no provider named 'nowhere'"):
         provider_for("nowhere/m", config)
+
+
+def test_an_answer_cut_at_the_length_limit_is_an_error_not_a_short_answer(server):
+    events = [chunk({"role": "assistant", "content": "The first half"}), chunk({}, "length"), usage(10, 4096)]
+    server.replies.append({"events": events})
+    stream = provider().stream(ask(), CancelToken())
+    assert next(stream) == TextChunk("The first half")
+    with pytest.raises(ProviderError, match=r"cut off at the model's length limit \(finish_reason: length\)"):
+        next(stream)

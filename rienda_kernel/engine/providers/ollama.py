@@ -41,6 +41,7 @@ class OllamaProvider(HttpProvider):
     api = "ollama"
     key_env = "OLLAMA_API_KEY"
     key_required = False
+    connect_hint = "is Ollama running? Start it with `ollama serve`, or set OLLAMA_HOST"
     base_url_env = "OLLAMA_HOST"
     default_base_url = f"http://127.0.0.1:{DEFAULT_PORT}"
     path = "/api/chat"

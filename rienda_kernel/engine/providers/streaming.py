@@ -57,7 +57,7 @@ class HttpProvider(Provider):
     key variable, None when the server wants no key), ``base_url_env`` and
     ``default_base_url``, ``path`` (appended to the base URL) and ``extra_options`` (their
     own config keys, accepted by ``__init__`` as keywords). ``key_required`` False sends the
-    key only when its variable is set.
+    key only when its variable is set. ``connect_hint`` follows "cannot connect" errors.
 
     ``base_url``: None reads ``base_url_env`` at each request. ``connect_timeout`` and
     ``read_timeout`` (seconds) bound connecting and each wait for data.
@@ -69,6 +69,7 @@ class HttpProvider(Provider):
     default_base_url: ClassVar[str]
     path: ClassVar[str]
     key_required: ClassVar[bool] = True
+    connect_hint: ClassVar[str] = ""
     extra_options: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
@@ -158,7 +159,8 @@ class HttpProvider(Provider):
                 raise ProviderError(f"{url}: {what}")
             if attempt >= self.max_retries:
                 tries = attempt + 1
-                raise ProviderError(f"{url}: gave up after {tries} attempt{'s' if tries > 1 else ''}: {what}")
+                hint = f" ({self.connect_hint})" if event[0] == "connect" and self.connect_hint else ""
+                raise ProviderError(f"{url}: gave up after {tries} attempt{'s' if tries > 1 else ''}: {what}{hint}")
             delay = wait_hint if wait_hint is not None else self.backoff * (2 ** attempt)
             if cancel.wait(min(max(delay, 0.0), self.max_wait)):
                 raise Interrupted("stopped")
