@@ -1,0 +1,140 @@
+"""OpenAI and Anthropic runs against fakellm, a mock LLM server from PyPI that this project
+did not write.
+
+fakellm (pinned) serves both vendors' streams from YAML rules: streamed tool-call arguments
+in pieces, and an answer chosen by the tool result it receives, so a run only ends well
+when Rienda sent the result back paired with its call in the vendor's own shape. The
+streams it serves are checked with the vendors' official types too. Failure cases live in
+the per-vendor tests, whose servers can cut streams and garble JSON; fakellm cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from anthropic.types import RawMessageStreamEvent
+from openai.types.chat import ChatCompletionChunk
+from pydantic import TypeAdapter
+
+from rienda_kernel.engine import NonInteractiveUI
+from rienda_kernel.engine.runtime import Rienda
+
+RULES = """\
+version: 1
+rules:
+  - name: answer-from-the-count
+    when:
+      tool_result_contains: "4"
+    respond:
+      content: "There are 4 words in notes.txt."
+  - name: ask-for-a-count
+    when:
+      messages_contain: "how many words"
+    respond:
+      content: "Let me count."
+      tool_calls:
+        - name: word-count
+          arguments: {path: notes.txt}
+"""
+
+WORD_COUNT = """module.exports = {
+  description: "Counts words.",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
+};"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def fakellm(tmp_path_factory):
+    """fakellm serving RULES on 127.0.0.1; its origin."""
+    rules = tmp_path_factory.mktemp("fakellm") / "fakellm.yaml"
+    rules.write_text(RULES)
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from fakellm.cli import main; main()", "serve", "--host", "127.0.0.1",
+         "--port", str(port), "--config", str(rules)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"})
+    origin = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(origin + "/_fakellm/stats", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"fakellm did not start: {process.stdout.read()}")
+        time.sleep(0.1)
+    yield origin
+    process.terminate()
+    process.wait(10)
+
+
+def _home(rig, fakellm: str, model: str) -> None:
+    rig.write_tool("word-count", WORD_COUNT)
+    (rig.workdir / "notes.txt").write_text("one two three four")
+    (rig.home / "config.yaml").write_text(
+        "providers:\n"
+        f"  mock-gpt: {{api: openai, base_url: '{fakellm}/v1', api_key_env: null}}\n"
+        f"  mock-claude: {{api: anthropic, base_url: '{fakellm}', api_key_env: null}}\n")
+    path = rig.home / "agents" / "counter.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\ndescription: Counts.\nmodel: {model}\ntools: [word-count]\n---\nUse your tools.\n")
+
+
+@pytest.mark.parametrize("model", ["mock-gpt/gpt-4o-mini", "mock-claude/claude-sonnet-4-5"])
+def test_a_tool_run_through_a_mock_server_we_did_not_write(rig, fakellm, model):
+    _home(rig, fakellm, model)
+    engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
+    # fakellm keys its conversations by the first prompt: one per model keeps them apart.
+    result = engine.conversation("counter").run(f"How many words are in notes.txt? ({model})", NonInteractiveUI())
+    assert (result.reason, result.error) == ("end_turn", None)
+    [(call, answer)] = result.tool_calls
+    assert (call.name, call.arguments, answer.text, answer.is_error) == ("word-count", {"path": "notes.txt"}, "4", False)
+    assert result.text == "There are 4 words in notes.txt."
+    roles = [m.role for m in engine.store.load(result.session_id).messages]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+
+
+def _stream(origin: str, path: str, body: dict) -> list[tuple[str, str]]:
+    """The (event, data) pairs of one streamed response."""
+    pairs, name = [], ""
+    with httpx.stream("POST", origin + path, json=body, timeout=10) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                pairs.append((name, line[5:].strip()))
+    return pairs
+
+
+def test_fakellm_speaks_the_vendors_wire_formats(fakellm):
+    """What fakellm serves passes the official types, so the runs above parsed vendor streams."""
+    prompt = [{"role": "user", "content": "how many words? (wire check)"}]
+    openai_pairs = _stream(fakellm, "/v1/chat/completions", {"model": "gpt-4o-mini", "stream": True, "messages": prompt})
+    assert openai_pairs[-1][1] == "[DONE]"
+    chunks = [ChatCompletionChunk.model_validate_json(data) for _, data in openai_pairs[:-1]]
+    assert any(choice.delta.tool_calls for chunk in chunks for choice in chunk.choices)
+
+    anthropic_pairs = _stream(fakellm, "/v1/messages", {"model": "claude-sonnet-4-5", "max_tokens": 100,
+                                                        "stream": True, "messages": prompt})
+    events = [TypeAdapter(RawMessageStreamEvent).validate_python(json.loads(data)) for _, data in anthropic_pairs]
+    assert [name for name, _ in anthropic_pairs] == [event.type for event in events]
+    assert events[-1].type == "message_stop"
+    assert any(getattr(event.delta, "type", "") == "input_json_delta" for event in events if event.type == "content_block_delta")
+
