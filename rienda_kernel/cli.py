@@ -201,6 +201,10 @@ def _show_lines(loaded: Any) -> list[str]:
                          + (f" ({detail})" if detail else ""))
         elif record.get("type") == "run_end":
             lines.append(f"-- run ended: {record['reason']}" + (f": {record['error']}" if record.get("error") else ""))
+    turns = [message.usage for message in loaded.messages if message.usage]
+    if turns:
+        lines.append(f"usage: {sum(u.input_tokens for u in turns)} in, {sum(u.output_tokens for u in turns)} out "
+                     f"over {len(turns)} model turn{'s' if len(turns) != 1 else ''}")
     return lines
 
 

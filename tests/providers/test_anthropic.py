@@ -369,6 +369,7 @@ def test_a_run_with_thinking_and_a_tool_end_to_end(rig, server):
     assert server.requests[1]["messages"] == expected
     assert server.requests[1]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
 
+    assert KEY not in (engine.store.directory / f"{result.session_id}.jsonl").read_text()
     loaded = engine.store.load(result.session_id)
     usages = [(m.usage.input_tokens, m.usage.output_tokens) for m in loaded.messages if m.usage]
     assert usages == [(30, 20), (60, 7)]

@@ -9,6 +9,9 @@ the official ``ollama`` package's types accept: every line it serves passes
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -294,3 +297,8 @@ def test_a_run_end_to_end_through_rienda(rig, server):
     ]
     usages = [(m.usage.input_tokens, m.usage.output_tokens) for m in engine.store.load(result.session_id).messages if m.usage]
     assert usages == [(40, 12), (26, 9)]
+    shown = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "show", "last"], capture_output=True, text=True,
+                           env={**os.environ, "RIENDA_HOME": str(rig.home)}, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "  usage: 40 in, 12 out" in shown.stdout and "  usage: 26 in, 9 out" in shown.stdout
+    assert shown.stdout.rstrip().endswith("usage: 66 in, 21 out over 2 model turns")
