@@ -63,10 +63,12 @@ def fakellm(tmp_path_factory):
     rules = tmp_path_factory.mktemp("fakellm") / "fakellm.yaml"
     rules.write_text(RULES)
     port = _free_port()
+    log_path = rules.parent / "fakellm.log"  # a file: a full pipe would stall the server
+    log = log_path.open("w")
     process = subprocess.Popen(
         [sys.executable, "-c", "from fakellm.cli import main; main()", "serve", "--host", "127.0.0.1",
          "--port", str(port), "--config", str(rules)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"})
+        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "NO_COLOR": "1"})
     origin = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
@@ -77,11 +79,12 @@ def fakellm(tmp_path_factory):
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            pytest.fail(f"fakellm did not start: {process.stdout.read()}")
+            pytest.fail(f"fakellm did not start: {log_path.read_text()[-2000:]}")
         time.sleep(0.1)
     yield origin
     process.terminate()
     process.wait(10)
+    log.close()
 
 
 def _home(rig, fakellm: str, model: str) -> None:
