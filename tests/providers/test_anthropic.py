@@ -9,7 +9,6 @@ is validated with the official ``anthropic`` package's ``RawMessageStreamEvent``
 from __future__ import annotations
 
 import json
-import threading
 import time
 from typing import Any
 
@@ -18,10 +17,9 @@ from anthropic.types import ErrorResponse, RawMessageStreamEvent, message_create
 from pydantic import TypeAdapter
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI
-from rienda_kernel.engine.errors import ConfigError, Interrupted, ProviderError
+from rienda_kernel.engine.errors import ConfigError, ProviderError
 from rienda_kernel.engine.messages import Message, ToolCall
 from rienda_kernel.engine.providers import (
-    ModelRequest,
     TextChunk,
     ThinkingChunk,
     ToolCallChunk,
@@ -33,7 +31,7 @@ from rienda_kernel.engine.providers import (
 from rienda_kernel.engine.providers.anthropic import AnthropicProvider
 from rienda_kernel.engine.runtime import Rienda
 
-from .wire import ReplayServer, materialize
+from .wire import Caller, ReplayServer, counting_agent, materialize
 
 KEY = "sk-ant-api03-SECRET-0123456789abcdef"
 MODEL = "claude-sonnet-4-5"
@@ -122,16 +120,8 @@ def server(monkeypatch):
     assert not fake.problems
 
 
-def provider(**options: Any) -> AnthropicProvider:
-    return AnthropicProvider(**{"backoff": 0.01, "read_timeout": 5.0, **options})
-
-
-def ask(messages=None, tools=(), system="Be brief.") -> ModelRequest:
-    return ModelRequest(model=MODEL, system=system, messages=messages or [Message.user("Hi")], tools=list(tools))
-
-
-def collect(request: ModelRequest, cancel: CancelToken | None = None, **options: Any) -> list[Any]:
-    return list(provider(**options).stream(request, cancel or CancelToken()))
+CALLER = Caller(AnthropicProvider, MODEL)
+provider, ask, collect = CALLER.provider, CALLER.ask, CALLER.collect
 
 
 # -- streaming -------------------------------------------------------------------------------------
@@ -312,39 +302,16 @@ def test_cancel_during_a_slow_stream_stops_at_once(server):
     events = [start(), block(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="first"),
               *[delta(0, type="text_delta", text=" more")] * 5, stop(0), *end()]
     server.replies.append({"events": events, "delay": 2.0})
-    cancel = CancelToken()
-    stream = provider().stream(ask(), cancel)
-    assert next(stream) == TextChunk("first")
-    threading.Timer(0.1, cancel.cancel).start()
-    started = time.monotonic()
-    with pytest.raises(Interrupted):
-        for _ in stream:
-            pass
-    assert time.monotonic() - started < 0.6
+    CALLER.assert_cancel_stops_at_once("first")
 
 
 # -- through the engine ------------------------------------------------------------------------------
 
 
-WORD_COUNT = """module.exports = {
-  description: "Counts words.",
-  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
-};"""
-
-
-def _writer_agent(rig, model: str = f"anthropic/{MODEL}") -> None:
-    rig.write_tool("word-count", WORD_COUNT)
-    (rig.workdir / "notes.txt").write_text("one two three four")
-    path = rig.home / "agents" / "writer.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\ndescription: A test agent.\nmodel: {model}\ntools: [word-count]\n---\nBe careful.\n")
-
-
 def test_a_run_with_thinking_and_a_tool_end_to_end(rig, server):
     """The signed thinking of the tool-use turn goes back before its tool_use, the result is
     paired by id, usage lands in the session, and a resume keeps sending it correctly."""
-    _writer_agent(rig)
+    counting_agent(rig, "writer", f"anthropic/{MODEL}")
     (rig.home / "config.yaml").write_text("providers:\n  anthropic:\n    thinking: {type: enabled, budget_tokens: 1024}\n")
     server.replies += [
         {"events": tool_stream("toolu_wc", "word-count", '{"path":', ' "notes.txt"}', text="Let me count.",
@@ -383,7 +350,7 @@ def test_a_run_with_thinking_and_a_tool_end_to_end(rig, server):
 
 
 def test_an_unknown_tool_name_ends_the_run_with_an_error_and_keeps_the_session(rig, server):
-    _writer_agent(rig)
+    counting_agent(rig, "writer", f"anthropic/{MODEL}")
     server.replies.append({"events": tool_stream("toolu_x", "delete-everything", "{}", text="Sure.")})
     engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
     result = engine.conversation("writer").run("Go", NonInteractiveUI())
@@ -394,7 +361,7 @@ def test_an_unknown_tool_name_ends_the_run_with_an_error_and_keeps_the_session(r
 
 
 def test_a_cut_answer_keeps_what_arrived_in_the_session(rig, server):
-    _writer_agent(rig)
+    counting_agent(rig, "writer", f"anthropic/{MODEL}")
     server.replies.append({"events": text_stream("Half an ans")[:5]})
     engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
     result = engine.conversation("writer").run("Go", NonInteractiveUI())

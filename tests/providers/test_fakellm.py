@@ -11,11 +11,7 @@ the per-vendor tests, whose servers can cut streams and garble JSON; fakellm can
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
 import sys
-import time
 
 import httpx
 import pytest
@@ -25,6 +21,8 @@ from pydantic import TypeAdapter
 
 from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.runtime import Rienda
+
+from .wire import counting_agent, free_port, server_process
 
 RULES = """\
 version: 1
@@ -44,59 +42,26 @@ rules:
           arguments: {path: notes.txt}
 """
 
-WORD_COUNT = """module.exports = {
-  description: "Counts words.",
-  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
-};"""
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def fakellm(tmp_path_factory):
     """fakellm serving RULES on 127.0.0.1; its origin."""
-    rules = tmp_path_factory.mktemp("fakellm") / "fakellm.yaml"
-    rules.write_text(RULES)
-    port = _free_port()
-    log_path = rules.parent / "fakellm.log"  # a file: a full pipe would stall the server
-    log = log_path.open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-c", "from fakellm.cli import main; main()", "serve", "--host", "127.0.0.1",
-         "--port", str(port), "--config", str(rules)],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "NO_COLOR": "1"})
+    folder = tmp_path_factory.mktemp("fakellm")
+    (folder / "fakellm.yaml").write_text(RULES)
+    port = free_port()
     origin = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(origin + "/_fakellm/stats", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"fakellm did not start: {log_path.read_text()[-2000:]}")
-        time.sleep(0.1)
-    yield origin
-    process.terminate()
-    process.wait(10)
-    log.close()
+    command = [sys.executable, "-c", "from fakellm.cli import main; main()", "serve", "--host", "127.0.0.1",
+               "--port", str(port), "--config", str(folder / "fakellm.yaml")]
+    with server_process("fakellm", command, origin + "/_fakellm/stats", folder / "fakellm.log", timeout=30):
+        yield origin
 
 
 def _home(rig, fakellm: str, model: str) -> None:
-    rig.write_tool("word-count", WORD_COUNT)
-    (rig.workdir / "notes.txt").write_text("one two three four")
+    counting_agent(rig, "counter", model)
     (rig.home / "config.yaml").write_text(
         "providers:\n"
         f"  mock-gpt: {{api: openai, base_url: '{fakellm}/v1', api_key_env: null}}\n"
         f"  mock-claude: {{api: anthropic, base_url: '{fakellm}', api_key_env: null}}\n")
-    path = rig.home / "agents" / "counter.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\ndescription: Counts.\nmodel: {model}\ntools: [word-count]\n---\nUse your tools.\n")
 
 
 @pytest.mark.parametrize("model", ["mock-gpt/gpt-4o-mini", "mock-claude/claude-sonnet-4-5"])

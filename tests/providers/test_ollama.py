@@ -12,8 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
-import time
 from typing import Any
 
 import ollama
@@ -21,11 +19,10 @@ import pytest
 from ollama._client import _parse_host
 from ollama._types import ChatRequest
 
-from rienda_kernel.engine import CancelToken, NonInteractiveUI
-from rienda_kernel.engine.errors import ConfigError, Interrupted, ProviderError
+from rienda_kernel.engine import NonInteractiveUI
+from rienda_kernel.engine.errors import ConfigError, ProviderError
 from rienda_kernel.engine.messages import Message, ToolCall
 from rienda_kernel.engine.providers import (
-    ModelRequest,
     TextChunk,
     ThinkingChunk,
     ToolCallChunk,
@@ -36,7 +33,7 @@ from rienda_kernel.engine.providers import (
 from rienda_kernel.engine.providers.ollama import OllamaProvider, host_url
 from rienda_kernel.engine.runtime import Rienda
 
-from .wire import ReplayServer
+from .wire import Caller, ReplayServer, counting_agent
 
 MODEL = "qwen3:0.6b"
 
@@ -107,16 +104,8 @@ def server(monkeypatch):
     assert not fake.problems
 
 
-def provider(**options: Any) -> OllamaProvider:
-    return OllamaProvider(**{"backoff": 0.01, "read_timeout": 5.0, **options})
-
-
-def ask(messages=None, tools=(), system="Be brief.") -> ModelRequest:
-    return ModelRequest(model=MODEL, system=system, messages=messages or [Message.user("Hi")], tools=list(tools))
-
-
-def collect(request: ModelRequest, cancel: CancelToken | None = None, **options: Any) -> list[Any]:
-    return list(provider(**options).stream(request, cancel or CancelToken()))
+CALLER = Caller(OllamaProvider, MODEL)
+provider, ask, collect = CALLER.provider, CALLER.ask, CALLER.collect
 
 
 # -- streaming -------------------------------------------------------------------------------------------
@@ -255,33 +244,14 @@ def test_an_answer_cut_at_the_length_limit_is_an_error(server):
 
 def test_cancel_during_a_slow_stream_stops_at_once(server):
     server.replies.append({"events": [part("first"), *[part(" more")] * 5, done()], "delay": 2.0})
-    cancel = CancelToken()
-    stream = provider().stream(ask(), cancel)
-    assert next(stream) == TextChunk("first")
-    threading.Timer(0.1, cancel.cancel).start()
-    started = time.monotonic()
-    with pytest.raises(Interrupted):
-        for _ in stream:
-            pass
-    assert time.monotonic() - started < 0.6
+    CALLER.assert_cancel_stops_at_once("first")
 
 
 # -- through the engine -------------------------------------------------------------------------------------
 
 
-WORD_COUNT = """module.exports = {
-  description: "Counts words.",
-  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
-};"""
-
-
 def test_a_run_end_to_end_through_rienda(rig, server):
-    rig.write_tool("word-count", WORD_COUNT)
-    (rig.workdir / "notes.txt").write_text("one two three four")
-    path = rig.home / "agents" / "local.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\ndescription: A local agent.\nmodel: ollama/{MODEL}\ntools: [word-count]\n---\nBe careful.\n")
+    counting_agent(rig, "local", f"ollama/{MODEL}")
     server.replies += [{"events": tool_stream("word-count", {"path": "notes.txt"}, text="Let me count.")},
                        {"events": text_stream("There are ", "4 words.")}]
     engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)

@@ -21,7 +21,6 @@ from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.errors import ConfigError, Interrupted, ProviderError
 from rienda_kernel.engine.messages import Message, ToolCall
 from rienda_kernel.engine.providers import (
-    ModelRequest,
     TextChunk,
     ThinkingChunk,
     ToolCallChunk,
@@ -32,7 +31,7 @@ from rienda_kernel.engine.providers import (
 from rienda_kernel.engine.providers.openai import OpenAIProvider
 from rienda_kernel.engine.runtime import Rienda
 
-from .wire import ReplayServer, materialize
+from .wire import Caller, ReplayServer, counting_agent, materialize
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 REQUEST_TYPE = TypeAdapter(completion_create_params.CompletionCreateParamsStreaming)
@@ -88,16 +87,8 @@ def server(monkeypatch):
     assert not fake.problems
 
 
-def provider(**options: Any) -> OpenAIProvider:
-    return OpenAIProvider(**{"backoff": 0.01, "read_timeout": 5.0, **options})
-
-
-def ask(messages=None, tools=(), system="Be brief.") -> ModelRequest:
-    return ModelRequest(model="gpt-4o-mini", system=system, messages=messages or [Message.user("Hi")], tools=list(tools))
-
-
-def collect(request: ModelRequest, cancel: CancelToken | None = None, **options: Any) -> list[Any]:
-    return list(provider(**options).stream(request, cancel or CancelToken()))
+CALLER = Caller(OpenAIProvider, "gpt-4o-mini")
+provider, ask, collect = CALLER.provider, CALLER.ask, CALLER.collect
 
 
 def test_the_registry_knows_openai():
@@ -246,15 +237,7 @@ def test_an_error_event_mid_stream_is_reported(server):
 def test_cancel_during_a_slow_stream_stops_at_once(server):
     events = [chunk({"role": "assistant", "content": "first"}), *[chunk({"content": " more"})] * 5, chunk({}, "stop")]
     server.replies.append({"events": events, "delay": 2.0})
-    cancel = CancelToken()
-    stream = provider().stream(ask(), cancel)
-    assert next(stream) == TextChunk("first")
-    threading.Timer(0.1, cancel.cancel).start()
-    started = time.monotonic()
-    with pytest.raises(Interrupted):
-        for _ in stream:
-            pass
-    assert time.monotonic() - started < 0.6
+    CALLER.assert_cancel_stops_at_once("first")
 
 
 def test_cancel_during_a_retry_wait_stops_at_once(server):
@@ -267,19 +250,8 @@ def test_cancel_during_a_retry_wait_stops_at_once(server):
     assert time.monotonic() - started < 1.5
 
 
-WORD_COUNT = """module.exports = {
-  description: "Counts words.",
-  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
-};"""
-
-
 def test_a_run_end_to_end_through_rienda(rig, server):
-    rig.write_tool("word-count", WORD_COUNT)
-    (rig.workdir / "notes.txt").write_text("one two three four")
-    path = rig.home / "agents" / "writer.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("---\ndescription: A test agent.\nmodel: openai/gpt-4o-mini\ntools: [word-count]\n---\nBe careful.\n")
+    counting_agent(rig, "writer", "openai/gpt-4o-mini")
     server.replies += [{"events": tool_stream("call_wc", "word-count", '{"path":', ' "notes.txt"}', text="Let me count.")},
                        {"events": text_stream("There are ", "4 words.")}]
     engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)

