@@ -297,3 +297,14 @@ def test_an_answer_cut_at_the_length_limit_is_an_error_not_a_short_answer(server
     assert next(stream) == TextChunk("The first half")
     with pytest.raises(ProviderError, match=r"cut off at the model's length limit \(finish_reason: length\)"):
         next(stream)
+
+
+def test_a_server_that_stops_sending_hits_the_configured_read_timeout(server):
+    configured, _ = provider_for("openai/gpt-4o-mini", {"providers": {"openai": {"read_timeout": 0.5}}})
+    server.replies.append({"events": [chunk({"role": "assistant", "content": "first"}), chunk({}, "stop")], "delay": 3.0})
+    stream = configured.stream(ask(), CancelToken())
+    assert next(stream) == TextChunk("first")
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match="no data from the server within the 0.5 s read timeout"):
+        next(stream)
+    assert time.monotonic() - started < 2.5
