@@ -368,3 +368,24 @@ def test_a_cut_answer_keeps_what_arrived_in_the_session(rig, server):
     assert result.reason == "error" and "ended before message_stop" in result.error
     [_, partial] = engine.store.load(result.session_id).messages
     assert partial.text == "Half an ans" and partial.meta.get("error") is True
+
+
+def test_thinking_a_hook_rewrote_is_not_sent_back_under_the_old_signature(rig, server):
+    """The signature vouches for the text the vendor sent; once afterModelResponse changed
+    that text, the signed block is neither saved nor sent back."""
+    rig.write_hook("redact", 'module.exports = { afterModelResponse(ctx, r) {'
+                             ' return { thinking: r.thinking.replace("4111111111111111", "[card]") }; } };')
+    counting_agent(rig, "writer", f"anthropic/{MODEL}", hooks=("redact",))
+    server.replies += [
+        {"events": tool_stream("toolu_wc", "word-count", '{"path": "notes.txt"}', thinking="Card 4111111111111111.",
+                               signature="c2lnbmVk")},
+        {"events": text_stream("Done.")},
+    ]
+    engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
+    result = engine.conversation("writer").run("Count", NonInteractiveUI())
+    assert result.error is None
+    assert server.requests[1]["messages"][1]["content"][0] == {
+        "type": "tool_use", "id": "toolu_wc", "name": "word-count", "input": {"path": "notes.txt"}}
+    text = (engine.store.directory / f"{result.session_id}.jsonl").read_text()
+    assert "4111111111111111" not in text and "c2lnbmVk" not in text
+    assert engine.store.load(result.session_id).messages[1].thinking == "Card [card]."

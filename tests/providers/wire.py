@@ -180,13 +180,15 @@ WORD_COUNT = """module.exports = {
 };"""
 
 
-def counting_agent(rig: Any, name: str, model: str) -> None:
-    """Agent ``name`` on ``model`` with the word-count tool, and notes.txt (4 words)."""
+def counting_agent(rig: Any, name: str, model: str, hooks: Iterable[str] = ()) -> None:
+    """Agent ``name`` on ``model`` with the word-count tool (and ``hooks``), and notes.txt
+    (4 words)."""
     rig.write_tool("word-count", WORD_COUNT)
     (rig.workdir / "notes.txt").write_text("one two three four")
     path = rig.home / "agents" / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\ndescription: A test agent.\nmodel: {model}\ntools: [word-count]\n---\nBe careful.\n")
+    path.write_text(f"---\ndescription: A test agent.\nmodel: {model}\ntools: [word-count]\n"
+                    f"hooks: [{', '.join(hooks)}]\n---\nBe careful.\n")
 
 
 # -- servers started as processes --------------------------------------------------------------------
