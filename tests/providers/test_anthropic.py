@@ -1,20 +1,16 @@
 """The Anthropic provider against a real HTTP server on 127.0.0.1.
 
-The server replays Messages API streams (``event:``/``data:`` pairs). Every event it serves
-is validated with the official ``anthropic`` package's ``RawMessageStreamEvent`` (and
-``ErrorResponse`` for ``error`` events), every request body with its
-``MessageCreateParamsStreaming``.
+The server replays Messages API streams (``event:``/``data:`` pairs); every event it serves
+and every request body passes the official ``anthropic`` package's types (see
+``vendors.py``).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 import pytest
-from anthropic.types import ErrorResponse, RawMessageStreamEvent, message_create_params
-from pydantic import TypeAdapter
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.errors import ConfigError, ProviderError
@@ -31,33 +27,11 @@ from rienda_kernel.engine.providers import (
 from rienda_kernel.engine.providers.anthropic import AnthropicProvider
 from rienda_kernel.engine.runtime import Rienda
 
-from .wire import Caller, ReplayServer, counting_agent, materialize
+from .vendors import fake_anthropic
+from .wire import Caller, counting_agent
 
 KEY = "sk-ant-api03-SECRET-0123456789abcdef"
 MODEL = "claude-sonnet-4-5"
-REQUEST_TYPE = TypeAdapter(message_create_params.MessageCreateParamsStreaming)
-EVENT_TYPE = TypeAdapter(RawMessageStreamEvent)
-
-
-def _validate_event(event: dict[str, Any]) -> None:
-    if event["type"] == "ping":
-        assert event == {"type": "ping"}
-    elif event["type"] == "error":
-        ErrorResponse.model_validate(event)
-    else:
-        EVENT_TYPE.validate_python(event)
-
-
-def fake_anthropic() -> ReplayServer:
-    server = ReplayServer("/v1/messages", "text/event-stream",
-                          encode=lambda event: f"event: {event['type']}\ndata: {json.dumps(event)}\n\n",
-                          encode_raw=lambda raw: f"event: content_block_delta\ndata: {raw}\n\n",
-                          validate_request=lambda body: materialize(REQUEST_TYPE.validate_python(body)),
-                          validate_event=_validate_event)
-    server.url = server.origin
-    return server
-
-
 # -- the vendor's events ----------------------------------------------------------------------
 
 

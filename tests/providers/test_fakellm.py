@@ -3,9 +3,10 @@ did not write.
 
 fakellm (pinned) serves both vendors' streams from YAML rules: streamed tool-call arguments
 in pieces, and an answer chosen by the tool result it receives, so a run only ends well
-when Rienda sent the result back paired with its call in the vendor's own shape. The
-streams it serves are checked with the vendors' official types too. Failure cases live in
-the per-vendor tests, whose servers can cut streams and garble JSON; fakellm cannot.
+when Rienda sent the result back paired with its call in the vendor's own shape. A relay
+between the two checks every request and every event with the vendors' official types.
+Failure cases live in the per-vendor tests, whose servers can cut streams and garble JSON;
+fakellm cannot.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pydantic import TypeAdapter
 from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.runtime import Rienda
 
+from .vendors import fake_anthropic, fake_openai
 from .wire import counting_agent, free_port, server_process
 
 RULES = """\
@@ -56,17 +58,14 @@ def fakellm(tmp_path_factory):
         yield origin
 
 
-def _home(rig, fakellm: str, model: str) -> None:
-    counting_agent(rig, "counter", model)
+@pytest.mark.parametrize(("api", "relay_for"), [("openai", fake_openai), ("anthropic", fake_anthropic)])
+def test_a_tool_run_through_a_mock_server_we_did_not_write(rig, fakellm, api, relay_for):
+    """Rienda -> a relay checking both directions with the vendor's types -> fakellm."""
+    relay = relay_for(upstream=fakellm)
     (rig.home / "config.yaml").write_text(
-        "providers:\n"
-        f"  mock-gpt: {{api: openai, base_url: '{fakellm}/v1', api_key_env: null}}\n"
-        f"  mock-claude: {{api: anthropic, base_url: '{fakellm}', api_key_env: null}}\n")
-
-
-@pytest.mark.parametrize("model", ["mock-gpt/gpt-4o-mini", "mock-claude/claude-sonnet-4-5"])
-def test_a_tool_run_through_a_mock_server_we_did_not_write(rig, fakellm, model):
-    _home(rig, fakellm, model)
+        f"providers:\n  mock: {{api: {api}, base_url: '{relay.url}', api_key_env: null}}\n")
+    model = f"mock/{api}-model"
+    counting_agent(rig, "counter", model)
     engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
     # fakellm keys its conversations by the first prompt: one per model keeps them apart.
     result = engine.conversation("counter").run(f"How many words are in notes.txt? ({model})", NonInteractiveUI())
@@ -76,6 +75,8 @@ def test_a_tool_run_through_a_mock_server_we_did_not_write(rig, fakellm, model):
     assert result.text == "There are 4 words in notes.txt."
     roles = [m.role for m in engine.store.load(result.session_id).messages]
     assert roles == ["user", "assistant", "tool", "assistant"]
+    relay.close()
+    assert len(relay.requests) == 2 and relay.problems == []
 
 
 def _stream(origin: str, path: str, body: dict) -> list[tuple[str, str]]:

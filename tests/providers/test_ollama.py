@@ -1,23 +1,19 @@
 """The Ollama provider against a real HTTP server on 127.0.0.1.
 
 No maintained Ollama mock server exists offline, so the server replays NDJSON fixtures that
-the official ``ollama`` package's types accept: every line it serves passes
-``ollama.ChatResponse`` (error lines are Ollama's ``{"error": "..."}``), every request body
-``ollama``'s ``ChatRequest``, ``Message`` and ``Tool``, with no field those types lack.
+the official ``ollama`` package's types accept: every line it serves and every request body
+passes them (see ``vendors.py``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from typing import Any
 
-import ollama
 import pytest
 from ollama._client import _parse_host
-from ollama._types import ChatRequest
 
 from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.errors import ConfigError, ProviderError
@@ -33,41 +29,10 @@ from rienda_kernel.engine.providers import (
 from rienda_kernel.engine.providers.ollama import OllamaProvider, host_url
 from rienda_kernel.engine.runtime import Rienda
 
-from .wire import Caller, ReplayServer, counting_agent
+from .vendors import fake_ollama
+from .wire import Caller, counting_agent
 
 MODEL = "qwen3:0.6b"
-
-
-def _fields(model: type) -> set[str]:
-    return {info.alias or name for name, info in model.model_fields.items()}
-
-
-def _validate_request(body: dict[str, Any]) -> None:
-    ChatRequest.model_validate(body)
-    assert set(body) <= _fields(ChatRequest), f"fields ollama does not know: {set(body) - _fields(ChatRequest)}"
-    for message in body["messages"]:
-        ollama.Message.model_validate(message)
-        assert set(message) <= _fields(ollama.Message), f"unknown message fields in {message}"
-        for call in message.get("tool_calls") or ():
-            assert set(call) == {"function"} and set(call["function"]) == {"name", "arguments"}
-    for tool in body.get("tools") or ():
-        ollama.Tool.model_validate(tool)
-        assert set(tool) == {"type", "function"} and set(tool["function"]) == {"name", "description", "parameters"}
-
-
-def _validate_line(line: dict[str, Any]) -> None:
-    if "error" in line:
-        assert set(line) == {"error"} and isinstance(line["error"], str)
-    else:
-        ollama.ChatResponse.model_validate(line)
-
-
-def fake_ollama() -> ReplayServer:
-    server = ReplayServer("/api/chat", "application/x-ndjson",
-                          encode=lambda line: json.dumps(line) + "\n", encode_raw=lambda raw: raw + "\n",
-                          validate_request=_validate_request, validate_event=_validate_line)
-    server.url = server.origin
-    return server
 
 
 # -- the vendor's lines -----------------------------------------------------------------------------

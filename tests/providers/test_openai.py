@@ -1,21 +1,17 @@
 """The OpenAI provider against a real HTTP server on 127.0.0.1.
 
-The server replays Chat Completions streams. Every chunk it serves is validated with the
-official ``openai`` package's ``ChatCompletionChunk``, and every request it receives with
-``openai``'s ``CompletionCreateParamsStreaming`` type, so the fixtures are in the vendor's
-wire format, not one we made up.
+The server replays Chat Completions streams; every chunk it serves and every request it
+receives passes the official ``openai`` package's types (see ``vendors.py``), so the
+fixtures are the vendor's wire format, not one we made up.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import Any
 
 import pytest
-from openai.types.chat import ChatCompletionChunk, completion_create_params
-from pydantic import TypeAdapter
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.errors import ConfigError, Interrupted, ProviderError
@@ -31,10 +27,10 @@ from rienda_kernel.engine.providers import (
 from rienda_kernel.engine.providers.openai import OpenAIProvider
 from rienda_kernel.engine.runtime import Rienda
 
-from .wire import Caller, ReplayServer, counting_agent, materialize
+from .vendors import fake_openai
+from .wire import Caller, counting_agent
 
 KEY = "sk-test-SECRET-0123456789abcdef"
-REQUEST_TYPE = TypeAdapter(completion_create_params.CompletionCreateParamsStreaming)
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -59,22 +55,6 @@ def tool_stream(call_id: str, name: str, *argument_pieces: str, text: str = "") 
                                          "function": {"name": name, "arguments": ""}}]}))
     events += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in argument_pieces]
     return events + [chunk({}, "tool_calls"), usage(20, 5)]
-
-
-def _validate_request(body: dict[str, Any]) -> None:
-    materialize(REQUEST_TYPE.validate_python(body))
-
-
-def fake_openai() -> ReplayServer:
-    """Chat Completions at /v1/chat/completions: SSE ``data:`` lines, then ``data: [DONE]``."""
-    server = ReplayServer("/v1/chat/completions", "text/event-stream",
-                          encode=lambda event: f"data: {json.dumps(event)}\n\n",
-                          encode_raw=lambda raw: f"data: {raw}\n\n",
-                          validate_request=_validate_request,
-                          validate_event=ChatCompletionChunk.model_validate,
-                          trailer="data: [DONE]\n\n")
-    server.url = server.origin + "/v1"
-    return server
 
 
 @pytest.fixture

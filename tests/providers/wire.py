@@ -53,12 +53,18 @@ class ReplayServer:
     are validated with ``validate_event`` and framed with ``encode``; strings are sent as
     ``encode_raw`` frames them (for garbled data). ``trailer`` follows the events unless the
     reply says ``"done": False`` (a stream cut short).
+
+    With ``upstream`` (an origin), each request is relayed there instead and the response
+    streamed back line by line, each JSON payload (an SSE ``data:`` line or an NDJSON line)
+    checked with ``validate_event`` on the way.
     """
 
     def __init__(self, path: str, content_type: str, *, encode: Callable[[dict[str, Any]], str],
                  encode_raw: Callable[[str], str], validate_request: Callable[[dict[str, Any]], None],
-                 validate_event: Callable[[dict[str, Any]], None], trailer: str = "") -> None:
+                 validate_event: Callable[[dict[str, Any]], None], trailer: str = "",
+                 upstream: str | None = None) -> None:
         self.path = path
+        self.upstream = upstream
         self.content_type = content_type
         self.encode = encode
         self.encode_raw = encode_raw
@@ -93,7 +99,10 @@ class ReplayServer:
                     fake.problems.append(f"request: {exc}")
                 reply = fake.replies.pop(0) if fake.replies else {"status": 500, "body": {"error": {"message": "no reply"}}}
                 try:
-                    fake.serve(self, reply)
+                    if fake.upstream:
+                        fake.relay(self, body)
+                    else:
+                        fake.serve(self, reply)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
@@ -130,6 +139,21 @@ class ReplayServer:
         if reply.get("done", True) and self.trailer:
             handler.wfile.write(self.trailer.encode())
         handler.wfile.flush()
+
+    def relay(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        with httpx.stream("POST", self.upstream + self.path, json=body, timeout=30) as response:
+            handler.send_response(response.status_code)
+            handler.send_header("Content-Type", response.headers.get("content-type", self.content_type))
+            handler.end_headers()
+            for line in response.iter_lines():
+                payload = line[5:].strip() if line.startswith("data:") else line if line.startswith("{") else ""
+                if payload and payload != "[DONE]":
+                    try:
+                        self.validate_event(json.loads(payload))
+                    except Exception as exc:  # the upstream is not speaking the vendor's format
+                        self.problems.append(f"upstream event {payload}: {exc}")
+                handler.wfile.write(line.encode() + b"\n")
+                handler.wfile.flush()
 
     def close(self) -> None:
         self.server.shutdown()
