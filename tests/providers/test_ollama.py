@@ -30,7 +30,7 @@ from rienda_kernel.engine.providers.ollama import OllamaProvider, host_url
 from rienda_kernel.engine.runtime import Rienda
 
 from .vendors import fake_ollama
-from .wire import Caller, counting_agent
+from .wire import Caller, counting_agent, free_port
 
 MODEL = "qwen3:0.6b"
 
@@ -176,9 +176,7 @@ def test_server_errors_are_retried_then_reported(server):
 
 
 def test_no_server_says_how_to_start_one(monkeypatch):
-    dead = fake_ollama()
-    url = dead.url
-    dead.close()
+    url = f"http://127.0.0.1:{free_port()}"  # nobody listens there
     with pytest.raises(ProviderError, match="cannot connect.*ollama serve.*OLLAMA_HOST"):
         collect(ask(), base_url=url, max_retries=1)
 

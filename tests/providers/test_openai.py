@@ -28,7 +28,7 @@ from rienda_kernel.engine.providers.openai import OpenAIProvider
 from rienda_kernel.engine.runtime import Rienda
 
 from .vendors import fake_openai
-from .wire import Caller, counting_agent
+from .wire import Caller, counting_agent, free_port
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 
@@ -189,9 +189,7 @@ def test_a_400_is_not_retried(server):
 
 def test_connection_errors_are_retried_then_reported(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    dead = fake_openai()
-    url = dead.url
-    dead.close()
+    url = f"http://127.0.0.1:{free_port()}"  # nobody listens there
     with pytest.raises(ProviderError, match="gave up after 3 attempts: cannot connect"):
         collect(ask(), base_url=url, max_retries=2)
 
