@@ -4,7 +4,8 @@
 cell's own parent header (events arrive from worker and isolate threads, where ipykernel's
 notion of "the current cell" is not reliable):
 
-- a status line (elapsed time, tokens so far) while the model works;
+- a status line (elapsed time, tokens so far) while the model works, which ends as the
+  tokens the provider reported for the run (or empty, when it reported none);
 - the assistant's text streamed into one display, updated in place, ending as Markdown
   (the saved text, after ``afterModelResponse``); thinking folded above it;
 - each tool call with its arguments as the tool received them, its result (long results
@@ -112,6 +113,7 @@ class NotebookUI(UI):
         self._pending_decisions: dict[str, list[HookDecision]] = {}
         self._status_lock = threading.Lock()
         self._activity = "working…"
+        self._usage: list[dict[str, int]] = []  # what the provider reported, per model turn
         # Someone is watching (JupyterLab, console): stream, show a status line. A batch run
         # (nbclient, nbconvert, papermill, nbval) gets each display once, final, instead.
         self.live = target.allow_stdin or target.widgets
@@ -162,6 +164,8 @@ class NotebookUI(UI):
         view.finish(message.get("text", ""), message.get("thinking", ""))
         if message.get("text"):
             self.final_text = message["text"]
+        if message.get("usage"):
+            self._usage.append(message["usage"])
         self._message = None
 
     def _tool_call(self, event: ToolCallStarted) -> None:
@@ -212,11 +216,13 @@ class NotebookUI(UI):
         self.target.stream("stderr", f"⚠ {event.message}\n")
 
     def _run_end(self, event: RunEnd) -> None:
-        """The status line gives way to the answer: it is emptied."""
+        """The status line gives way to the answer: it is emptied, or becomes the tokens
+        the provider reported for the run."""
         self._done.set()
         if self.live:
             with self._status_lock:
-                self.target.display(self._status_id, {"text/plain": ""}, update=True)
+                self.target.display(self._status_id, _usage_bundle(self._usage, time.monotonic() - self._started),
+                                    update=True)
 
     # -- confirm -------------------------------------------------------------------------
     def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
@@ -409,6 +415,15 @@ def _folded(label: str, text: str) -> str:
 def _status_bundle(what: str, elapsed: float, tokens: int) -> dict[str, str]:
     line = f"⏳ {what} · {elapsed:.1f} s · ~{tokens} tokens"
     return {"text/plain": line, "text/markdown": line}
+
+
+def _usage_bundle(usage: list[dict[str, int]], elapsed: float) -> dict[str, str]:
+    if not usage:
+        return {"text/plain": ""}
+    spent = sum(u.get("input_tokens", 0) for u in usage), sum(u.get("output_tokens", 0) for u in usage)
+    turns = f" over {len(usage)} model turns" if len(usage) > 1 else ""
+    line = f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns} · {elapsed:.1f} s"
+    return {"text/plain": line, "text/markdown": f"<sub>{line}</sub>"}
 
 
 def _md(text: str) -> str:

@@ -280,3 +280,17 @@ def test_the_ledger_shows_under_each_tool_call(frontend_factory, home):
     assert "hook **https** (beforeToolExecute) rewrote `arguments.url`" in shown
     assert "refused by hook **deny**: not that one" in shown
     assert "hook **broken** (afterToolExecute) threw: Error: oops" in shown
+
+
+def test_a_live_cell_ends_with_the_tokens_the_provider_reported(frontend_factory, home):
+    _, work = home
+    write_script(work, [{"text": "Let me read.", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}],
+                         "usage": {"input_tokens": 1200, "output_tokens": 30}},
+                        {"text": "Four.", "usage": {"input_tokens": 1300, "output_tokens": 5}}])
+    (work / "notes.txt").write_text("one two three four")
+    fe = frontend_factory()
+    reply, messages = fe.run("count", allow_stdin=True)
+    assert reply["status"] == "ok"
+    status = [m for m in messages if m["msg_type"] == "update_display_data"
+              and "status" in m["content"]["transient"]["display_id"]]
+    assert status[-1]["content"]["data"]["text/plain"].startswith("tokens: 2,500 in · 35 out over 2 model turns · ")
