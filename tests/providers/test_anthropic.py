@@ -170,7 +170,7 @@ def test_thinking_streams_and_its_signed_blocks_are_kept(server):
 def test_a_resumed_conversation_is_sent_back_as_the_vendor_requires(server):
     """Tool results follow their tool_use in one user turn, paired by id, before any user
     text; signed thinking goes back verbatim, unsigned thinking is left out; an empty
-    stopped answer is dropped."""
+    stopped answer is dropped; another vendor's call ids are made to fit."""
     server.replies.append({"events": text_stream("Done.")})
     signed = {"type": "thinking", "thinking": "Count first.", "signature": "sig=="}
     first, second = ToolCall("toolu_1", "word-count", {"path": "a.txt"}), ToolCall("toolu_2", "word-count", "{bad")
@@ -185,6 +185,8 @@ def test_a_resumed_conversation_is_sent_back_as_the_vendor_requires(server):
         Message.user("Still there?"),
         Message("assistant", "Yes.", thinking="unsigned, from another vendor"),
         Message.user("Bye."),
+        Message("assistant", "", tool_calls=(ToolCall("fc:1.a", "word-count", {"path": "b.txt"}),)),
+        Message.tool_result(ToolCall("fc:1.a", "word-count", {}), "2", False),
     ]
     collect(ask(messages))
     assert server.requests[0]["messages"] == [
@@ -201,6 +203,9 @@ def test_a_resumed_conversation_is_sent_back_as_the_vendor_requires(server):
             {"type": "text", "text": "Still there?"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "Yes."}]},
         {"role": "user", "content": [{"type": "text", "text": "Bye."}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "fc_1_a", "name": "word-count", "input": {"path": "b.txt"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "fc_1_a", "content": "2"}]},
     ]
 
 

@@ -22,11 +22,13 @@ requires during tool use), and the usage of ``message_start`` and ``message_delt
 run with the server's message.
 
 Tool results go back as ``tool_result`` blocks paired by ``tool_use_id``; consecutive tool
-results (and a user prompt after them) form one user turn, tool results first.
+results (and a user prompt after them) form one user turn, tool results first. A session
+begun with another vendor resumes here too: call ids are made to fit the vendor's pattern.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,6 +49,7 @@ from .streaming import EventReader, HttpProvider, decode_arguments, decode_json,
 __all__ = ["AnthropicProvider", "request_body"]
 
 API_VERSION = "2023-06-01"
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 DEFAULT_MAX_TOKENS = 8192
 
 
@@ -119,7 +122,7 @@ def _wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
 
 def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
     if message.role == "tool":
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": _tool_id(message.tool_call_id)}
         if message.text:
             block["content"] = message.text
         if message.is_error:
@@ -132,10 +135,16 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
         blocks = [dict(b) for b in signed]  # unsigned thinking cannot be sent back; it is left out
         if message.text:
             blocks.append({"type": "text", "text": message.text})
-        blocks += [{"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call)}
+        blocks += [{"type": "tool_use", "id": _tool_id(call.id), "name": call.name, "input": _input(call)}
                    for call in message.tool_calls]
         return "assistant", blocks
     raise ProviderError(f"cannot send a message with role {message.role!r} to an Anthropic model")
+
+
+def _tool_id(call_id: str | None) -> str:
+    """A call id as the vendor accepts it (letters, digits, ``_`` and ``-``): ids from
+    another vendor's session are rewritten the same way on both sides of the pair."""
+    return _ID_UNSAFE.sub("_", call_id or "") or "toolu_unnamed"
 
 
 def _input(call: ToolCall) -> dict[str, Any]:
