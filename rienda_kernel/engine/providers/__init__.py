@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ConfigError
+from .anthropic import AnthropicProvider
 from .base import (
     Chunk,
     ModelRequest,
@@ -22,7 +23,6 @@ from .base import (
     UsageChunk,
     VendorStateChunk,
 )
-from .anthropic import AnthropicProvider
 from .ollama import OllamaProvider
 from .openai import OpenAIProvider
 from .scripted import ScriptedProvider

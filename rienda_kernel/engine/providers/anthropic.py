@@ -44,7 +44,14 @@ from .base import (
     UsageChunk,
     VendorStateChunk,
 )
-from .streaming import EventReader, HttpProvider, decode_arguments, decode_json, redact, server_message
+from .streaming import (
+    EventReader,
+    HttpProvider,
+    decode_arguments,
+    decode_json,
+    redact,
+    server_message,
+)
 
 __all__ = ["AnthropicProvider", "request_body"]
 

@@ -27,8 +27,22 @@ from urllib.parse import urlsplit
 from ..cancel import CancelToken
 from ..errors import ProviderError
 from ..messages import Message, ToolCall, Usage
-from .base import Chunk, ModelRequest, TextChunk, ThinkingChunk, ToolCallChunk, UsageChunk
-from .streaming import HttpProvider, LineReader, decode_arguments, decode_json, excerpt, redact
+from .base import (
+    Chunk,
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallChunk,
+    UsageChunk,
+)
+from .streaming import (
+    HttpProvider,
+    LineReader,
+    decode_arguments,
+    decode_json,
+    excerpt,
+    redact,
+)
 
 __all__ = ["OllamaProvider", "host_url", "request_body"]
 

@@ -22,8 +22,22 @@ from typing import Any
 from ..cancel import CancelToken
 from ..errors import ProviderError
 from ..messages import Message, ToolCall, Usage
-from .base import Chunk, ModelRequest, TextChunk, ThinkingChunk, ToolCallChunk, UsageChunk
-from .streaming import EventReader, HttpProvider, decode_arguments, decode_json, redact, server_message
+from .base import (
+    Chunk,
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallChunk,
+    UsageChunk,
+)
+from .streaming import (
+    EventReader,
+    HttpProvider,
+    decode_arguments,
+    decode_json,
+    redact,
+    server_message,
+)
 
 __all__ = ["OpenAIProvider", "request_body"]
 

@@ -33,7 +33,15 @@ from ..cancel import CancelToken
 from ..config import yaml_problem
 from ..errors import ConfigError, ProviderError
 from ..messages import ToolCall, Usage
-from .base import Chunk, ModelRequest, Provider, TextChunk, ThinkingChunk, ToolCallChunk, UsageChunk
+from .base import (
+    Chunk,
+    ModelRequest,
+    Provider,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallChunk,
+    UsageChunk,
+)
 
 __all__ = ["ScriptedProvider", "load_script"]
 
