@@ -4,7 +4,8 @@
 environment variable holding the key, timeouts, retries) and opens a streamed POST:
 
 - the exchange runs on a daemon thread (:class:`Exchange`); the calling thread waits on it
-  in short steps, so a cancelled token stops at once with :class:`Interrupted`;
+  in short steps, so a cancelled token stops at once with :class:`Interrupted`; one
+  ``httpx.Client`` serves every provider, so connections are reused between turns;
 - 429, 5xx and connection failures are retried ``max_retries`` times, waiting what the
   server's ``Retry-After`` (or ``retry-after-ms``) says, else an exponential backoff that
   starts at ``backoff`` seconds; no wait exceeds ``max_wait``;
@@ -223,20 +224,19 @@ class Exchange:
         put = self._events.put
         started = False
         try:
-            with httpx.Client(timeout=timeout) as client:
-                with client.stream("POST", url, json=body, headers=headers) as response:
-                    self._response = response
-                    if response.status_code != 200:
-                        text = response.read().decode("utf-8", errors="replace")
-                        put(("status", response.status_code, dict(response.headers), text))
+            with _client().stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+                self._response = response
+                if response.status_code != 200:
+                    text = response.read().decode("utf-8", errors="replace")
+                    put(("status", response.status_code, dict(response.headers), text))
+                    return
+                put(("status", 200, dict(response.headers), ""))
+                started = True
+                for line in response.iter_lines():
+                    if self._stop.is_set():
                         return
-                    put(("status", 200, dict(response.headers), ""))
-                    started = True
-                    for line in response.iter_lines():
-                        if self._stop.is_set():
-                            return
-                        put(("line", line))
-                    put(("eof",))
+                    put(("line", line))
+                put(("eof",))
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             put(("connect", exc))
         except httpx.RemoteProtocolError as exc:
@@ -246,6 +246,20 @@ class Exchange:
         except Exception as exc:  # noqa: BLE001 - any failure reaches the caller as an event
             if not self._stop.is_set():
                 put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+_CLIENT: httpx.Client | None = None
+_CLIENT_LOCK = threading.Lock()
+
+
+def _client() -> httpx.Client:
+    """One client for every provider in the process: its connections (and their TLS
+    sessions) are kept between model turns and runs, instead of a new handshake each time."""
+    global _CLIENT
+    with _CLIENT_LOCK:
+        if _CLIENT is None:
+            _CLIENT = httpx.Client()
+        return _CLIENT
 
 
 # -- reading the body ------------------------------------------------------------------------
