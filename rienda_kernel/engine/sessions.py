@@ -105,22 +105,20 @@ _MIN_SECRET_LENGTH = 8
 class Scrubber:
     """Removes secrets from anything about to be written to a session file.
 
-    Built from an environment mapping (default ``os.environ``, read once, here): the
-    values of variables whose name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD, AUTH or
-    CREDENTIAL (any case) and that are at least 8 characters long are the secrets.
+    The secrets are the values of environment variables whose name contains KEY, TOKEN,
+    SECRET, PASSWORD, PASSWD, AUTH or CREDENTIAL (any case) and that are at least 8
+    characters long. With ``environ`` given they are read from it once; by default they
+    are read from ``os.environ`` at every :meth:`scrub`, so a key set later in the process
+    (a notebook cell setting ``os.environ["OPENAI_API_KEY"]``) is covered from then on.
     """
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        source = os.environ if environ is None else environ
-        found = {
-            value
-            for name, value in source.items()
-            if isinstance(value, str)
-            and len(value) >= _MIN_SECRET_LENGTH
-            and any(word in name.upper() for word in _SECRET_NAME_WORDS)
-        }
-        # Longest first, so a secret that contains another is replaced whole.
-        self.secrets: tuple[str, ...] = tuple(sorted(found, key=len, reverse=True))
+        self._fixed = None if environ is None else _secrets_in(environ)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secrets now, longest first (a secret that contains another is replaced whole)."""
+        return self._fixed if self._fixed is not None else _secrets_in(os.environ)
 
     def scrub(self, obj: Any) -> Any:
         """A deep copy of ``obj`` (JSON-like: dicts, lists, tuples, scalars) in which each
@@ -128,29 +126,40 @@ class Scrubber:
         string value of any key named ``authorization``, ``proxy-authorization``,
         ``api_key`` or ``x-api-key`` (any case, ``-`` or ``_``) is ``[redacted]``.
         """
-        if isinstance(obj, str):
-            return self._text(obj)
-        if isinstance(obj, dict):
-            return {self._key(key): self._field(key, value) for key, value in obj.items()}
-        if isinstance(obj, list):
-            return [self.scrub(item) for item in obj]
-        if isinstance(obj, tuple):
-            return tuple(self.scrub(item) for item in obj)
-        return obj
+        return _scrub(obj, self.secrets)
 
-    def _field(self, key: Any, value: Any) -> Any:
-        if isinstance(value, str) and isinstance(key, str) and _is_secret_field(key):
-            return REDACTED
-        return self.scrub(value)
 
-    def _key(self, key: Any) -> Any:
-        return self._text(key) if isinstance(key, str) else key
+def _secrets_in(environ: Mapping[str, str]) -> tuple[str, ...]:
+    found = {
+        value
+        for name, value in environ.items()
+        if isinstance(value, str)
+        and len(value) >= _MIN_SECRET_LENGTH
+        and any(word in name.upper() for word in _SECRET_NAME_WORDS)
+    }
+    return tuple(sorted(found, key=len, reverse=True))
 
-    def _text(self, text: str) -> str:
-        for secret in self.secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
+
+def _scrub(obj: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(obj, str):
+        return _scrub_text(obj, secrets)
+    if isinstance(obj, dict):
+        return {(_scrub_text(key, secrets) if isinstance(key, str) else key):
+                (REDACTED if isinstance(value, str) and isinstance(key, str) and _is_secret_field(key)
+                 else _scrub(value, secrets))
+                for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [_scrub(item, secrets) for item in obj]
+    if isinstance(obj, tuple):
+        return tuple(_scrub(item, secrets) for item in obj)
+    return obj
+
+
+def _scrub_text(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
 
 
 def _is_secret_field(key: str) -> bool:
@@ -387,7 +396,7 @@ class SessionStore:
     """The sessions under one Rienda home: ``home/sessions/<id>.jsonl``.
 
     The directory is created on the first :meth:`create`. ``scrubber`` cleans every line
-    written; by default a :class:`Scrubber` of ``os.environ`` as it is now.
+    written; by default a :class:`Scrubber` of ``os.environ`` as it is at each write.
     """
 
     def __init__(self, home: Path, *, scrubber: Scrubber | None = None) -> None:

@@ -328,3 +328,16 @@ def test_the_default_scrubber_reads_the_environment(tmp_path, monkeypatch):
     with store.create("a", "p/m") as writer:
         writer.append_message(Message.user("tok-from-the-environment"))
     assert "tok-from-the-environment" not in writer.path.read_text(encoding="utf-8")
+
+
+def test_a_key_set_after_the_store_was_made_is_scrubbed_too(tmp_path, monkeypatch):
+    """In a notebook the key is often set by a cell after the kernel (and its store) started."""
+    monkeypatch.delenv("LATE_API_KEY", raising=False)
+    store = SessionStore(tmp_path)
+    late = "late-secret-0123456789"
+    with store.create("a", "p/m") as writer:
+        writer.append_message(Message.user(f"before: {late}"))
+        monkeypatch.setenv("LATE_API_KEY", late)
+        writer.append_message(Message.user(f"after: {late}"))
+    texts = [m.text for m in store.load(writer.id).messages]
+    assert texts == [f"before: {late}", "after: [redacted]"]
