@@ -28,7 +28,7 @@ from rienda_kernel.engine.providers.anthropic import AnthropicProvider
 from rienda_kernel.engine.runtime import Rienda
 
 from .vendors import fake_anthropic
-from .wire import Caller, counting_agent
+from .wire import Caller, counting_agent, serving
 
 KEY = "sk-ant-api03-SECRET-0123456789abcdef"
 MODEL = "claude-sonnet-4-5"
@@ -87,11 +87,9 @@ def tool_stream(call_id: str, name: str, *pieces: str, text: str = "", thinking:
 @pytest.fixture
 def server(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    fake = fake_anthropic()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-    yield fake
-    fake.close()
-    assert not fake.problems
+    with serving(fake_anthropic()) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        yield fake
 
 
 CALLER = Caller(AnthropicProvider, MODEL)

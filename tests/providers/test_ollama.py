@@ -30,7 +30,7 @@ from rienda_kernel.engine.providers.ollama import OllamaProvider, host_url
 from rienda_kernel.engine.runtime import Rienda
 
 from .vendors import fake_ollama
-from .wire import Caller, counting_agent, free_port
+from .wire import Caller, counting_agent, free_port, serving
 
 MODEL = "qwen3:0.6b"
 
@@ -62,11 +62,9 @@ def tool_stream(name: str, arguments: Any, text: str = "") -> list[dict[str, Any
 @pytest.fixture
 def server(monkeypatch):
     monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
-    fake = fake_ollama()
-    monkeypatch.setenv("OLLAMA_HOST", fake.url)
-    yield fake
-    fake.close()
-    assert not fake.problems
+    with serving(fake_ollama()) as fake:
+        monkeypatch.setenv("OLLAMA_HOST", fake.url)
+        yield fake
 
 
 CALLER = Caller(OllamaProvider, MODEL)

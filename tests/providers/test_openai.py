@@ -28,7 +28,7 @@ from rienda_kernel.engine.providers.openai import OpenAIProvider
 from rienda_kernel.engine.runtime import Rienda
 
 from .vendors import fake_openai
-from .wire import Caller, counting_agent, free_port
+from .wire import Caller, counting_agent, free_port, serving
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 
@@ -60,11 +60,9 @@ def tool_stream(call_id: str, name: str, *argument_pieces: str, text: str = "") 
 @pytest.fixture
 def server(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    fake = fake_openai()
-    monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
-    yield fake
-    fake.close()
-    assert not fake.problems
+    with serving(fake_openai()) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        yield fake
 
 
 CALLER = Caller(OpenAIProvider, "gpt-4o-mini")

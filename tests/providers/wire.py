@@ -160,6 +160,17 @@ class ReplayServer:
         self.server.server_close()
 
 
+@contextmanager
+def serving(server: ReplayServer) -> Iterator[ReplayServer]:
+    """``server`` for the block, then closed; fails if any request or event it saw was not
+    in the vendor's format."""
+    try:
+        yield server
+    finally:
+        server.close()
+    assert not server.problems, server.problems
+
+
 # -- calling a provider the way every vendor's tests do ---------------------------------------
 
 
