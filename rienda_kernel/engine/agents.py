@@ -11,7 +11,9 @@
     You review code...
 
 The file stem is the agent id. ``model`` is required (``provider/model``); ``description``
-(string), ``tools`` and ``hooks`` (lists of names) are optional. A malformed file raises
+(string), ``tools`` and ``hooks`` (lists of names), ``max_turns`` (a positive integer: the
+most model turns one run may take) and ``options`` (a mapping handed to the model's
+provider, which checks it) are optional. A malformed file raises
 :class:`AgentError` (a :class:`ConfigError`) whose message starts ``<path>:<line>:``; an
 unknown key is only a :class:`Diagnostic`. ``default`` is built in unless
 ``agents/default.md`` overrides it.
@@ -21,7 +23,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +48,7 @@ DEFAULT_AGENT_ID = "default"
 DEFAULT_MODEL = "scripted/script.yaml"
 DIAGNOSTIC_SOURCE = "extensions:agent"
 _NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_KEYS = ("description", "model", "tools", "hooks")
+_KEYS = ("description", "model", "tools", "hooks", "max_turns", "options")
 _MODEL_HINT = "model must be provider/model, e.g. openai/gpt-4o"
 _DEFAULT_DESCRIPTION = "Rienda's default agent: the built-in tools and no hooks."
 _DEFAULT_SYSTEM = (
@@ -76,6 +79,8 @@ class Agent:
     hooks: tuple[str, ...]
     system: str
     path: str | None
+    max_turns: int | None = None  # None: the configuration's default
+    options: Mapping[str, Any] = field(default_factory=dict)  # for the provider
 
     @property
     def provider(self) -> str:
@@ -244,6 +249,26 @@ def _check_names(path: Path, key: str, data: dict[Any, Any], item_lines: list[in
     return tuple(names)
 
 
+def _check_max_turns(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> int | None:
+    value = data.get("max_turns")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise AgentError(path, lines.get("max_turns", 1),
+                         f"max_turns must be a positive whole number of model turns, got {value!r}")
+    return value
+
+
+def _check_options(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> dict[str, Any]:
+    value = data.get("options")
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise AgentError(path, lines.get("options", 1),
+                         f"options must be a mapping of provider options (e.g. max_tokens: 512), got {_kind(value)}")
+    return dict(value)
+
+
 def _unknown_keys(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> list[Diagnostic]:
     diagnostics = []
     for key in data:
@@ -275,6 +300,8 @@ def parse_agent(path: Path, agent_id: str, text: str) -> tuple[Agent, list[Diagn
         hooks=_check_names(path, "hooks", data, _item_lines(node, "hooks"), lines.get("hooks", 1)),
         system=body,
         path=str(path),
+        max_turns=_check_max_turns(path, data, lines),
+        options=_check_options(path, data, lines),
     )
     return agent, _unknown_keys(path, data, lines)
 

@@ -74,6 +74,15 @@ def test_optional_keys_default_to_empty(tmp_path):
     assert (agent.description, agent.tools, agent.hooks, agent.system) == ("", (), (), "")
 
 
+def test_max_turns_and_provider_options(tmp_path):
+    write_agent(tmp_path, "bounded", "---\nmodel: a/b\nmax_turns: 7\noptions:\n  max_tokens: 512\n---\n")
+    agent, diagnostics = load_agent(tmp_path, "bounded")
+    assert (agent.max_turns, dict(agent.options), diagnostics) == (7, {"max_tokens": 512}, [])
+    write_agent(tmp_path, "plain", "---\nmodel: a/b\n---\n")
+    plain, _ = load_agent(tmp_path, "plain")
+    assert (plain.max_turns, dict(plain.options)) == (None, {})
+
+
 def test_only_one_leading_newline_of_the_body_is_removed(tmp_path):
     write_agent(tmp_path, "spaced", "---\nmodel: a/b\n---\n\n\n  indented\n")
     agent, _ = load_agent(tmp_path, "spaced")
@@ -110,6 +119,10 @@ def test_windows_line_endings_are_accepted(tmp_path):
          "tools lists 'read' twice (first at line 4)"),
         ("---\nmodel: a/b\nhooks: [audit, audit]\n---\n", 3, "hooks lists 'audit' twice"),
         ("---\nmodel: a/b\ntools: [read]\ntools: [shell]\n---\n", 4, "key 'tools' appears twice (first at line 3)"),
+        ("---\nmodel: a/b\nmax_turns: 0\n---\n", 3, "max_turns must be a positive whole number of model turns, got 0"),
+        ("---\nmodel: a/b\nmax_turns: '5'\n---\n", 3, "max_turns must be a positive whole number"),
+        ("---\nmodel: a/b\nmax_turns: true\n---\n", 3, "max_turns must be a positive whole number"),
+        ("---\nmodel: a/b\noptions: [max_tokens]\n---\n", 3, "options must be a mapping of provider options"),
     ],
 )
 def test_each_error_names_the_file_line_and_problem(tmp_path, text, line, problem):
