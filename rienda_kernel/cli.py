@@ -1,6 +1,7 @@
 """The ``rienda`` command: a thin front end over the engine.
 
-    rienda run [--agent NAME] [--session ID] [--workdir DIR] [--yes] [--json] [PROMPT]
+    rienda demo                          the docs' example offline (and the Jupyter kernel registered)
+    rienda run [--agent NAME] [--session ID] [--workdir DIR] [--max-turns N] [--yes] [--json] [PROMPT]
     rienda agents | tools | hooks        what exists, with diagnostics
     rienda sessions                      saved sessions, oldest first
     rienda show ID                       one session's messages, usage and hook decisions
@@ -10,7 +11,8 @@
     rienda script ID [-o FILE]           a session as a scripted-model file
 
 Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
-``error`` or bad input, 130 when interrupted (Ctrl-C stops the run wherever it is).
+``error`` or bad input, 2 when the default agent has no model (the message says how to
+give it one), 130 when interrupted (Ctrl-C stops the run wherever it is).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, RiendaErr
 from .engine.cancel import run_interruptibly
 from .engine.config import redact
 from .engine.host import RunContext
+from .engine.model_choice import NoModelError
 from .engine.replay import replay_session, session_script
 from .engine.runtime import Rienda
 from .terminal import JsonLinesUI, TerminalUI
@@ -32,6 +35,7 @@ from .terminal import JsonLinesUI, TerminalUI
 __all__ = ["main"]
 
 EXIT = {"end_turn": 0, "error": 1, "interrupted": 130}
+NO_MODEL_EXIT = 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,9 +58,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--session", help="resume this session")
     run.add_argument("--model", help="override the agent's model (provider/model)")
     run.add_argument("--workdir", default=".", help="the workspace (default: the current directory)")
+    run.add_argument("--max-turns", type=_positive, metavar="N",
+                     help="stop after N model turns without a final answer (default: the agent's "
+                          "max_turns, else config.yaml's, else 50)")
     run.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
     run.add_argument("--json", action="store_true", help="print events as JSON Lines")
     run.set_defaults(command=_run)
+
+    demo = commands.add_parser("demo", help="run the documentation's example offline, in a home of its own, "
+                                            "and register the Jupyter kernel")
+    demo.add_argument("--no-kernel", action="store_true", help="do not register the Rienda Jupyter kernel")
+    demo.set_defaults(command=_demo)
 
     for name, handler, text in (("agents", _agents, "list agents"), ("tools", _tools, "list tools"),
                                 ("hooks", _hooks, "list hooks"), ("sessions", _sessions, "list sessions")):
@@ -91,6 +103,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
+    return value
+
+
 def _rienda(args: argparse.Namespace) -> Rienda:
     return Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
 
@@ -116,13 +138,22 @@ def _run(args: argparse.Namespace) -> int:
     kind = JsonLinesUI if args.json else TerminalUI
     ui = kind(_auto_approve(args, rienda), stdin)
     conversation = rienda.conversation(args.agent, args.session, args.model)
+    conversation.max_turns = args.max_turns
     for warning in conversation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     result, interrupted = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel))
     conversation.close()
     if result.session_id and not args.json:
         print(f"session {result.session_id}", file=sys.stderr)
+    if isinstance(result.failure, NoModelError):
+        return NO_MODEL_EXIT
     return 130 if interrupted else EXIT[result.reason]
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(kernel=not args.no_kernel)
 
 
 def _prompt_from_stdin() -> str:
@@ -139,7 +170,7 @@ def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
 def _agents(args: argparse.Namespace) -> int:
     agents, diagnostics = _rienda(args).agents()
     for agent in agents:
-        print(f"{agent.id}\t{agent.model}\t{agent.description}\t[{agent.path or 'built-in'}]")
+        print(f"{agent.id}\t{agent.model_label}\t{agent.description}\t[{agent.path or 'built-in'}]")
     _print_diagnostics(diagnostics)
     return 0
 
