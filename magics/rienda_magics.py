@@ -31,6 +31,7 @@ from rienda_kernel.display import CellTarget, NotebookUI, widgets_available
 from rienda_kernel.engine import CancelToken, JSTool, RiendaError
 from rienda_kernel.engine.cancel import run_interruptibly
 from rienda_kernel.engine.extensions import NAME_RULE
+from rienda_kernel.engine.model_choice import NoModelError
 from rienda_kernel.notebook import NotebookSession
 from rienda_kernel.terminal import TerminalUI
 
@@ -173,6 +174,10 @@ class RiendaMagics(Magics):
         if interrupted or result.reason == "interrupted":
             raise KeyboardInterrupt(f"the turn was interrupted; the session kept what was produced "
                                     f"({result.session_id})")
+        if isinstance(result.failure, NoModelError):
+            if kernel is not None:  # a terminal already printed it with the run's end
+                self._show(result.failure.text(), result.failure.markdown)
+            raise UsageError("no model for the default agent (see above)")
         if result.reason == "error":
             raise UsageError(f"the turn failed: {result.error}")
         return TurnResult.from_run(result, shown_in=current_cell())

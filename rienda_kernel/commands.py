@@ -167,7 +167,7 @@ def _unknown(name: str) -> str:
 def _use(session: NotebookSession, args: list[str]) -> CommandOutput:
     session.use(args[0])
     agent, diagnostics = session.rienda.agent(session.agent_id)
-    model = session.model or agent.model
+    model = session.model or agent.model_label
     lines = [f"Using agent {agent.id} (model {model}) in a new session."]
     lines += [f"warning: {d.message}" for d in diagnostics]
     return CommandOutput("\n".join(lines), value=agent)
@@ -202,7 +202,7 @@ def _sessions(session: NotebookSession, args: list[str]) -> CommandOutput:
 def _agents(session: NotebookSession, args: list[str]) -> CommandOutput:
     agents, diagnostics = session.rienda.agents()
     heading = f"{_count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
-    rows = [(_mark(agent.id == session.agent_id), agent.id, agent.model, agent.description,
+    rows = [(_mark(agent.id == session.agent_id), agent.id, agent.model_label, agent.description,
              _in_home(session, agent.path) if agent.path else "built-in") for agent in agents]
     footer = []
     if session.agent_id not in {agent.id for agent in agents}:
@@ -261,6 +261,9 @@ def _current_model(session: NotebookSession) -> tuple[str, str]:
         agent, _ = session.rienda.agent(session.agent_id)
     except RiendaError as exc:
         return "unknown", f"agent {session.agent_id!r} cannot be loaded: {exc}"
+    if not agent.model:
+        return agent.model_label, ("from OPENAI_API_KEY, ANTHROPIC_API_KEY or a local Ollama server, "
+                                   "unless default_model is set in config.yaml")
     return agent.model, f"agent {agent.id}'s model"
 
 
@@ -423,7 +426,7 @@ def _candidates(session: NotebookSession, words: list[str]) -> list[str]:
     if name == "resume":
         return [info.id for info in reversed(session.rienda.sessions())]
     if name == "model":
-        models = sorted({agent.model for agent in session.rienda.agents()[0]})
+        models = sorted({agent.model for agent in session.rienda.agents()[0] if agent.model})
         return [RESET, *(f"{prefix}/" for prefix in sorted(PROVIDERS)), *models]
     if name == "confirm":
         return [*CONFIRM_POLICIES, RESET]

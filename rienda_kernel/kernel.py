@@ -21,6 +21,7 @@ from . import __version__
 from .commands import CommandError, complete, is_command, run_command
 from .display import CellTarget, NotebookUI, widgets_available
 from .engine import CancelToken, RiendaError
+from .engine.model_choice import NoModelError
 from .notebook import NotebookSession
 
 __all__ = ["RiendaKernel"]
@@ -106,6 +107,11 @@ class RiendaKernel(IPythonKernel):
         if result.reason == "interrupted":
             return self._error(count, "KeyboardInterrupt", "the turn was interrupted; the session kept what was "
                                f"produced ({result.session_id})", target)
+        if isinstance(result.failure, NoModelError):
+            target.send("display_data", {"data": {"text/plain": result.failure.text(),
+                                                  "text/markdown": result.failure.markdown},
+                                         "metadata": {}, "transient": {}})
+            return self._error(count, "NoModelError", "no model for the default agent (see above)", target)
         if result.reason == "error":
             return self._error(count, "RiendaError", result.error or "the run failed", target)
         return self._ok(count)

@@ -37,6 +37,7 @@ def setup(tmp_path):
         ---
         You publish.
         """))
+    (home / "config.yaml").write_text("default_model: scripted/script.yaml\n")  # for the built-in default agent
     work.mkdir()
     return home, work
 

@@ -66,6 +66,7 @@ def home(tmp_path):
     _extension(home, "tools", "bad", "module.exports = { description: 'no execute' ;")
     _extension(home, "hooks", "audit", AUDIT)
     _extension(home, "hooks", "typo", TYPO_HOOK)
+    (home / "config.yaml").write_text("default_model: scripted/script.yaml\n")  # the built-in default agent's
     return home
 
 

@@ -16,7 +16,8 @@ most model turns one run may take) and ``options`` (a mapping handed to the mode
 provider, which checks it) are optional. A malformed file raises
 :class:`AgentError` (a :class:`ConfigError`) whose message starts ``<path>:<line>:``; an
 unknown key is only a :class:`Diagnostic`. ``default`` is built in unless
-``agents/default.md`` overrides it.
+``agents/default.md`` overrides it; its model is ``default_model`` from config.yaml, else
+chosen when it runs (:mod:`.model_choice`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from .events import Diagnostic
 
 __all__ = [
     "DEFAULT_AGENT_ID",
-    "DEFAULT_MODEL",
     "Agent",
     "AgentError",
     "list_agents",
@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 DEFAULT_AGENT_ID = "default"
-DEFAULT_MODEL = "scripted/script.yaml"
 DIAGNOSTIC_SOURCE = "extensions:agent"
 _NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEYS = ("description", "model", "tools", "hooks", "max_turns", "options")
@@ -70,7 +69,8 @@ class AgentError(ConfigError):
 @dataclass(frozen=True)
 class Agent:
     """A loaded agent. ``path`` is None for the built-in default; ``hooks`` is in
-    execution order."""
+    execution order. ``model`` is "" only for the built-in default without a
+    ``default_model``: the run chooses one (:func:`.model_choice.choose_default_model`)."""
 
     id: str
     description: str
@@ -83,6 +83,11 @@ class Agent:
     options: Mapping[str, Any] = field(default_factory=dict)  # for the provider
 
     @property
+    def model_label(self) -> str:
+        """``model`` as listings show it ("chosen when it runs" for the unset default)."""
+        return self.model or "chosen when it runs"
+
+    @property
     def provider(self) -> str:
         """The part of ``model`` before the first ``/``."""
         return self.model.split("/", 1)[0]
@@ -90,7 +95,7 @@ class Agent:
     @property
     def model_name(self) -> str:
         """The part of ``model`` after the first ``/`` (may itself contain ``/``)."""
-        return self.model.split("/", 1)[1]
+        return self.model.partition("/")[2]
 
     def to_ctx(self) -> dict[str, Any]:
         """What extensions see as ``ctx.agent``."""
@@ -105,11 +110,11 @@ class Agent:
 
 def builtin_default_agent(default_model: str | None = None) -> Agent:
     """The built-in ``default`` agent: every built-in tool (in BUILTIN_TOOLS order), no
-    hooks, ``default_model`` or ``scripted/script.yaml`` (not validated)."""
+    hooks, ``default_model`` (not validated) or "" (chosen when it runs)."""
     return Agent(
         id=DEFAULT_AGENT_ID,
         description=_DEFAULT_DESCRIPTION,
-        model=default_model or DEFAULT_MODEL,
+        model=default_model or "",
         tools=tuple(BUILTIN_TOOLS),
         hooks=(),
         system=_DEFAULT_SYSTEM,

@@ -13,8 +13,8 @@ Contracts:
   ``meta.interrupted`` or ``meta.error``; calls that never ran get an error result, so the
   conversation stays valid for every vendor on resume).
 - The run ends with ``end_turn``, ``interrupted`` (the cancel token was set) or ``error``
-  (provider failure, exhausted script, unknown tool, internal error); ``afterRun`` sees
-  that reason. Nothing but a :class:`RunResult` comes out: no exception escapes.
+  (provider failure, exhausted script, unknown tool, ``max_turns`` model turns taken
+  without a final answer, internal error); ``afterRun`` sees that reason. Nothing but a :class:`RunResult` comes out: no exception escapes.
 - A refused call does not run and gets no ``afterToolExecute`` (no tool returned).
 - Everything is reported as events through the run's UI; hook decisions are also saved.
 """
@@ -68,6 +68,7 @@ class RunResult:
     reason: str
     messages: list[Message]
     error: str | None = None
+    failure: RiendaError | None = None  # what refused the run before it started (bad setup)
 
     @property
     def text(self) -> str:
@@ -99,6 +100,7 @@ class TurnSetup:
     writer: Any  # sessions.SessionWriter: append_message(Message), append_record(dict)
     history: list[Message] = field(default_factory=list)
     approvals: set[tuple[str, str]] = field(default_factory=set)  # (title, body) allowed for the session
+    max_turns: int = 50  # model turns one run may take
 
 
 class _RunUI(UI):
@@ -148,8 +150,11 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     reason, error = "end_turn", None
     try:
         chain.before_run(setup.session_id, setup.agent.id, setup.model_id, cancel)
+        turns = 1
         while _model_turn(setup, chain, run, save, cancel):
-            pass
+            if turns == setup.max_turns:
+                raise RiendaError(_max_turns_message(setup.max_turns))
+            turns += 1
     except Interrupted:
         reason = "interrupted"
     except (ProviderError, RiendaError) as exc:
@@ -161,6 +166,11 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     setup.writer.append_record({"type": "run_end", "reason": reason, "error": error})
     ui.emit(RunEnd(reason, error))
     return RunResult(setup.session_id, reason, produced, error)
+
+
+def _max_turns_message(limit: int) -> str:
+    return (f"stopped after {limit} model turns without a final answer (max_turns: {limit}); raise it with "
+            "--max-turns N on rienda run, or max_turns: N in the agent's front matter or in config.yaml")
 
 
 def _after_run(chain: HookChain, reason: str, ui: UI) -> None:

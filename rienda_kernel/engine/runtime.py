@@ -16,17 +16,20 @@ from .agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
 from .config import load_config, redact, rienda_home
 from .errors import ConfigError
-from .events import Diagnostic, RunEnd
+from .events import Diagnostic, Notify, RunEnd
 from .extensions import Catalog, ExtensionLoader
 from .host import RunContext
 from .loop import RunResult, TurnSetup, run_prompt
 from .messages import Message
+from .model_choice import choose_default_model
 from .providers import provider_for
 from .sandbox import Sandbox
 from .sessions import SessionInfo, SessionStore, new_session_id
 from .ui import UI
 
-__all__ = ["Conversation", "Rienda"]
+__all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda"]
+
+DEFAULT_MAX_TURNS = 50
 
 _SHARED_SANDBOX: Sandbox | None = None
 
@@ -110,6 +113,7 @@ class Conversation:
         self.model = model
         self.warnings: list[str] = []
         self.approvals: set[tuple[str, str]] = set()  # confirms allowed for this session
+        self.max_turns: int | None = None  # overrides the agent's and the configuration's
         self._writer = None
 
     def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
@@ -120,7 +124,7 @@ class Conversation:
             setup = self._setup(ui)
         except ConfigError as exc:
             ui.emit(RunEnd("error", str(exc)))
-            return RunResult(self.session_id or "", "error", [], str(exc))
+            return RunResult(self.session_id or "", "error", [], str(exc), failure=exc)
         return run_prompt(setup, prompt, cancel)
 
     def close(self) -> None:
@@ -135,8 +139,9 @@ class Conversation:
         for diagnostic in diagnostics:
             ui.emit(diagnostic)
         _check_declared(agent, catalog)
-        model_id = self.model or agent.model
+        model_id = self.model or agent.model or self._choose_model(ui)
         provider, model_name = provider_for(model_id, config)
+        max_turns = self._max_turns(agent, config)
         writer = self._open_writer(agent, model_id)
         run = RunContext(
             workdir=self.rienda.workdir,
@@ -146,7 +151,24 @@ class Conversation:
             config=redact(config),
         )
         return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
-                         self.rienda.sandbox, run, writer, self.messages, self.approvals)
+                         self.rienda.sandbox, run, writer, self.messages, self.approvals,
+                         max_turns=max_turns)
+
+    def _choose_model(self, ui: UI) -> str:
+        """The built-in default agent's model when nothing names one; said in one line."""
+        choice = choose_default_model(self.rienda.home / "config.yaml")
+        ui.emit(Notify(source="rienda", title="model", body=choice.line()))
+        self.model = choice.model
+        return choice.model
+
+    def _max_turns(self, agent: Agent, config: dict[str, Any]) -> int:
+        """This conversation's override, else the agent's, else config.yaml's, else 50."""
+        configured = config.get("max_turns")
+        if configured is not None and (not isinstance(configured, int) or isinstance(configured, bool)
+                                       or configured < 1):
+            raise ConfigError(f"{self.rienda.home / 'config.yaml'}: max_turns must be a positive whole number "
+                              f"of model turns, got {configured!r}")
+        return self.max_turns or agent.max_turns or configured or DEFAULT_MAX_TURNS
 
     def _open_writer(self, agent: Agent, model_id: str):
         if self._writer is None:

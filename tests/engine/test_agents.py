@@ -147,7 +147,9 @@ def test_the_default_agent_is_built_in(tmp_path):
     assert diagnostics == []
     assert agent.id == "default" and agent.path is None
     assert agent.description == "Rienda's default agent: the built-in tools and no hooks."
-    assert agent.model == "scripted/script.yaml"
+    assert (agent.model, agent.model_label) == ("", "chosen when it runs")  # model_choice picks it at run time
+    configured, _ = load_agent(tmp_path, "default", default_model="ollama/qwen3")
+    assert (configured.model, configured.model_label) == ("ollama/qwen3", "ollama/qwen3")
     assert agent.tools == tuple(BUILTIN_TOOLS) and agent.hooks == ()
     assert agent.system.strip()
     assert load_agent(tmp_path, "default", default_model="openai/gpt-4o")[0].model == "openai/gpt-4o"

@@ -33,6 +33,7 @@ def kernelspec_path(tmp_path_factory):
 def home(tmp_path):
     home, work = tmp_path / "home", tmp_path / "work"
     (home / "agents").mkdir(parents=True)
+    (home / "config.yaml").write_text("default_model: scripted/script.yaml\n")  # the built-in default agent's
     work.mkdir()
     return home, work
 

@@ -30,6 +30,7 @@ def call(tool, arguments=None, then="Finished."):
 def python_kernel(tmp_path):
     home, work = tmp_path / "home", tmp_path / "work"
     (home / "agents").mkdir(parents=True)
+    (home / "config.yaml").write_text("default_model: scripted/script.yaml\n")  # the built-in default agent's
     work.mkdir()
     started = []
 

@@ -72,6 +72,7 @@ class ReplayServer:
         self.validate_event = validate_event
         self.trailer = trailer
         self.replies: list[dict[str, Any]] = []
+        self.gets: dict[str, Any] = {}  # path -> the JSON a GET of it answers (e.g. Ollama's /api/tags)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.problems: list[str] = []
@@ -86,6 +87,15 @@ class ReplayServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                found = self.path in fake.gets
+                payload = json.dumps(fake.gets[self.path] if found else {"error": "not found"}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
