@@ -89,11 +89,11 @@ class TerminalUI(_AnsweringUI):
             self.out.flush()
             self._text_open = True
             return
-        if self._text_open and isinstance(event, (ToolCallStarted, RunEnd)):
+        line = _describe(event)
+        if self._text_open and (line or isinstance(event, RunEnd)):  # the answer's line ends first
             self.out.write("\n")
             self.out.flush()
             self._text_open = False
-        line = _describe(event)
         if line:
             self.err.write(line)
             self.err.flush()
