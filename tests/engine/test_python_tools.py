@@ -1,0 +1,80 @@
+"""The notebook tools over a plain namespace (what a replay with --run-tools uses; the
+notebook's own namespace is tested through real kernels in tests/magics)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+
+import pytest
+
+from rienda_kernel.engine import CancelToken
+from rienda_kernel.engine.errors import Interrupted
+from rienda_kernel.engine.python_tools import PythonNamespace, describe_variables, execute, notebook_tools
+
+
+class Host:
+    def __init__(self, cancel=None):
+        self.cancel = cancel or CancelToken()
+
+
+def test_code_reads_and_creates_variables_and_returns_what_it_printed_then_the_last_value():
+    ns = PythonNamespace({"rows": [3, 4, 5]})
+    text, failed = notebook_tools(ns)["python"].run(Host(), {"code": "print('summing')\ntotal = sum(rows)\ntotal * 2"})
+    assert (text, failed) == ("summing\n24", False)
+    assert ns.values["total"] == 12
+
+
+def test_a_statement_without_output_says_so():
+    assert execute(PythonNamespace(), "x = 1") == ("(no output)", False)
+
+
+def test_an_exception_is_an_error_result_with_the_users_frames_and_lines():
+    text, failed = execute(PythonNamespace(), "def f(d):\n    return d['missing']\nprint('before')\nf({})")
+    assert failed
+    assert text.startswith("before\nTraceback (most recent call last):")
+    assert "return d['missing']" in text and text.endswith("KeyError: 'missing'")
+    assert "python_tools.py" not in text  # Rienda's own frames are left out
+
+
+def test_a_syntax_error_is_an_error_result():
+    text, failed = execute(PythonNamespace(), "x = (")
+    assert failed and "SyntaxError" in text
+
+
+def test_the_front_ends_transformation_and_display_are_used():
+    shown = []
+    ns = PythonNamespace(transform=lambda code: code.replace("%who", "sorted(k for k in globals() if k != '__builtins__')"),
+                         display=shown.append)
+    ns.values["a"] = 1
+    assert execute(ns, "%who") == ("['a']", False)
+    assert shown == [["a"]]
+
+
+def test_variables_lists_the_users_names_without_internals_or_modules():
+    import json
+
+    ns = PythonNamespace({"json": json, "_hidden": 1, "In": [], "name": "Ada", "scores": [1, 2], "count": 7,
+                          "shown": {"a": 1}}, hidden={"shown"})
+    text, failed = describe_variables(ns)
+    assert not failed
+    assert text.splitlines() == ["count: int = 7", "name: str = 'Ada'", "scores: list = 2 items"]
+    assert describe_variables(ns, "scores") == ("scores: list\n2 items: [1, 2]", False)
+    text, failed = describe_variables(ns, "json")
+    assert failed and "no user variable named 'json'" in text
+
+
+def test_large_values_are_summarized_never_dumped():
+    ns = PythonNamespace({"big": list(range(100_000)), "long": "x" * 50_000})
+    text, _ = describe_variables(ns)
+    assert len(text) < 300
+    assert "100,000 items" in text and "50,000 characters" in text
+
+
+def test_a_stopped_run_stops_waiting_for_code_that_runs_elsewhere():
+    never: Future = Future()
+    ns = PythonNamespace(run=lambda job: never)
+    cancel = CancelToken()
+    threading.Timer(0.05, cancel.cancel).start()
+    with pytest.raises(Interrupted):
+        notebook_tools(ns)["python"].run(Host(cancel), {"code": "while True: pass"})
