@@ -17,7 +17,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
 
 from .builtin_tools import BuiltinTool
 from .cancel import CancelToken
@@ -64,6 +63,8 @@ def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
         raise ArgumentsError(
             f"arguments for {tool.name} must be a JSON object, got {_json_kind(arguments)}"
         )
+    import jsonschema  # on first use: importing it costs up to 1.5 s (its format checkers' imports)
+
     validator = jsonschema.validators.validator_for(tool.parameters)(tool.parameters)
     error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     if error is not None:

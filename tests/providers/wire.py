@@ -163,12 +163,13 @@ class ReplayServer:
 @contextmanager
 def serving(server: ReplayServer) -> Iterator[ReplayServer]:
     """``server`` for the block, then closed; fails if any request or event it saw was not
-    in the vendor's format."""
+    in the vendor's format, or if replies queued for it were never asked for."""
     try:
         yield server
     finally:
         server.close()
     assert not server.problems, server.problems
+    assert not server.replies, f"{len(server.replies)} queued repl(ies) never requested: {server.replies}"
 
 
 # -- calling a provider the way every vendor's tests do ---------------------------------------

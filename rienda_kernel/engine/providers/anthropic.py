@@ -10,9 +10,10 @@ endpoint with ``api: anthropic``, and in an agent's ``options:``):
 - ``max_tokens`` (default 8192): the vendor requires one. An answer that reaches it ends
   the run with an error saying so (the text so far is saved), rather than passing a cut
   answer off as complete.
-- ``temperature``, ``top_p``; ``stop`` is sent as ``stop_sequences``; ``tool_choice``
-  becomes ``{type: auto|none|any}`` (``required`` is ``any``) or ``{type: tool, name}``,
-  sent only with tools; ``extra_body`` is merged in last.
+- ``stop`` is sent as ``stop_sequences``; ``tool_choice`` becomes ``{type: auto|none|any}``
+  (``required`` is ``any``) or ``{type: tool, name}``, sent only with tools; ``extra_body``
+  is merged in last. The Messages API takes no ``temperature`` or ``top_p``: a server of
+  its own that does gets them through ``extra_body``.
 - ``thinking``: sent as is, e.g. ``{type: enabled, budget_tokens: 2048}`` or
   ``{type: adaptive}``; without it the model's default applies.
 
@@ -56,7 +57,7 @@ from .streaming import (
     decode_json,
     redact,
 )
-from .options import REQUEST_OPTIONS, mapping
+from .options import mapping, vendor_options
 from .replies import excerpt, server_message
 
 __all__ = ["AnthropicProvider", "request_body"]
@@ -74,7 +75,7 @@ class AnthropicProvider(HttpProvider):
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = "https://api.anthropic.com"
     path = "/v1/messages"
-    request_options = {**REQUEST_OPTIONS, "thinking": mapping("{type: adaptive}")}
+    request_options = vendor_options("temperature", "top_p", thinking=mapping("{type: adaptive}"))
 
     @property
     def max_tokens(self) -> int:
@@ -111,7 +112,6 @@ def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None
     }
     if request.system:
         body["system"] = request.system
-    body.update({name: options[name] for name in ("temperature", "top_p") if name in options})
     if "stop" in options:
         body["stop_sequences"] = list(options["stop"])
     if request.tools:

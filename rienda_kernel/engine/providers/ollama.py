@@ -45,7 +45,7 @@ from .streaming import (
     decode_json,
     redact,
 )
-from .options import REQUEST_OPTIONS, mapping
+from .options import mapping, vendor_options
 from .replies import short
 
 __all__ = ["OllamaProvider", "host_url", "request_body"]
@@ -75,8 +75,8 @@ class OllamaProvider(HttpProvider):
     base_url_env = "OLLAMA_HOST"
     default_base_url = f"http://127.0.0.1:{DEFAULT_PORT}"
     path = "/api/chat"
-    request_options = {**{name: check for name, check in REQUEST_OPTIONS.items() if name != "tool_choice"},
-                       "think": _think, "options": mapping("{num_ctx: 8192}"), "keep_alive": _keep_alive}
+    request_options = vendor_options("tool_choice", think=_think, options=mapping("{num_ctx: 8192}"),
+                                     keep_alive=_keep_alive)
 
     def base(self) -> str:
         return host_url(super().base())

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["CONNECTION_OPTIONS", "REQUEST_OPTIONS", "Checker", "check_options", "mapping"]
+__all__ = ["CONNECTION_OPTIONS", "REQUEST_OPTIONS", "Checker", "check_options", "mapping", "vendor_options"]
 
 Checker = Callable[[Any], Any]  # the value as used, or ValueError saying what is wrong
 
@@ -103,6 +103,11 @@ REQUEST_OPTIONS: Mapping[str, Checker] = {
     "tool_choice": _tool_choice,
     "extra_body": mapping("{cache_prompt: true}"),
 }
+
+
+def vendor_options(*leaving_out: str, **own: Checker) -> dict[str, Checker]:
+    """:data:`REQUEST_OPTIONS` without those a vendor's API lacks, plus its own."""
+    return {**{name: check for name, check in REQUEST_OPTIONS.items() if name not in leaving_out}, **own}
 
 
 def check_options(options: Mapping[str, Any], checkers: Mapping[str, Checker], where: str) -> dict[str, Any]:
