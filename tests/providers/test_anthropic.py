@@ -367,3 +367,31 @@ def test_thinking_a_hook_rewrote_is_not_sent_back_under_the_old_signature(rig, s
     text = (engine.store.directory / f"{result.session_id}.jsonl").read_text()
     assert "4111111111111111" not in text and "c2lnbmVk" not in text
     assert engine.store.load(result.session_id).messages[1].thinking == "Card [card]."
+
+
+def test_a_length_cut_off_names_the_endpoint_the_user_configured(server):
+    configured, _ = provider_for("local/m", {"providers": {"local": {"api": "anthropic", "base_url": server.url,
+                                                                      "max_tokens": 20}}})
+    events = text_stream("The first half")
+    events[-2]["delta"]["stop_reason"] = "max_tokens"
+    server.replies.append({"events": events})
+    with pytest.raises(ProviderError, match=r"cut off at max_tokens \(20\); raise max_tokens under providers: local: "):
+        list(configured.stream(ask(), CancelToken()))
+
+
+def test_an_agent_max_tokens_overrides_the_endpoint_and_names_itself_when_reached(server):
+    events = text_stream("cut")
+    events[-2]["delta"]["stop_reason"] = "max_tokens"
+    server.replies.append({"events": events})
+    request = ask()
+    request = type(request)(request.model, request.system, request.messages, options={"max_tokens": 7})
+    with pytest.raises(ProviderError, match=r"max_tokens \(7\)"):
+        collect(request, max_tokens=50)
+    assert server.requests[0]["max_tokens"] == 7
+
+
+def test_a_stream_of_events_in_no_known_shape_is_an_error_quoting_them(server):
+    server.replies.append({"events": ['{"type": "completion", "completion": "Hi there"}',
+                                      '{"type": "message_stop"}']})
+    with pytest.raises(ProviderError, match=r"held no answer in the Messages format.*\"completion\": \"Hi there\""):
+        collect(ask())

@@ -233,3 +233,16 @@ def test_a_run_end_to_end_through_rienda(rig, server):
     assert shown.returncode == 0, shown.stderr
     assert "  usage: 40 in, 12 out" in shown.stdout and "  usage: 26 in, 9 out" in shown.stdout
     assert shown.stdout.rstrip().endswith("usage: 66 in, 21 out over 2 model turns")
+
+
+def test_lines_without_a_message_are_an_error_quoting_them_not_an_empty_answer(rig, server):
+    """What an /api/generate translator streams (``response``) where /api/chat lines belong."""
+    counting_agent(rig, "local", f"ollama/{MODEL}")
+    server.replies.append({"events": ['{"model": "qwen3", "response": "Hel", "done": false}',
+                                      '{"model": "qwen3", "response": "lo", "done": false}',
+                                      '{"model": "qwen3", "response": "", "done": true, "eval_count": 0}']})
+    engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
+    result = engine.conversation("local").run("Hi", NonInteractiveUI())
+    assert result.reason == "error"
+    assert "held no answer in the /api/chat format (message.content)" in result.error
+    assert '"response": ""' in result.error and "done" in result.error
