@@ -251,7 +251,7 @@ def server_process(name: str, command: list[str], ready_url: str, log_path: Path
                 if process.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"{name} did not start: {log_path.read_text()[-2000:]}")
                 time.sleep(0.2)
-            yield
+            yield process
         finally:
             process.terminate()
             try:
