@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import schemas
 from .builtin_tools import BUILTIN_TOOLS, BuiltinTool
 from .errors import ExtensionError
 from .events import Diagnostic
@@ -178,8 +179,7 @@ def _check_tool(
 
 
 def _schema_problems(parameters: Any) -> list[str]:
-    import jsonschema  # on first use: importing it costs up to 1.5 s (its format checkers' imports)
-
+    jsonschema = schemas.jsonschema()
     try:
         jsonschema.validators.validator_for(parameters).check_schema(parameters)
     except jsonschema.SchemaError as exc:
