@@ -30,14 +30,16 @@ from collections import deque
 from collections.abc import Generator, Iterator, Mapping
 from typing import Any, ClassVar
 
-import httpx
-
+from .. import imports
 from ..cancel import CancelToken
 from ..errors import Interrupted, ProviderError
 from ..text import repair
 from .base import ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
 from .replies import excerpt, retry_after, says_invalid, server_message
+
+with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
+    import httpx
 
 __all__ = [
     "EventReader",
