@@ -218,7 +218,7 @@ class Exchange:
         self._stop = threading.Event()
         self._response: httpx.Response | None = None
         self._cancel = cancel
-        self._unregister = cancel.on_cancel(self._close_response)
+        self._unregister = cancel.on_cancel(self._on_cancel)
         self._thread = threading.Thread(target=self._run, args=(url, headers, body, timeout),
                                         name="rienda-provider", daemon=True)
         self._thread.start()
@@ -230,14 +230,21 @@ class Exchange:
                 self.abandon()
                 raise Interrupted("stopped")
             try:
-                return self._events.get(timeout=_POLL)
+                event = self._events.get(timeout=_POLL)
             except queue.Empty:
                 continue
+            if event[0] != "cancelled":  # else: the check above raises
+                return event
 
     def abandon(self) -> None:
         self._stop.set()
         self._unregister()
         self._close_response()
+
+    def _on_cancel(self) -> None:
+        """Stop reading and wake :meth:`next` at once (not at its next poll)."""
+        self._close_response()
+        self._events.put(("cancelled",))
 
     def _close_response(self) -> None:
         self._stop.set()
