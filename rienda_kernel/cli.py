@@ -19,9 +19,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .engine.errors import RiendaError
 
@@ -96,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _rienda(args: argparse.Namespace) -> Rienda:
     from .engine.runtime import Rienda
-    
+
     return Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
 
 
@@ -115,7 +113,7 @@ def _terminal_stdin() -> Any:
 def _run(args: argparse.Namespace) -> int:
     from .engine.cancel import run_interruptibly
     from .terminal import JsonLinesUI, TerminalUI, usage_summary
-    
+
     rienda = _rienda(args)
     prompt = args.prompt if args.prompt is not None else _prompt_from_stdin()
     if not prompt.strip():
@@ -155,7 +153,7 @@ def _agents(args: argparse.Namespace) -> int:
 
 def _tools(args: argparse.Namespace) -> int:
     from .engine import BuiltinTool
-    
+
     catalog = _rienda(args).catalog()
     for name, tool in sorted(catalog.tools.items()):
         origin = "built-in" if isinstance(tool, BuiltinTool) else tool.path
@@ -261,7 +259,7 @@ def _record_line(record: dict[str, Any]) -> str | None:
 def _replay(args: argparse.Namespace) -> int:
     from .engine.replay import replay_session
     from .terminal import TerminalUI
-    
+
     rienda = _rienda(args)
     hooks = None if args.hooks is None else [name for name in args.hooks.split(",") if name.strip()]
     ui = TerminalUI(True if args.yes else None, None)
@@ -278,7 +276,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _script(args: argparse.Namespace) -> int:
     from .engine.replay import session_script
-    
+
     rienda = _rienda(args)
     text = session_script(rienda, rienda.resolve_session(args.session))
     if args.output:
@@ -294,7 +292,7 @@ def _call(args: argparse.Namespace) -> int:
     from .engine.config import redact
     from .engine.host import RunContext
     from .terminal import TerminalUI
-    
+
     rienda = _rienda(args)
     catalog = rienda.catalog()
     if args.tool not in catalog.tools:
@@ -316,7 +314,7 @@ def _call(args: argparse.Namespace) -> int:
 
 def _invoke(tool: Any, arguments: str, run: RunContext, rienda: Rienda, cancel: CancelToken) -> Any:
     from .engine import Interrupted, invoke_tool
-    
+
     try:
         return invoke_tool(tool, arguments, run, rienda.sandbox, cancel)
     except Interrupted:

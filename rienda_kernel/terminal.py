@@ -13,6 +13,7 @@ import sys
 from typing import IO
 
 from .engine import (
+    UI,
     CancelToken,
     Confirm,
     Diagnostic,
@@ -20,11 +21,10 @@ from .engine import (
     Log,
     Notify,
     Output,
-    UI,
 )
+from .engine.events import RunEnd, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
 from .engine.messages import Usage
 from .engine.ui import ASK_PROMPT, typed_answer
-from .engine.events import RunEnd, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
 
 __all__ = ["JsonLinesUI", "TerminalUI", "usage_summary"]
 

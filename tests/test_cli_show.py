@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .test_cli_run import rienda, setup, write_script  # noqa: F401 - setup is a fixture
+from .test_cli_run import rienda, setup, write_script  # noqa: F401, F811 - setup is a fixture
 
 CALL = {"text": "Publishing.", "tool_calls": [{"name": "publish", "arguments": {"where": "prod", "n": 1}}],
         "usage": {"input_tokens": 10, "output_tokens": 3}}

@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-
 _WHERE = {  # name -> the submodule defining it
     "Agent": "agents",
     "ArgumentsError": "errors",

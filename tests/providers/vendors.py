@@ -21,9 +21,8 @@ import types
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
-import typing_extensions as te  # the vendors' TypedDicts are typing_extensions' own
-
 import ollama
+import typing_extensions as te  # the vendors' TypedDicts are typing_extensions' own
 from anthropic.types import ErrorResponse, RawMessageStreamEvent, message_create_params
 from ollama._types import ChatRequest
 from openai.types.chat import ChatCompletionChunk, completion_create_params

@@ -50,6 +50,8 @@ from .base import (
     UsageChunk,
     VendorStateChunk,
 )
+from .options import mapping, vendor_options
+from .replies import excerpt, server_message
 from .streaming import (
     EventReader,
     HttpProvider,
@@ -57,8 +59,6 @@ from .streaming import (
     decode_json,
     redact,
 )
-from .options import mapping, vendor_options
-from .replies import excerpt, server_message
 
 __all__ = ["AnthropicProvider", "request_body"]
 

@@ -17,8 +17,9 @@ Each NDJSON line carries ``message.content`` -> :class:`TextChunk`, ``message.th
 :class:`ToolCallChunk`; the last line has ``done: true`` with ``prompt_eval_count`` /
 ``eval_count`` -> :class:`UsageChunk`. A line ``{"error": ...}`` ends the run with that
 message; a stream whose lines carry no ``message`` at all (e.g. ``/api/generate``'s
-``response``) is an error quoting them, not an empty answer. Ollama gives calls no ids, so they are numbered ``call_<turn>_<n>``; tool results
-go back as ``role: tool`` messages naming their tool (``tool_name``), in call order.
+``response``) is an error quoting them, not an empty answer. Ollama gives calls no ids,
+so they are numbered ``call_<turn>_<n>``; tool results go back as ``role: tool`` messages
+naming their tool (``tool_name``), in call order.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from .base import (
     ToolCallChunk,
     UsageChunk,
 )
+from .options import mapping, vendor_options
+from .replies import short
 from .streaming import (
     HttpProvider,
     LineReader,
@@ -45,8 +48,6 @@ from .streaming import (
     decode_json,
     redact,
 )
-from .options import mapping, vendor_options
-from .replies import short
 
 __all__ = ["OllamaProvider", "host_url", "request_body"]
 

@@ -37,6 +37,7 @@ from .base import (
     ToolCallChunk,
     UsageChunk,
 )
+from .replies import excerpt, server_message
 from .streaming import (
     EventReader,
     HttpProvider,
@@ -44,7 +45,6 @@ from .streaming import (
     decode_json,
     redact,
 )
-from .replies import excerpt, server_message
 
 __all__ = ["OpenAIProvider", "request_body"]
 
