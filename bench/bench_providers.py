@@ -5,7 +5,9 @@ OpenAI's SSE, Anthropic's SSE and Ollama's NDJSON. Prints, for each provider:
 - the time to the first text chunk, against httpx reading the first line of the same
   response (the baseline);
 - the time for the whole answer and the cost per chunk above the baseline (httpx reading
-  every line of the same response).
+  every line of the same response);
+- how long a cancel takes to end a stream that waits for data (the server holds the rest
+  of the answer back), and how long a retry waits for a ``Retry-After: 0.2``.
 
     python bench/bench_providers.py [--quick]
 """
@@ -25,6 +27,7 @@ from typing import Any
 import httpx
 
 from rienda_kernel.engine import CancelToken
+from rienda_kernel.engine.errors import Interrupted
 from rienda_kernel.engine.messages import Message
 from rienda_kernel.engine.providers import ModelRequest, TextChunk
 from rienda_kernel.engine.providers.anthropic import AnthropicProvider
@@ -60,9 +63,12 @@ def ollama_body(pieces: int) -> bytes:
 
 
 class StreamServer:
-    """Serves each path's body: the first line, a flush, then the rest."""
+    """Serves each path's body: the first line, a flush, then (after ``stall`` seconds)
+    the rest. A path in ``busy`` answers 429 with ``Retry-After: 0.2`` every other time."""
 
-    def __init__(self, bodies: dict[str, bytes]) -> None:
+    def __init__(self, bodies: dict[str, bytes], stall: float = 0.0, busy: tuple[str, ...] = ()) -> None:
+        turns = {path: 0 for path in busy}
+
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
@@ -73,14 +79,25 @@ class StreamServer:
 
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path in turns:
+                    turns[self.path] += 1
+                    if turns[self.path] % 2:
+                        self.send_response(429)
+                        self.send_header("Retry-After", "0.2")
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return
                 body = bodies[self.path]
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                first = body.index(b"\n") + 1
+                # the first line (the baseline's first item); with a stall, the first whole event
+                first = body.index(b"\n\n") + 2 if stall else body.index(b"\n") + 1
                 self.wfile.write(body[:first])
                 self.wfile.flush()
+                if stall:
+                    time.sleep(stall)
                 self.wfile.write(body[first:])
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -110,6 +127,30 @@ def through(provider: Any) -> tuple[float, float]:
         if first is None and isinstance(chunk, TextChunk):
             first = time.perf_counter() - started
     return first or 0.0, time.perf_counter() - started
+
+
+def cancel_latency(provider: Any) -> float:
+    """Seconds from ``cancel()`` (on another thread) to Interrupted, while the stream waits
+    for data the server holds back."""
+    cancel = CancelToken()
+    stream = provider.stream(ModelRequest("m", "", [Message.user("hi")]), cancel)
+    next(stream)  # the first piece; the rest comes only after the server's stall
+    cancelled_at: list[float] = []
+    timer = threading.Timer(0.05, lambda: (cancelled_at.append(time.perf_counter()), cancel.cancel()))
+    timer.start()
+    try:
+        for _ in stream:
+            pass
+    except Interrupted:
+        return time.perf_counter() - cancelled_at[0]
+    raise SystemExit("the stream ended without being interrupted")
+
+
+def retry_wait(provider: Any) -> float:
+    """Seconds a request takes whose first attempt gets 429 with Retry-After: 0.2."""
+    started = time.perf_counter()
+    list(provider.stream(ModelRequest("m", "", [Message.user("hi")]), CancelToken()))
+    return time.perf_counter() - started
 
 
 def summary(figures: list[float]) -> str:
@@ -145,6 +186,12 @@ def main() -> int:
         print(f"    whole answer       {summary(all_mine)}   httpx every line (baseline) {summary(all_base)}")
         print(f"    {statistics.median(all_mine) / statistics.median(all_base):.1f}x the baseline; "
               f"{per_chunk:.1f} µs per chunk above it")
+    stalled = StreamServer({"/v1/chat/completions": openai_body(10)}, stall=2.0)
+    cancels = [cancel_latency(OpenAIProvider(stalled.origin + "/v1", None)) * 1000 for _ in range(max(3, runs // 4))]
+    print(f"  cancel while the stream waits for data: {summary(cancels)} from cancel() to Interrupted")
+    busy = StreamServer({"/v1/chat/completions": openai_body(10)}, busy=("/v1/chat/completions",))
+    waits = [retry_wait(OpenAIProvider(busy.origin + "/v1", None)) * 1000 for _ in range(3)]
+    print(f"  a 429 with Retry-After: 0.2, then the answer: {summary(waits)} in all")
     return 0
 
 

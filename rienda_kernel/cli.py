@@ -21,16 +21,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, RiendaError, invoke_tool
-from .engine.cancel import run_interruptibly
-from .engine.config import redact
-from .engine.host import RunContext
-from .engine.model_choice import NoModelError
-from .engine.replay import replay_session, session_script
-from .engine.runtime import Rienda
-from .terminal import JsonLinesUI, TerminalUI
+from .engine.errors import RiendaError
+
+# The engine is imported by the commands that use it, not here: `rienda --help` (and a
+# run with no JavaScript extensions) loads only what it needs.
+if TYPE_CHECKING:
+    from .engine import CancelToken, Diagnostic, Message, Usage
+    from .engine.host import RunContext
+    from .engine.runtime import Rienda
 
 __all__ = ["main"]
 
@@ -114,6 +114,8 @@ def _positive(text: str) -> int:
 
 
 def _rienda(args: argparse.Namespace) -> Rienda:
+    from .engine.runtime import Rienda
+
     return Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
 
 
@@ -130,6 +132,10 @@ def _terminal_stdin() -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .engine.cancel import run_interruptibly
+    from .engine.model_choice import NoModelError
+    from .terminal import JsonLinesUI, TerminalUI, usage_summary
+
     rienda = _rienda(args)
     prompt = args.prompt if args.prompt is not None else _prompt_from_stdin()
     if not prompt.strip():
@@ -144,7 +150,8 @@ def _run(args: argparse.Namespace) -> int:
     result, interrupted = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel))
     conversation.close()
     if result.session_id and not args.json:
-        print(f"session {result.session_id}", file=sys.stderr)
+        usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"])
+        print(f"session {result.session_id}" + (f" · {usage}" if usage else ""), file=sys.stderr)
     if isinstance(result.failure, NoModelError):
         return NO_MODEL_EXIT
     return 130 if interrupted else EXIT[result.reason]
@@ -176,6 +183,8 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _tools(args: argparse.Namespace) -> int:
+    from .engine import BuiltinTool
+
     catalog = _rienda(args).catalog()
     for name, tool in sorted(catalog.tools.items()):
         origin = "built-in" if isinstance(tool, BuiltinTool) else tool.path
@@ -203,43 +212,85 @@ def _show(args: argparse.Namespace) -> int:
     rienda = _rienda(args)
     loaded = rienda.store.load(rienda.resolve_session(args.session))
     header = loaded.header
-    print(f"session {header['id']}  agent {header['agent']}  model {header['model']}  created {header['created']}")
-    for warning in loaded.warnings:
+    print(f"session {header.get('id')}  agent {header.get('agent')}  model {header.get('model')}  "
+          f"created {header.get('created')}")
+    lines, warnings = _show_lines(loaded)
+    for warning in loaded.warnings + warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    for line in _show_lines(loaded):
+    for line in lines:
         print(line)
     return 0
 
 
-def _show_lines(loaded: Any) -> list[str]:
-    lines = []
-    for message in loaded.messages:
-        if message.role == "tool":
-            lines.append(f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]: {message.text}")
+def _show_lines(loaded: Any) -> tuple[list[str], list[str]]:
+    """The session as a person reads it, in file order (so each run's end follows that
+    run's messages), then the usage total; and a warning naming ``file:line`` for each
+    line it does not understand (shown without it, never a crash)."""
+    from .engine.messages import Message
+    from .terminal import usage_summary
+
+    lines: list[str] = []
+    warnings: list[str] = []
+    usages: list[Usage | None] = []
+    for number, entry in loaded.entries:
+        if isinstance(entry, Message):
+            if entry.role == "assistant":
+                usages.append(_checked_usage(entry.usage, f"{loaded.path}:{number}", warnings))
+            lines += _message_lines(entry)
             continue
-        note = "".join(f" ({flag})" for flag in ("interrupted", "error") if message.meta.get(flag))
-        lines.append(f"{message.role}{note}: {message.text}")
-        if message.thinking:
-            lines.append(f"  thinking: {message.thinking}")
-        for call in message.tool_calls:
-            lines.append(f"  → {call.name} [{call.id}] {call.arguments}")
-        if message.usage:
-            lines.append(f"  usage: {message.usage.input_tokens} in, {message.usage.output_tokens} out")
-    for record in loaded.records:
-        if record.get("type") == "hook_decision" and record.get("effect") != "none":
-            detail = record.get("reason") or record.get("error") or ", ".join(record.get("changes") or {})
-            lines.append(f"  hook {record['hook']}.{record['point']}: {record['effect']}"
-                         + (f" ({detail})" if detail else ""))
-        elif record.get("type") == "run_end":
-            lines.append(f"-- run ended: {record['reason']}" + (f": {record['error']}" if record.get("error") else ""))
-    turns = [message.usage for message in loaded.messages if message.usage]
-    if turns:
-        lines.append(f"usage: {sum(u.input_tokens for u in turns)} in, {sum(u.output_tokens for u in turns)} out "
-                     f"over {len(turns)} model turn{'s' if len(turns) != 1 else ''}")
+        try:
+            line = _record_line(entry)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            warnings.append(f"{loaded.path}:{number}: a {entry.get('type')!r} record this version cannot read; left out")
+            continue
+        if line:
+            lines.append(line)
+    summary = usage_summary(usages)
+    return lines + ([summary] if summary else []), warnings
+
+
+def _message_lines(message: Message) -> list[str]:
+    if message.role == "tool":
+        return [f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]: {message.text}"]
+    note = "".join(f" ({flag})" for flag in ("interrupted", "error") if message.meta.get(flag))
+    lines = [f"{message.role}{note}: {message.text}"]
+    if message.thinking:
+        lines.append(f"  thinking: {message.thinking}")
+    lines += [f"  → {call.name} [{call.id}] {json.dumps(call.arguments, ensure_ascii=False)}" for call in message.tool_calls]
+    if message.usage:
+        lines.append(f"  usage: {message.usage.input_tokens} in, {message.usage.output_tokens} out")
     return lines
 
 
+def _checked_usage(usage: Usage | None, where: str, warnings: list[str]) -> Usage | None:
+    """``usage`` when it holds token counts; else None and a warning naming ``where``."""
+    if usage is None or all(isinstance(n, int) and not isinstance(n, bool)
+                            for n in (usage.input_tokens, usage.output_tokens)):
+        return usage
+    warnings.append(f"{where}: usage {usage.to_dict()} is not token counts; left out of the total")
+    return None
+
+
+def _record_line(record: dict[str, Any]) -> str | None:
+    """One line for a hook decision or a run's end (None for records not shown); raises
+    KeyError/TypeError/ValueError for one this version cannot read."""
+    if record.get("type") == "hook_decision":
+        if record["effect"] == "none":
+            return None
+        detail = record.get("reason") or record.get("error") or ", ".join(record.get("changes") or {})
+        return f"  hook {record['hook']}.{record['point']}: {record['effect']}" + (f" ({detail})" if detail else "")
+    if record.get("type") == "run_end":
+        reason = record["reason"]
+        if not isinstance(reason, str):
+            raise ValueError(f"reason {reason!r}")
+        return f"-- run ended: {reason}" + (f": {record['error']}" if record.get("error") else "")
+    return None
+
+
 def _replay(args: argparse.Namespace) -> int:
+    from .engine.replay import replay_session
+    from .terminal import TerminalUI
+
     rienda = _rienda(args)
     hooks = None if args.hooks is None else [name for name in args.hooks.split(",") if name.strip()]
     ui = TerminalUI(True if args.yes else None, None)
@@ -255,6 +306,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _script(args: argparse.Namespace) -> int:
+    from .engine.replay import session_script
+
     rienda = _rienda(args)
     text = session_script(rienda, rienda.resolve_session(args.session))
     if args.output:
@@ -266,6 +319,11 @@ def _script(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace) -> int:
+    from .engine.cancel import run_interruptibly
+    from .engine.config import redact
+    from .engine.host import RunContext
+    from .terminal import TerminalUI
+
     rienda = _rienda(args)
     catalog = rienda.catalog()
     if args.tool not in catalog.tools:
@@ -286,6 +344,8 @@ def _call(args: argparse.Namespace) -> int:
 
 
 def _invoke(tool: Any, arguments: str, run: RunContext, rienda: Rienda, cancel: CancelToken) -> Any:
+    from .engine import Interrupted, invoke_tool
+
     try:
         return invoke_tool(tool, arguments, run, rienda.sandbox, cancel)
     except Interrupted:

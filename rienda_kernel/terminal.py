@@ -13,6 +13,7 @@ import sys
 from typing import IO
 
 from .engine import (
+    UI,
     CancelToken,
     Confirm,
     Diagnostic,
@@ -20,12 +21,12 @@ from .engine import (
     Log,
     Notify,
     Output,
-    UI,
 )
-from .engine.ui import ASK_PROMPT, typed_answer
 from .engine.events import RunEnd, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
+from .engine.messages import Usage
+from .engine.ui import ASK_PROMPT, typed_answer
 
-__all__ = ["JsonLinesUI", "TerminalUI"]
+__all__ = ["JsonLinesUI", "TerminalUI", "usage_summary"]
 
 
 class _AnsweringUI(UI):
@@ -135,3 +136,17 @@ class JsonLinesUI(_AnsweringUI):
     def emit(self, event: Event) -> None:
         self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
         self.out.flush()
+
+
+def usage_summary(usages: list[Usage | None]) -> str:
+    """The token usage of these model turns (None: a turn whose server reported none), as
+    ``rienda run``'s last line and ``rienda show``'s total show it; "" for no turn."""
+    if not usages:
+        return ""
+    reported = [usage for usage in usages if usage is not None]
+    turns = f"{len(usages)} model turn{'s' if len(usages) != 1 else ''}"
+    if not reported:
+        return f"usage: none reported by the model ({turns})"
+    missing = len(usages) - len(reported)
+    return (f"usage: {sum(u.input_tokens for u in reported)} in, {sum(u.output_tokens for u in reported)} out "
+            f"over {turns}" + (f" ({missing} reported none)" if missing else ""))

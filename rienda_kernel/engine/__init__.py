@@ -5,48 +5,72 @@ use only what this module exports. Start with :class:`Rienda`::
 
     rienda = Rienda(home="~/.rienda", workdir=".")
     result = rienda.conversation("default").run("Count the words in notes.txt", ui)
+
+Each name is imported from its submodule on first use (PEP 562), so importing one part
+(``rienda_kernel.engine.errors``, say) does not load the rest: ``rienda --help`` and a run
+without JavaScript extensions start fast.
 """
 
-from .cancel import CancelToken
-from .config import load_config, redact, rienda_home
-from .agents import Agent
-from .errors import (
-    ArgumentsError,
-    ConfigError,
-    ExtensionError,
-    Interrupted,
-    OutOfMemory,
-    ProviderError,
-    RiendaError,
-    SandboxError,
-    ScriptError,
-)
-from .events import (
-    Confirm,
-    Diagnostic,
-    Event,
-    HookDecision,
-    Log,
-    MessageSaved,
-    Notify,
-    Output,
-    RunEnd,
-    RunStart,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallStarted,
-    ToolResultReady,
-)
-from .extensions import HOOK_POINTS, Catalog, ExtensionLoader, Hook, JSTool
-from .builtin_tools import BUILTIN_TOOLS, BuiltinTool
-from .hooks import HookChain, ModelResponse, ToolGate
-from .host import Host, RunContext
-from .loop import RunResult
-from .messages import Message, ToolCall, Usage
-from .runtime import Conversation, Rienda
-from .sandbox import JSValue, Sandbox
-from .tools import OUTPUT_CAP, ToolResult, invoke_tool
-from .ui import UI, NonInteractiveUI
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {  # name -> the submodule defining it
+    "Agent": "agents",
+    "ArgumentsError": "errors",
+    "BUILTIN_TOOLS": "builtin_tools",
+    "BuiltinTool": "builtin_tools",
+    "CancelToken": "cancel",
+    "Catalog": "extensions",
+    "ConfigError": "errors",
+    "Confirm": "events",
+    "Conversation": "runtime",
+    "Diagnostic": "events",
+    "Event": "events",
+    "ExtensionError": "errors",
+    "ExtensionLoader": "extensions",
+    "HOOK_POINTS": "extensions",
+    "Hook": "extensions",
+    "HookChain": "hooks",
+    "HookDecision": "events",
+    "Host": "host",
+    "Interrupted": "errors",
+    "JSTool": "extensions",
+    "JSValue": "sandbox",
+    "Log": "events",
+    "Message": "messages",
+    "MessageSaved": "events",
+    "ModelResponse": "hooks",
+    "NonInteractiveUI": "ui",
+    "Notify": "events",
+    "OUTPUT_CAP": "tools",
+    "OutOfMemory": "errors",
+    "Output": "events",
+    "ProviderError": "errors",
+    "Rienda": "runtime",
+    "RiendaError": "errors",
+    "RunContext": "host",
+    "RunEnd": "events",
+    "RunResult": "loop",
+    "RunStart": "events",
+    "Sandbox": "sandbox",
+    "SandboxError": "errors",
+    "ScriptError": "errors",
+    "TextDelta": "events",
+    "ThinkingDelta": "events",
+    "ToolCall": "messages",
+    "ToolCallStarted": "events",
+    "ToolGate": "hooks",
+    "ToolResult": "tools",
+    "ToolResultReady": "events",
+    "UI": "ui",
+    "Usage": "messages",
+    "invoke_tool": "tools",
+    "load_config": "config",
+    "redact": "config",
+    "rienda_home": "config",
+}
 
 __all__ = [
     "Agent",
@@ -103,3 +127,16 @@ __all__ = [
     "redact",
     "rienda_home",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
+from . import imports
 from .builtin_tools import BUILTIN_TOOLS, BuiltinTool
 from .errors import ExtensionError
 from .events import Diagnostic
@@ -180,6 +179,7 @@ def _check_tool(
 
 
 def _schema_problems(parameters: Any) -> list[str]:
+    jsonschema = imports.jsonschema()
     try:
         jsonschema.validators.validator_for(parameters).check_schema(parameters)
     except jsonschema.SchemaError as exc:

@@ -13,10 +13,12 @@ import socket
 import threading
 from dataclasses import dataclass
 
-import httpx
-
+from . import imports
 from .cancel import CancelToken
 from .errors import Interrupted
+
+with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
+    import httpx
 
 __all__ = ["FetchError", "HttpResponse", "fetch", "shared_client"]
 

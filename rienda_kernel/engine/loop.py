@@ -32,6 +32,7 @@ from .events import (
     Event,
     HookDecision,
     MessageSaved,
+    Notify,
     RunEnd,
     RunStart,
     TextDelta,
@@ -45,6 +46,7 @@ from .host import RunContext
 from .messages import Message, ToolCall, Usage
 from .providers import (
     ModelRequest,
+    NoticeChunk,
     Provider,
     TextChunk,
     ThinkingChunk,
@@ -185,7 +187,7 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, 
     agent = setup.agent
     system = chain.before_model_request(agent.system, setup.model_id, setup.history, cancel)
     tools = [ToolSpec(t.name, t.description, t.parameters) for t in (setup.catalog.tools[n] for n in agent.tools)]
-    request = ModelRequest(setup.model_name, system, list(setup.history), tools, run.workdir)
+    request = ModelRequest(setup.model_name, system, list(setup.history), tools, run.workdir, setup.agent.options)
     try:
         streamed, usage, vendor = _stream(setup.provider, request, run.ui, cancel)
     except _Partial as partial:
@@ -252,6 +254,8 @@ def _stream(provider: Provider, request: ModelRequest, ui: UI,
                 usage = chunk.usage
             elif isinstance(chunk, VendorStateChunk):
                 vendor.update(chunk.state)
+            elif isinstance(chunk, NoticeChunk):
+                ui.emit(Notify(chunk.source, chunk.title, chunk.body))
         cancel.raise_if_cancelled()
     except (Interrupted, RiendaError) as exc:
         raise _Partial(ModelResponse("".join(text), "".join(thinking)), exc) from exc

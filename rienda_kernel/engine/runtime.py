@@ -15,7 +15,7 @@ from typing import Any
 from .agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
 from .config import load_config, redact, rienda_home
-from .errors import ConfigError
+from .errors import ConfigError, ProviderError
 from .events import Diagnostic, Notify, RunEnd
 from .extensions import Catalog, ExtensionLoader
 from .host import RunContext
@@ -101,7 +101,7 @@ class Conversation:
     """One session: its messages in memory, its file on disk, its agent and model.
 
     The session file is created by the first run (a run refused before it starts, e.g.
-    for an unknown hook, writes nothing).
+    for an unknown hook, a missing API key or a bad option, writes nothing).
     """
 
     def __init__(self, rienda: Rienda, agent_id: str, session_id: str | None,
@@ -122,7 +122,7 @@ class Conversation:
         cancel = cancel or CancelToken()
         try:
             setup = self._setup(ui)
-        except ConfigError as exc:
+        except (ConfigError, ProviderError) as exc:
             ui.emit(RunEnd("error", str(exc)))
             return RunResult(self.session_id or "", "error", [], str(exc), failure=exc)
         return run_prompt(setup, prompt, cancel)
@@ -141,6 +141,7 @@ class Conversation:
         _check_declared(agent, catalog)
         model_id = self.model or agent.model or self._choose_model(ui)
         provider, model_name = provider_for(model_id, config)
+        provider.preflight(model_name, agent.options, agent.path or f"the built-in agent {agent.id!r}")
         max_turns = self._max_turns(agent, config)
         writer = self._open_writer(agent, model_id)
         run = RunContext(

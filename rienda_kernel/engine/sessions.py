@@ -256,12 +256,15 @@ class SessionWriter:
 @dataclass
 class LoadedSession:
     """A session as read back: the header, the messages in order, every other line
-    (``records``) in order, and warnings about lines that were skipped."""
+    (``records``) in order, and warnings about lines that were skipped. ``entries`` holds
+    both kinds in file order with their line numbers, in the file at ``path``."""
 
     header: dict[str, Any]
     messages: list[Message] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    entries: list[tuple[int, Message | dict[str, Any]]] = field(default_factory=list)
+    path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -325,6 +328,7 @@ def _parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSessi
         if kind == "message":
             try:
                 session.messages.append(Message.from_dict(obj))
+                session.entries.append((number, session.messages[-1]))
             except (KeyError, TypeError, ValueError) as exc:
                 session.warnings.append(f"{path}:{number}: not a valid message ({exc!r}); skipped")
         elif not isinstance(kind, str):
@@ -333,6 +337,7 @@ def _parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSessi
             session.warnings.append(f"{path}:{number}: a second session header; skipped")
         else:
             session.records.append(obj)
+            session.entries.append((number, obj))
 
 
 def _split_lines(data: bytes) -> tuple[list[bytes], bool]:
@@ -453,7 +458,7 @@ class SessionStore:
         path = self._existing(session_id)
         lines, torn = _split_lines(_read_bytes(path))
         header = _check_header(path, lines[0] if lines else b"")
-        session = LoadedSession(header)
+        session = LoadedSession(header, path=path)
         if header.get("id") != session_id:
             session.warnings.append(
                 f"{path}:1: the header says id {header.get('id')!r}; using the file name {session_id!r}")

@@ -17,8 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
+from . import imports
 from .builtin_tools import BuiltinTool
 from .cancel import CancelToken
 from .errors import ArgumentsError, Interrupted, SandboxError
@@ -64,6 +63,7 @@ def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
         raise ArgumentsError(
             f"arguments for {tool.name} must be a JSON object, got {_json_kind(arguments)}"
         )
+    jsonschema = imports.jsonschema()
     validator = jsonschema.validators.validator_for(tool.parameters)(tool.parameters)
     error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     if error is not None:

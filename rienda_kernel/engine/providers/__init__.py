@@ -15,6 +15,7 @@ from .anthropic import AnthropicProvider
 from .base import (
     Chunk,
     ModelRequest,
+    NoticeChunk,
     Provider,
     TextChunk,
     ThinkingChunk,
@@ -32,6 +33,7 @@ __all__ = [
     "PROVIDERS",
     "Chunk",
     "ModelRequest",
+    "NoticeChunk",
     "Provider",
     "TextChunk",
     "ThinkingChunk",
@@ -51,8 +53,8 @@ PROVIDERS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {
 }
 
 
-# api -> builder(options) for named endpoints in config.yaml (``providers: NAME: {api: ...}``).
-ENDPOINT_APIS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {
+# api -> builder(options, name) for named endpoints in config.yaml (``providers: NAME: {api: ...}``).
+ENDPOINT_APIS: dict[str, Callable[[Mapping[str, Any], str], Provider]] = {
     "openai": OpenAIProvider.from_options,
     "anthropic": AnthropicProvider.from_options,
     "ollama": OllamaProvider.from_options,
@@ -88,4 +90,4 @@ def _endpoint(name: str, entry: Any) -> Provider:
     if api not in ENDPOINT_APIS:
         raise ConfigError(f"config.yaml: providers.{name}: api {api!r} is not available "
                           f"(available: {', '.join(sorted(ENDPOINT_APIS))})")
-    return ENDPOINT_APIS[api](options)
+    return ENDPOINT_APIS[api](options, name)

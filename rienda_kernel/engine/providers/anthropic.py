@@ -4,12 +4,16 @@
 comes from ``api_key_env`` (``ANTHROPIC_API_KEY``, sent as ``x-api-key``), the base URL from
 ``base_url`` or else ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``).
 
-Options (config.yaml ``providers: anthropic: {...}``, or a named endpoint with
-``api: anthropic``), besides :class:`~.streaming.HttpProvider`'s:
+Request options (:mod:`.options`, in config.yaml ``providers: anthropic: {...}`` or a named
+endpoint with ``api: anthropic``, and in an agent's ``options:``):
 
 - ``max_tokens`` (default 8192): the vendor requires one. An answer that reaches it ends
   the run with an error saying so (the text so far is saved), rather than passing a cut
   answer off as complete.
+- ``stop`` is sent as ``stop_sequences``; ``tool_choice`` becomes ``{type: auto|none|any}``
+  (``required`` is ``any``) or ``{type: tool, name}``, sent only with tools; ``extra_body``
+  is merged in last. The Messages API takes no ``temperature`` or ``top_p``: a server of
+  its own that does gets them through ``extra_body``.
 - ``thinking``: sent as is, e.g. ``{type: enabled, budget_tokens: 2048}`` or
   ``{type: adaptive}``; without it the model's default applies.
 
@@ -24,12 +28,14 @@ run with the server's message.
 Tool results go back as ``tool_result`` blocks paired by ``tool_use_id``; consecutive tool
 results (and a user prompt after them) form one user turn, tool results first. A session
 begun with another vendor resumes here too: call ids are made to fit the vendor's pattern.
+A stream with no answer whose events are of no type this module reads is an error quoting
+them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..cancel import CancelToken
@@ -44,13 +50,14 @@ from .base import (
     UsageChunk,
     VendorStateChunk,
 )
+from .options import mapping, vendor_options
+from .replies import excerpt, server_message
 from .streaming import (
     EventReader,
     HttpProvider,
     decode_arguments,
     decode_json,
     redact,
-    server_message,
 )
 
 __all__ = ["AnthropicProvider", "request_body"]
@@ -68,48 +75,54 @@ class AnthropicProvider(HttpProvider):
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = "https://api.anthropic.com"
     path = "/v1/messages"
-    extra_options = frozenset({"max_tokens", "thinking"})
+    request_options = vendor_options("temperature", "top_p", thinking=mapping("{type: adaptive}"))
 
-    def __init__(self, *args: Any, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 thinking: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.max_tokens = int(max_tokens)
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive number, not {max_tokens!r}")
-        if thinking is not None and not isinstance(thinking, dict):
-            raise ValueError(f"thinking must be a mapping such as {{type: adaptive}}, not {thinking!r}")
-        self.thinking = thinking
+    @property
+    def max_tokens(self) -> int:
+        """The endpoint's ``max_tokens`` (an agent's ``options:`` may override it)."""
+        return self.options.get("max_tokens", DEFAULT_MAX_TOKENS)
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"x-api-key": key}
 
     def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:
         key = self.api_key(request.model)
-        body = request_body(request, self.max_tokens, self.thinking)
+        options = self.request_options_for(request)
+        body = request_body(request, options)
         headers = {"anthropic-version": API_VERSION, "Accept": "text/event-stream"}
-        exchange = self.open(body, key, cancel, headers)
+        exchange = yield from self.open(body, key, cancel, headers)
         try:
-            yield from _parse(EventReader(exchange, key), key, self.max_tokens)
+            yield from _parse(EventReader(exchange, key), key, body["max_tokens"], self.name)
         finally:
             exchange.abandon()
 
 
-def request_body(request: ModelRequest, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 thinking: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The Messages API request for ``request`` (streamed)."""
+_CHOICES = {"auto": "auto", "none": "none", "required": "any"}
+
+
+def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The Messages API request for ``request`` (streamed), with the request ``options``
+    (checked by :mod:`.options`)."""
+    options = options or {}
     body: dict[str, Any] = {
         "model": request.model,
-        "max_tokens": max_tokens,
+        "max_tokens": options.get("max_tokens", DEFAULT_MAX_TOKENS),
         "stream": True,
         "messages": _wire_messages(request.messages),
     }
     if request.system:
         body["system"] = request.system
+    if "stop" in options:
+        body["stop_sequences"] = list(options["stop"])
     if request.tools:
         body["tools"] = [{"name": tool.name, "description": tool.description,
                           "input_schema": dict(tool.parameters)} for tool in request.tools]
-    if thinking is not None:
-        body["thinking"] = dict(thinking)
+        choice = options.get("tool_choice")
+        if choice is not None:
+            body["tool_choice"] = {"type": _CHOICES[choice]} if choice in _CHOICES else {"type": "tool", "name": choice}
+    if options.get("thinking") is not None:
+        body["thinking"] = dict(options["thinking"])
+    body.update(options.get("extra_body") or {})
     return body
 
 
@@ -188,9 +201,14 @@ class _Turn:
         return kept
 
 
-def _parse(reader: EventReader, key: str, max_tokens: int) -> Iterator[Chunk]:
+_KNOWN_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                           "message_delta", "ping"})
+
+
+def _parse(reader: EventReader, key: str, max_tokens: int, endpoint: str) -> Iterator[Chunk]:
     """Chunks from the server-sent events, until ``message_stop``."""
     turn = _Turn()
+    unread = ""  # the first event of a type we do not read
     for name, payload in reader.events():
         event = decode_json(payload, key)
         kind = event.get("type") or name
@@ -198,12 +216,17 @@ def _parse(reader: EventReader, key: str, max_tokens: int) -> Iterator[Chunk]:
             break
         if kind == "error":
             raise ProviderError(f"the server reported an error mid-stream: {redact(server_message(payload), key)}")
+        if kind not in _KNOWN_EVENTS and not unread:
+            unread = payload
         yield from _on_event(turn, kind, event)
     else:
         raise ProviderError(f"the stream ended before message_stop; the last the server sent: {reader.tail()}")
     if turn.stop_reason == "max_tokens":
         raise ProviderError(f"the answer was cut off at max_tokens ({max_tokens}); raise max_tokens "
-                            "under providers: anthropic: in config.yaml")
+                            f"under providers: {endpoint}: in config.yaml (or options: in the agent file)")
+    if not turn.blocks and unread:
+        raise ProviderError("the server's stream held no answer in the Messages format (content_block_* events); "
+                            f"it sent: {excerpt(redact(unread, key))}")
     if turn.stop_reason == "refusal":
         raise ProviderError("the model declined to answer (stop_reason: refusal)")
     signed = turn.signed_thinking()

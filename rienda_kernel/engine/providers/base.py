@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ..cancel import CancelToken
+from ..errors import ConfigError
 from ..messages import Message, ToolCall, Usage
 
 __all__ = [
     "Chunk",
     "ModelRequest",
+    "NoticeChunk",
     "Provider",
     "TextChunk",
     "ThinkingChunk",
@@ -46,13 +48,16 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class ModelRequest:
-    """One model turn: ``model`` is the part of ``provider/model`` after the first ``/``."""
+    """One model turn: ``model`` is the part of ``provider/model`` after the first ``/``;
+    ``options`` are the agent's (front matter ``options:``), checked by
+    :meth:`Provider.preflight`, overriding the endpoint's own."""
 
     model: str
     system: str
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
     workdir: Path = Path(".")
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -89,11 +94,30 @@ class VendorStateChunk:
     state: Mapping[str, Any]
 
 
-Chunk = TextChunk | ThinkingChunk | ToolCallChunk | UsageChunk | VendorStateChunk
+@dataclass(frozen=True)
+class NoticeChunk:
+    """Something the user should hear about while waiting, e.g. ``title`` "HTTP 503:
+    Loading model", ``body`` "retrying (1/3) in 1 s". ``source`` names the endpoint."""
+
+    source: str
+    title: str
+    body: str
+
+
+Chunk = TextChunk | ThinkingChunk | ToolCallChunk | UsageChunk | VendorStateChunk | NoticeChunk
 
 
 class Provider(ABC):
     """One model vendor (or the scripted model). Instances may be reused across turns."""
+
+    def preflight(self, model: str, options: Mapping[str, Any], where: str) -> None:
+        """Check what can be checked before a run saves anything: the key is set, the
+        agent's ``options`` (read from ``where``, e.g. the agent file) are known and well
+        formed. Raises :class:`ConfigError` naming ``where`` and the option, or
+        :class:`ProviderError` naming the missing key's variable."""
+        if options:
+            raise ConfigError(f"{where}: options: this model takes no options "
+                              f"(got {', '.join(sorted(options))})")
 
     @abstractmethod
     def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:

@@ -6,21 +6,25 @@
 No key is needed; when ``OLLAMA_API_KEY`` (or the configured ``api_key_env``) is set, it is
 sent as a bearer token, as the ``ollama`` package does.
 
-Options, besides :class:`~.streaming.HttpProvider`'s: ``think`` (true/false, or a level
-such as ``high``, sent as is), ``options`` (model options such as ``num_ctx``,
-``temperature``) and ``keep_alive``.
+Request options (:mod:`.options`): ``max_tokens``, ``temperature``, ``top_p`` and
+``stop`` go into the request's ``options`` (``max_tokens`` as ``num_predict``), over the
+model options given as ``options`` (``num_ctx``, ``temperature``...); ``think`` (true/false,
+or a level such as ``high``) and ``keep_alive`` are sent as is; ``extra_body`` is merged in
+last. Ollama has no ``tool_choice``.
 
 Each NDJSON line carries ``message.content`` -> :class:`TextChunk`, ``message.thinking``
 -> :class:`ThinkingChunk` and ``message.tool_calls`` (whole, with object arguments) ->
 :class:`ToolCallChunk`; the last line has ``done: true`` with ``prompt_eval_count`` /
 ``eval_count`` -> :class:`UsageChunk`. A line ``{"error": ...}`` ends the run with that
-message. Ollama gives calls no ids, so they are numbered ``call_<turn>_<n>``; tool results
-go back as ``role: tool`` messages naming their tool (``tool_name``), in call order.
+message; a stream whose lines carry no ``message`` at all (e.g. ``/api/generate``'s
+``response``) is an error quoting them, not an empty answer. Ollama gives calls no ids,
+so they are numbered ``call_<turn>_<n>``; tool results go back as ``role: tool`` messages
+naming their tool (``tool_name``), in call order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,18 +39,31 @@ from .base import (
     ToolCallChunk,
     UsageChunk,
 )
+from .options import mapping, vendor_options
+from .replies import short
 from .streaming import (
     HttpProvider,
     LineReader,
     decode_arguments,
     decode_json,
-    excerpt,
     redact,
 )
 
 __all__ = ["OllamaProvider", "host_url", "request_body"]
 
 DEFAULT_PORT = 11434
+
+
+def _think(value: Any) -> bool | str:
+    if isinstance(value, bool) or (isinstance(value, str) and value):
+        return value
+    raise ValueError(f"must be true, false or a level such as high, got {value!r}")
+
+
+def _keep_alive(value: Any) -> str | int:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"must be a duration such as 5m, or seconds, got {value!r}")
 
 
 class OllamaProvider(HttpProvider):
@@ -59,24 +76,18 @@ class OllamaProvider(HttpProvider):
     base_url_env = "OLLAMA_HOST"
     default_base_url = f"http://127.0.0.1:{DEFAULT_PORT}"
     path = "/api/chat"
-    extra_options = frozenset({"think", "options", "keep_alive"})
-
-    def __init__(self, *args: Any, think: bool | str | None = None, options: dict[str, Any] | None = None,
-                 keep_alive: str | int | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a mapping such as {{num_ctx: 8192}}, not {options!r}")
-        self.extra = {name: value for name, value in
-                      (("think", think), ("options", options), ("keep_alive", keep_alive)) if value is not None}
+    request_options = vendor_options("tool_choice", think=_think, options=mapping("{num_ctx: 8192}"),
+                                     keep_alive=_keep_alive)
 
     def base(self) -> str:
         return host_url(super().base())
 
     def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:
         key = self.api_key(request.model)
-        exchange = self.open({**request_body(request), **self.extra}, key, cancel, {"Accept": "application/x-ndjson"})
+        body = request_body(request, self.request_options_for(request))
+        exchange = yield from self.open(body, key, cancel, {"Accept": "application/x-ndjson"})
         try:
-            yield from _parse(LineReader(exchange, key), key, _turn_number(request.messages))
+            yield from _parse(LineReader(exchange, key), key, _turn_number(request.messages), self.name)
         finally:
             exchange.abandon()
 
@@ -94,8 +105,13 @@ def host_url(host: str) -> str:
     return f"{parts.scheme}://{hostname}:{port}{parts.path.rstrip('/')}"
 
 
-def request_body(request: ModelRequest) -> dict[str, Any]:
-    """The /api/chat request for ``request`` (streamed)."""
+_MODEL_OPTIONS = {"max_tokens": "num_predict", "temperature": "temperature", "top_p": "top_p", "stop": "stop"}
+
+
+def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The /api/chat request for ``request`` (streamed), with the request ``options``
+    (checked by :mod:`.options`)."""
+    options = options or {}
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -103,6 +119,12 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
     body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": True}
     if request.tools:
         body["tools"] = [tool.as_function() for tool in request.tools]
+    model_options = {**(options.get("options") or {}),
+                     **{wire: options[name] for name, wire in _MODEL_OPTIONS.items() if name in options}}
+    if model_options:
+        body["options"] = model_options
+    body.update({name: options[name] for name in ("think", "keep_alive") if name in options})
+    body.update(options.get("extra_body") or {})
     return body
 
 
@@ -134,15 +156,17 @@ def _turn_number(messages: list[Message]) -> int:
 # -- the stream ----------------------------------------------------------------------------
 
 
-def _parse(reader: LineReader, key: str, turn: int) -> Iterator[Chunk]:
+def _parse(reader: LineReader, key: str, turn: int, endpoint: str) -> Iterator[Chunk]:
     """Chunks from the NDJSON lines, until the one with ``done: true``."""
     calls = 0
+    read = False  # whether any line had a message
     for line in reader.lines():
         if not line.strip():
             continue
         part = decode_json(line, key)
         if part.get("error"):
-            raise ProviderError(f"the server reported an error mid-stream: {excerpt(redact(str(part['error']), key))}")
+            raise ProviderError(f"the server reported an error mid-stream: {redact(short(str(part['error'])), key)}")
+        read = read or isinstance(part.get("message"), dict)
         message = part.get("message") or {}
         if isinstance(message.get("thinking"), str) and message["thinking"]:
             yield ThinkingChunk(message["thinking"])
@@ -157,8 +181,12 @@ def _parse(reader: LineReader, key: str, turn: int) -> Iterator[Chunk]:
         raise ProviderError(f"the stream ended before the line with done: true; "
                             f"the last the server sent: {reader.tail()}")
     if part.get("done_reason") == "length":
-        raise ProviderError("the answer was cut off at the model's length limit (done_reason: length); "
-                            "raise num_predict or num_ctx under providers: ollama: options: in config.yaml")
+        raise ProviderError("the answer was cut off at the model's length limit (done_reason: length); raise "
+                            f"max_tokens (Ollama's num_predict) or options: {{num_ctx: ...}} under providers: {endpoint}: "
+                            "in config.yaml (or options: in the agent file)")
+    if not read:
+        raise ProviderError("the server's stream held no answer in the /api/chat format (message.content); "
+                            f"the last it sent: {reader.tail()}")
     yield UsageChunk(Usage(int(part.get("prompt_eval_count") or 0), int(part.get("eval_count") or 0)))
 
 

@@ -8,15 +8,22 @@ end, and the final ``usage`` -> :class:`UsageChunk`. The stream must end with
 ``data: [DONE]``; an answer cut off at the length limit ends the run with an error saying
 so (the text so far is saved).
 
-The key comes from ``api_key_env`` (``OPENAI_API_KEY``), the base URL from ``base_url`` or
-else ``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``). Retries, timeouts and
-cancellation are :class:`~.streaming.HttpProvider`'s.
+The key comes from ``api_key_env`` (``OPENAI_API_KEY``; none for an endpoint with a
+``base_url`` of its own unless ``api_key_env`` is set), the base URL from ``base_url`` or
+else ``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``). The request options
+(:mod:`.options`) are sent as the API names them; ``tool_choice`` naming a tool becomes
+``{"type": "function", "function": {"name": ...}}`` and is sent only with tools;
+``extra_body`` is merged in last. Retries, timeouts and cancellation are
+:class:`~.streaming.HttpProvider`'s.
+
+A stream that ends with no answer (no text, thinking or tool call) and holds chunks in no
+shape this module reads is an error quoting them, not a silent empty answer.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..cancel import CancelToken
@@ -30,13 +37,13 @@ from .base import (
     ToolCallChunk,
     UsageChunk,
 )
+from .replies import excerpt, server_message
 from .streaming import (
     EventReader,
     HttpProvider,
     decode_arguments,
     decode_json,
     redact,
-    server_message,
 )
 
 __all__ = ["OpenAIProvider", "request_body"]
@@ -53,15 +60,22 @@ class OpenAIProvider(HttpProvider):
 
     def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:
         key = self.api_key(request.model)
-        exchange = self.open(request_body(request), key, cancel, {"Accept": "text/event-stream"})
+        body = request_body(request, self.request_options_for(request))
+        exchange = yield from self.open(body, key, cancel, {"Accept": "text/event-stream"})
         try:
-            yield from _parse(EventReader(exchange, key), key)
+            yield from _parse(EventReader(exchange, key), key, self.name)
         finally:
             exchange.abandon()
 
 
-def request_body(request: ModelRequest) -> dict[str, Any]:
-    """The Chat Completions request for ``request`` (streamed, with usage)."""
+_SAMPLING = ("max_tokens", "temperature", "top_p", "stop")
+_CHOICES = ("auto", "none", "required")
+
+
+def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The Chat Completions request for ``request`` (streamed, with usage), with the
+    request ``options`` (checked by :mod:`.options`)."""
+    options = options or {}
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -73,8 +87,13 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         "stream_options": {"include_usage": True},
         "messages": messages,
     }
+    body.update({name: options[name] for name in _SAMPLING if name in options})
     if request.tools:
         body["tools"] = [tool.as_function() for tool in request.tools]
+        choice = options.get("tool_choice")
+        if choice is not None:
+            body["tool_choice"] = choice if choice in _CHOICES else {"type": "function", "function": {"name": choice}}
+    body.update(options.get("extra_body") or {})
     return body
 
 
@@ -82,9 +101,9 @@ def _wire_message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.text}
     if message.role == "assistant":
+        # "content" stays a string with tool calls too: some servers answer 500 to null.
         wire: dict[str, Any] = {"role": "assistant", "content": message.text}
         if message.tool_calls:
-            wire["content"] = message.text or None
             wire["tool_calls"] = [
                 {"id": call.id, "type": "function",
                  "function": {"name": call.name,
@@ -101,17 +120,21 @@ def _wire_message(message: Message) -> dict[str, Any]:
 # -- the stream ----------------------------------------------------------------------------
 
 
-def _parse(reader: EventReader, key: str) -> Iterator[Chunk]:
+def _parse(reader: EventReader, key: str, endpoint: str) -> Iterator[Chunk]:
     """Chunks from the server-sent events, until ``data: [DONE]``."""
     calls: dict[int, dict[str, Any]] = {}
     usage: Usage | None = None
     finish: str | None = None
+    answered = False
+    unread = ""  # the first payload in no shape we read
     for _, payload in reader.events():
         if payload.strip() == "[DONE]":
             break
         chunk = decode_json(payload, key)
         if chunk.get("error"):
             raise ProviderError(f"the server reported an error mid-stream: {redact(server_message(payload), key)}")
+        if not unread and not _readable(chunk):
+            unread = payload
         if isinstance(chunk.get("usage"), dict):
             raw = chunk["usage"]
             usage = Usage(input_tokens=int(raw.get("prompt_tokens") or 0),
@@ -123,16 +146,23 @@ def _parse(reader: EventReader, key: str) -> Iterator[Chunk]:
             if thinking is None:
                 thinking = delta.get("reasoning")
             if isinstance(thinking, str) and thinking:
+                answered = True
                 yield ThinkingChunk(thinking)
             text = delta.get("content")
             if isinstance(text, str) and text:
+                answered = True
                 yield TextChunk(text)
             for position, piece in enumerate(delta.get("tool_calls") or ()):
                 _add_piece(calls, position, piece)
     else:
         raise ProviderError(f"the stream ended before data: [DONE]; the last the server sent: {reader.tail()}")
     if finish == "length":
-        raise ProviderError("the answer was cut off at the model's length limit (finish_reason: length)")
+        raise ProviderError("the answer was cut off at the model's length limit (finish_reason: length); raise "
+                            f"max_tokens under providers: {endpoint}: in config.yaml (or options: in the agent "
+                            "file), or the server's own limit")
+    if not answered and not calls and unread:
+        raise ProviderError(f"the server's stream held no answer in the Chat Completions format "
+                            f"(choices[].delta.content); it sent: {excerpt(redact(unread, key))}")
 
     for index in sorted(calls):
         call = calls[index]
@@ -140,6 +170,15 @@ def _parse(reader: EventReader, key: str) -> Iterator[Chunk]:
         yield ToolCallChunk(ToolCall(call["id"] or f"call_{index}", call["name"], decode_arguments(raw_arguments)))
     if usage is not None:
         yield UsageChunk(usage)
+
+
+def _readable(chunk: dict[str, Any]) -> bool:
+    """Whether a chunk has the shape of a Chat Completions chunk: choices with deltas, or
+    only usage."""
+    choices = chunk.get("choices") or []
+    if not choices:
+        return isinstance(chunk.get("usage"), dict)
+    return isinstance(choices, list) and all(isinstance(c, dict) and isinstance(c.get("delta"), dict) for c in choices)
 
 
 def _add_piece(calls: dict[int, dict[str, Any]], position: int, piece: Any) -> None:

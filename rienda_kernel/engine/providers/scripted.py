@@ -23,7 +23,7 @@ the script is exhausted the turn fails with a :class:`ProviderError` saying so.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from .base import (
     ToolCallChunk,
     UsageChunk,
 )
+from .options import REQUEST_OPTIONS, check_options
 
 __all__ = ["ScriptedProvider", "load_script"]
 
@@ -91,6 +92,11 @@ def _check_item(item: Any, where: str) -> None:
 
 class ScriptedProvider(Provider):
     """Answers from a script file; never touches the network."""
+
+    def preflight(self, model: str, options: Mapping[str, Any], where: str) -> None:
+        """The agent's options are checked as a real endpoint would (a typo fails here
+        too), then ignored: the script decides what the model says."""
+        check_options(options, REQUEST_OPTIONS, f"{where}: options")
 
     def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:
         path = Path(request.model).expanduser()

@@ -1,16 +1,19 @@
 """The HTTP side every vendor provider shares.
 
-:class:`HttpProvider` holds what a user configures for any endpoint (base URL, the
-environment variable holding the key, timeouts, retries) and opens a streamed POST:
+:class:`HttpProvider` holds what a user configures for any endpoint (see :mod:`.options`:
+base URL, the environment variable holding the key, timeouts, retries, request options)
+and opens a streamed POST:
 
 - the exchange runs on a daemon thread (:class:`Exchange`); the calling thread waits on it
   in short steps, so a cancelled token stops at once with :class:`Interrupted`; one
   ``httpx.Client`` serves every provider, so connections are reused between turns;
 - 429, 5xx and connection failures are retried ``max_retries`` times, waiting what the
   server's ``Retry-After`` (or ``retry-after-ms``) says, else an exponential backoff that
-  starts at ``backoff`` seconds; no wait exceeds ``max_wait``;
+  starts at ``backoff`` seconds; no wait exceeds ``max_wait``. Each wait is announced as a
+  :class:`NoticeChunk` ("retrying (1/3) in 1 s"). A 5xx whose body says the request is
+  invalid is not retried: sending it again cannot help;
 - 401/403 says the key was refused, never printing it; other statuses quote the server's
-  ``error.message`` (or an excerpt of what it sent).
+  own error text, short and unescaped.
 
 :class:`LineReader` and :class:`EventReader` turn the body into NDJSON lines or server-sent
 events, remembering the last lines for error messages ("the last the server sent: ...").
@@ -24,14 +27,19 @@ import queue
 import re
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from typing import Any, ClassVar
 
-import httpx
-
+from .. import imports
 from ..cancel import CancelToken
-from ..errors import ConfigError, Interrupted, ProviderError
-from .base import Provider
+from ..errors import Interrupted, ProviderError
+from ..text import repair
+from .base import ModelRequest, NoticeChunk, Provider
+from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
+from .replies import excerpt, retry_after, says_invalid, server_message
+
+with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
+    import httpx
 
 __all__ = [
     "EventReader",
@@ -40,28 +48,28 @@ __all__ = [
     "LineReader",
     "decode_arguments",
     "decode_json",
-    "excerpt",
 ]
 
-_EXCERPT = 300
 _POLL = 0.05
 _SECRET_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")  # sk-..., sk-proj-..., sk-ant-...
-_COMMON_OPTIONS = frozenset({"base_url", "api_key_env", "connect_timeout", "read_timeout",
-                             "max_retries", "backoff", "max_wait"})
-_DEFAULT = object()  # "the class's own key variable"
+_DEFAULT = object()  # "not configured"
 
 
 class HttpProvider(Provider):
     """A vendor endpoint reached over HTTP.
 
     Subclasses set ``api`` (the name in config.yaml's ``api:``), ``key_env`` (the default
-    key variable, None when the server wants no key), ``base_url_env`` and
-    ``default_base_url``, ``path`` (appended to the base URL) and ``extra_options`` (their
-    own config keys, accepted by ``__init__`` as keywords). ``key_required`` False sends the
-    key only when its variable is set. ``connect_hint`` follows "cannot connect" errors.
+    key variable), ``base_url_env`` and ``default_base_url``, ``path`` (appended to the
+    base URL) and ``request_options`` (the checkers of the options they accept per request,
+    :data:`.options.REQUEST_OPTIONS` and their own). ``key_required`` False sends the key
+    only when its variable is set. ``connect_hint`` follows "cannot connect" errors.
 
-    ``base_url``: None reads ``base_url_env`` at each request. ``connect_timeout`` and
-    ``read_timeout`` (seconds) bound connecting and each wait for data.
+    ``name`` is the endpoint's name in config.yaml (``providers: NAME:``), used in
+    messages. ``base_url``: None reads ``base_url_env`` at each request. The key: an
+    endpoint with a ``base_url`` of its own sends none unless ``api_key_env`` is given;
+    otherwise ``api_key_env`` defaults to ``key_env`` (None: no key). ``connect_timeout``
+    and ``read_timeout`` (seconds) bound connecting and each wait for data. Other keywords
+    are request options (``max_tokens``...), checked here.
     """
 
     api: ClassVar[str]
@@ -71,39 +79,44 @@ class HttpProvider(Provider):
     path: ClassVar[str]
     key_required: ClassVar[bool] = True
     connect_hint: ClassVar[str] = ""
-    extra_options: ClassVar[frozenset[str]] = frozenset()
+    request_options: ClassVar[Mapping[str, Checker]] = REQUEST_OPTIONS
 
     def __init__(
         self,
         base_url: str | None = None,
         api_key_env: Any = _DEFAULT,
         *,
+        name: str | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
         max_retries: int = 3,
         backoff: float = 1.0,
         max_wait: float = 60.0,
+        **options: Any,
     ) -> None:
+        self.name = name or self.api
         self.base_url = base_url
-        self.api_key_env: str | None = self.key_env if api_key_env is _DEFAULT else api_key_env
+        if api_key_env is _DEFAULT:
+            api_key_env = None if base_url else self.key_env
+        self.api_key_env: str | None = api_key_env
         self.connect_timeout = float(connect_timeout)
         self.read_timeout = float(read_timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.max_wait = float(max_wait)
+        self.options = check_options(options, self.request_options, self.where())
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> HttpProvider:
-        """Build from a config mapping; ConfigError naming an unknown or bad option."""
-        known = _COMMON_OPTIONS | cls.extra_options
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ConfigError(f"{cls.api} provider: unknown option(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(known))}")
-        try:
-            return cls(**dict(options))
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{cls.api} provider: bad option: {exc}") from exc
+    def from_options(cls, options: Mapping[str, Any], name: str | None = None) -> HttpProvider:
+        """Build from a config.yaml entry; ConfigError naming the entry and the unknown or
+        bad option."""
+        where = f"config.yaml: providers.{name or cls.api}"
+        checked = check_options(options, {**CONNECTION_OPTIONS, **cls.request_options}, where)
+        return cls(name=name, **checked)
+
+    def where(self) -> str:
+        """Where this endpoint is configured, for messages."""
+        return f"config.yaml: providers.{self.name}"
 
     # -- what subclasses may refine --------------------------------------------------------
 
@@ -118,7 +131,16 @@ class HttpProvider(Provider):
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"}
 
-    # -- the exchange ------------------------------------------------------------------------
+    # -- before and during the exchange ------------------------------------------------------
+
+    def preflight(self, model: str, options: Mapping[str, Any], where: str) -> None:
+        """The key is there (when one is needed) and the agent's options are known."""
+        self.api_key(model)
+        check_options(options, self.request_options, f"{where}: options")
+
+    def request_options_for(self, request: ModelRequest) -> dict[str, Any]:
+        """The endpoint's request options, overridden by the agent's (``request.options``)."""
+        return {**self.options, **check_options(request.options, self.request_options, "the agent's options")}
 
     def api_key(self, model: str) -> str:
         """The key from ``api_key_env`` ("" when none is configured); ProviderError naming
@@ -128,12 +150,13 @@ class HttpProvider(Provider):
         key = os.environ.get(self.api_key_env, "").strip()
         if not key and self.key_required:
             raise ProviderError(f"no API key: set the environment variable {self.api_key_env} "
-                                f"(model {model} at {self.url()})")
+                                f"(model {self.name}/{model} at {self.url()})")
         return key
 
     def open(self, body: dict[str, Any], key: str, cancel: CancelToken,
-             headers: Mapping[str, str] | None = None) -> Exchange:
-        """POST ``body``, retrying 429/5xx/connection failures; the exchange of a 200."""
+             headers: Mapping[str, str] | None = None) -> Generator[NoticeChunk, None, Exchange]:
+        """POST ``body``, retrying 429/5xx/connection failures (a notice before each wait);
+        returns the exchange of a 200. Use as ``exchange = yield from self.open(...)``."""
         url = self.url()
         all_headers = {**(headers or {}), **(self.auth_headers(key) if key else {})}
         cancel.raise_if_cancelled()
@@ -144,28 +167,32 @@ class HttpProvider(Provider):
             if event[0] == "status" and event[1] == 200:
                 return exchange
             exchange.abandon()
-            if event[0] == "status":
-                status, response_headers, text = event[1], event[2], event[3]
-                message = redact(server_message(text), key)
-                if status in (401, 403):
-                    raise ProviderError(f"{url}: {self._refused(status)}: {message}")
-                retryable = status == 429 or status >= 500
-                what = f"HTTP {status}: {message}"
-                wait_hint = retry_after(response_headers)
-            elif event[0] == "connect":
-                retryable, what, wait_hint = True, f"cannot connect: {event[1]}", None
-            else:  # "error": a failure that retrying would not cure (e.g. a timeout)
-                raise ProviderError(f"{url}: {redact(str(event[1]), key)}")
+            what, retryable, wait_hint = self._failure(event, key, url)
             if not retryable:
                 raise ProviderError(f"{url}: {what}")
             if attempt >= self.max_retries:
                 tries = attempt + 1
                 hint = f" ({self.connect_hint})" if event[0] == "connect" and self.connect_hint else ""
                 raise ProviderError(f"{url}: gave up after {tries} attempt{'s' if tries > 1 else ''}: {what}{hint}")
-            delay = wait_hint if wait_hint is not None else self.backoff * (2 ** attempt)
-            if cancel.wait(min(max(delay, 0.0), self.max_wait)):
-                raise Interrupted("stopped")
+            delay = min(max(wait_hint if wait_hint is not None else self.backoff * (2 ** attempt), 0.0), self.max_wait)
             attempt += 1
+            yield NoticeChunk(f"provider:{self.name}", what,
+                              f"retrying ({attempt}/{self.max_retries}) in {round(delay, 2):g} s")
+            if cancel.wait(delay):
+                raise Interrupted("stopped")
+
+    def _failure(self, event: tuple[Any, ...], key: str, url: str) -> tuple[str, bool, float | None]:
+        """What a failed attempt says, whether retrying may help, and the server's wait."""
+        if event[0] == "connect":
+            return f"cannot connect: {redact(str(event[1]), key)}", True, None
+        if event[0] != "status":  # "error": a failure that retrying would not cure (a timeout)
+            raise ProviderError(f"{url}: {redact(str(event[1]), key)}")
+        status, response_headers, text = event[1], event[2], event[3]
+        message = redact(server_message(text), key)
+        if status in (401, 403):
+            raise ProviderError(f"{url}: {self._refused(status)}: {message}")
+        retryable = (status == 429 or status >= 500) and not says_invalid(text)
+        return f"HTTP {status}: {message}", retryable, retry_after(response_headers)
 
     def _refused(self, status: int) -> str:
         if self.api_key_env:
@@ -186,11 +213,12 @@ class Exchange:
 
     def __init__(self, url: str, headers: dict[str, str], body: dict[str, Any], timeout: httpx.Timeout,
                  cancel: CancelToken) -> None:
+        self.url = url
         self._events: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self._stop = threading.Event()
         self._response: httpx.Response | None = None
         self._cancel = cancel
-        self._unregister = cancel.on_cancel(self._close_response)
+        self._unregister = cancel.on_cancel(self._on_cancel)
         self._thread = threading.Thread(target=self._run, args=(url, headers, body, timeout),
                                         name="rienda-provider", daemon=True)
         self._thread.start()
@@ -202,14 +230,21 @@ class Exchange:
                 self.abandon()
                 raise Interrupted("stopped")
             try:
-                return self._events.get(timeout=_POLL)
+                event = self._events.get(timeout=_POLL)
             except queue.Empty:
                 continue
+            if event[0] != "cancelled":  # else: the check above raises
+                return event
 
     def abandon(self) -> None:
         self._stop.set()
         self._unregister()
         self._close_response()
+
+    def _on_cancel(self) -> None:
+        """Stop reading and wake :meth:`next` at once (not at its next poll)."""
+        self._close_response()
+        self._events.put(("cancelled",))
 
     def _close_response(self) -> None:
         self._stop.set()
@@ -280,7 +315,7 @@ class LineReader:
             if event[0] == "eof":
                 return
             if event[0] != "line":
-                raise ProviderError(f"the stream failed: {redact(str(event[1]), self._key)}")
+                raise ProviderError(f"{self._exchange.url}: the stream failed: {redact(str(event[1]), self._key)}")
             if event[1]:
                 self._seen.append(event[1])
             yield event[1]
@@ -289,8 +324,7 @@ class LineReader:
         """An excerpt of the last lines the server sent ("nothing" if none)."""
         if not self._seen:
             return "nothing"
-        text = redact("\n".join(self._seen), self._key).strip()
-        return repr(text if len(text) <= _EXCERPT else "..." + text[-_EXCERPT:])
+        return excerpt(redact("\n".join(self._seen), self._key), tail=True)
 
 
 class EventReader(LineReader):
@@ -317,57 +351,26 @@ class EventReader(LineReader):
 
 
 def decode_json(payload: str, key: str = "") -> dict[str, Any]:
-    """One JSON object the server sent; ProviderError quoting it when it is not one."""
+    """One JSON object the server sent, its strings made valid Unicode (lone surrogates
+    from ``\\ud83d`` escapes replaced); ProviderError quoting it when it is not one."""
     try:
         value = json.loads(payload)
     except json.JSONDecodeError:
         raise ProviderError(f"the server sent data that is not JSON: {excerpt(redact(payload, key))}") from None
     if not isinstance(value, dict):
         raise ProviderError(f"the server sent an unexpected event: {excerpt(redact(payload, key))}")
-    return value
+    return repair(value)
 
 
 def decode_arguments(arguments: str) -> Any:
-    """Tool-call arguments decoded; the raw text when they are not JSON (the tool then gets
-    an error result saying so)."""
+    """Tool-call arguments decoded (valid Unicode); the raw text when they are not JSON
+    (the tool then gets an error result saying so)."""
     if not arguments.strip():
         return {}
     try:
-        return json.loads(arguments)
+        return repair(json.loads(arguments))
     except json.JSONDecodeError:
-        return arguments
-
-
-def server_message(text: str) -> str:
-    """The ``error.message`` (or string ``error``) of an error body, else an excerpt."""
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
-        return excerpt(text) if text.strip() else "(empty response)"
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict) and error.get("message"):
-        return excerpt(str(error["message"]))
-    if isinstance(error, str):
-        return excerpt(error)
-    return excerpt(text)
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds); None if absent."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    try:
-        if "retry-after-ms" in lowered:
-            return float(lowered["retry-after-ms"]) / 1000
-        if "retry-after" in lowered:
-            return float(lowered["retry-after"])
-    except ValueError:
-        return None  # an HTTP date: fall back to the backoff
-    return None
-
-
-def excerpt(text: str) -> str:
-    text = text.strip()
-    return repr(text if len(text) <= _EXCERPT else text[:_EXCERPT] + "...")
+        return repair(arguments)
 
 
 def redact(text: str, key: str) -> str:

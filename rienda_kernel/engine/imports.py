@@ -1,0 +1,42 @@
+"""Third-party modules imported without the optional parts Rienda does not use.
+
+Some libraries import optional extras at import time when they happen to be installed,
+as they are wherever JupyterLab is: ``jsonschema`` imports ``rfc3987_syntax`` for its
+``iri`` format checker (it compiles a grammar: 1.5 s or more), ``httpx`` imports its
+command-line client (``click``, ``rich``, ``pygments``). Rienda checks no ``format`` and
+runs no ``httpx`` command, so :func:`without` keeps those out of the import. The only
+effect, when Rienda is the first to import the library in a process: that process's
+``jsonschema.FormatChecker`` lacks the ``iri`` checks and ``httpx.main`` is the stub httpx
+ships for a missing CLI. The extras themselves stay importable.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import ModuleType
+
+__all__ = ["jsonschema", "without"]
+
+
+@contextmanager
+def without(*optional: str) -> Iterator[None]:
+    """Within the block, importing any of ``optional`` (not yet imported) fails with
+    ImportError, as if it were not installed; afterwards it imports normally."""
+    blocked = [name for name in optional if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]  # makes its import fail
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+
+
+def jsonschema() -> ModuleType:
+    """The ``jsonschema`` module, imported on the first call (its import is slow)."""
+    with without("rfc3987_syntax"):
+        return importlib.import_module("jsonschema")

@@ -1,0 +1,47 @@
+"""Startup loads what it uses, when it uses it (bench/bench_startup.py measures the time;
+these check, in fresh processes, which modules get loaded)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+PROBE = """
+import json, sys
+{body}
+print(json.dumps(sorted(name for name in {names} if name in sys.modules)))
+"""
+
+
+def loaded_after(body: str, names: list[str]) -> list[str]:
+    code = PROBE.format(body=body, names=names)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_rienda_help_loads_no_part_of_the_engine_it_does_not_need():
+    body = "from rienda_kernel.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
+    heavy = ["httpx", "yaml", "jsonschema", "py_mini_racer", "rienda_kernel.engine.runtime",
+             "rienda_kernel.engine.providers"]
+    assert loaded_after(body, heavy) == []
+
+
+def test_importing_one_engine_module_loads_only_what_it_needs():
+    assert loaded_after("import rienda_kernel.engine.errors", ["rienda_kernel.engine.runtime", "httpx"]) == []
+
+
+def test_checking_a_tool_schema_leaves_out_the_format_checkers_slow_import(tmp_path):
+    """jsonschema is loaded to check a JavaScript tool's parameters, but not the optional
+    rfc3987_syntax behind its "iri" format checker, which Rienda never uses."""
+    tool = tmp_path / "tools" / "count" / "index.js"
+    tool.parent.mkdir(parents=True)
+    tool.write_text('module.exports = { description: "Counts.", parameters: { type: "object" }, '
+                    'execute: function () { return "1"; } };')
+    body = (f"from rienda_kernel.engine.runtime import Rienda\n"
+            f"catalog = Rienda(home={str(tmp_path)!r}).catalog()\n"
+            f"assert 'count' in catalog.tools, catalog.diagnostics")
+    assert loaded_after(body, ["jsonschema", "rfc3987_syntax"]) == ["jsonschema"]
+    # and rfc3987_syntax itself stays importable afterwards
+    body += "\nimport rfc3987_syntax"
+    assert loaded_after(body, ["rfc3987_syntax"]) == ["rfc3987_syntax"]
