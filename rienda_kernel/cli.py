@@ -5,6 +5,8 @@
     rienda sessions                      saved sessions, oldest first
     rienda show ID                       one session's messages, usage and hook decisions
     rienda call TOOL [JSON]              run one tool through the sandbox
+    rienda hook NAME POINT [JSON] [--agent A] [--session-id ID] [--workdir DIR] [--yes] [--json]
+                                         call one hook point with a payload; exit 1 if it threw
     rienda replay ID [--agent A | --hooks a,b] [--run-tools]
                                          re-run a session through a hook chain; exit 1 if it differs
     rienda script ID [-o FILE]           a session as a scripted-model file
@@ -21,9 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, RiendaError, invoke_tool
+from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, NonInteractiveUI, RiendaError, invoke_tool
 from .engine.cancel import run_interruptibly
 from .engine.config import redact
+from .engine.hook_call import HookInvocation, prepare_hook_call
 from .engine.host import RunContext
 from .engine.replay import replay_session, session_script
 from .engine.runtime import Rienda
@@ -88,6 +91,19 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--workdir", default=".", help="the workspace (default: the current directory)")
     call.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
     call.set_defaults(command=_call)
+
+    hook = commands.add_parser("hook", help="call one hook point with a payload and show what it did")
+    hook.add_argument("name", help="the hook's name")
+    hook.add_argument("point", help="the point, e.g. beforeToolExecute")
+    hook.add_argument("payload", nargs="?", default="{}",
+                      help="what the point receives, as JSON (afterToolExecute: {call, result}); fields left out "
+                           "get what a run passes")
+    hook.add_argument("--agent", default="default", help="ctx.agent (and the payload's defaults) from this agent")
+    hook.add_argument("--session-id", help="ctx.session.id (default: a new id)")
+    hook.add_argument("--workdir", default=".", help="ctx.workdir (default: the current directory)")
+    hook.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    hook.add_argument("--json", action="store_true", help="print the call as one JSON object")
+    hook.set_defaults(command=_hook)
     return parser
 
 
@@ -257,6 +273,32 @@ def _call(args: argparse.Namespace) -> int:
 def _invoke(tool: Any, arguments: str, run: RunContext, rienda: Rienda, cancel: CancelToken) -> Any:
     try:
         return invoke_tool(tool, arguments, run, rienda.sandbox, cancel)
+    except Interrupted:
+        return None
+
+
+def _hook(args: argparse.Namespace) -> int:
+    rienda = _rienda(args)
+    invocation = prepare_hook_call(rienda, args.name, args.point, args.payload, agent_id=args.agent,
+                                   session_id=args.session_id)
+    if args.json:
+        ui: Any = NonInteractiveUI(_auto_approve(args, rienda) is True, record_events=False)
+    else:  # ctx.log, notices and confirms show on stderr as they happen
+        ui = TerminalUI(_auto_approve(args, rienda), _terminal_stdin())
+    call, interrupted = run_interruptibly(lambda cancel: _call_hook(invocation, ui, cancel))
+    if interrupted or call is None:
+        print("rienda: interrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(call.to_dict(), ensure_ascii=False))
+    else:
+        print("\n".join(call.lines(activity=False)))
+    return 0 if call.ok else 1
+
+
+def _call_hook(invocation: HookInvocation, ui: Any, cancel: CancelToken) -> Any:
+    try:
+        return invocation.run(ui, cancel)
     except Interrupted:
         return None
 
