@@ -26,7 +26,7 @@ from typing import Any
 from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, NonInteractiveUI, RiendaError, invoke_tool
 from .engine.cancel import run_interruptibly
 from .engine.config import redact
-from .engine.hook_call import HookInvocation, prepare_hook_call
+from .engine.hook_call import prepare_hook_call
 from .engine.host import RunContext
 from .engine.replay import replay_session, session_script
 from .engine.runtime import Rienda
@@ -285,8 +285,8 @@ def _hook(args: argparse.Namespace) -> int:
         ui: Any = NonInteractiveUI(_auto_approve(args, rienda) is True, record_events=False)
     else:  # ctx.log, notices and confirms show on stderr as they happen
         ui = TerminalUI(_auto_approve(args, rienda), _terminal_stdin())
-    call, interrupted = run_interruptibly(lambda cancel: _call_hook(invocation, ui, cancel))
-    if interrupted or call is None:
+    call = invocation.run_interruptibly(ui)
+    if call is None:
         print("rienda: interrupted", file=sys.stderr)
         return 130
     if args.json:
@@ -294,13 +294,6 @@ def _hook(args: argparse.Namespace) -> int:
     else:
         print("\n".join(call.lines(activity=False)))
     return 0 if call.ok else 1
-
-
-def _call_hook(invocation: HookInvocation, ui: Any, cancel: CancelToken) -> Any:
-    try:
-        return invocation.run(ui, cancel)
-    except Interrupted:
-        return None
 
 
 if __name__ == "__main__":

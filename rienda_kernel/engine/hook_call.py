@@ -29,9 +29,9 @@ from typing import Any
 import jsonschema
 
 from .agents import Agent
-from .cancel import CancelToken
+from .cancel import CancelToken, run_interruptibly
 from .config import redact
-from .errors import ConfigError, PayloadError
+from .errors import ConfigError, Interrupted, PayloadError
 from .events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
 from .extensions import HOOK_POINTS, Hook
 from .hooks import HookChain, ModelResponse
@@ -161,6 +161,18 @@ class HookInvocation:
         returned = None if decision.effect == "threw" else witness.returned
         return HookCall(self.hook.name, self.point, self.payload, returned, decision, outcome,
                         tuple(e for e in events if not isinstance(e, HookDecision)))
+
+    def run_interruptibly(self, ui: UI) -> HookCall | None:
+        """:meth:`run` on a worker thread while the calling (main) thread waits, so Ctrl-C
+        stops the hook wherever it is; None when it was stopped."""
+        def work(cancel: CancelToken) -> HookCall | None:
+            try:
+                return self.run(ui, cancel)
+            except Interrupted:
+                return None
+
+        call, _ = run_interruptibly(work)
+        return call
 
 
 def prepare_hook_call(rienda: Any, name: str, point: str, payload: str | dict[str, Any], *,
