@@ -156,6 +156,7 @@ def test_a_return_the_point_ignores_exits_1(home):
 
 @pytest.mark.parametrize("payload, message", [
     ('{"name": "http", "argument": {}}', "unknown field 'argument' (did you mean 'arguments'?)"),
+    ('{"nam": "http"}', "unknown field 'nam' (did you mean 'name'?)"),  # said before "name is missing"
     ('{"name": "http", "arguments": "rm -rf"}', "field 'arguments': 'rm -rf' is not of type 'object'"),
     ('{"arguments": {}}', "field 'name' is missing"),
     ('{"name": ', "the payload for beforeToolExecute is not valid JSON"),
