@@ -171,6 +171,7 @@ def test_a_malformed_expectations_file_fails_its_item_naming_the_file_and_key(py
     result = replay(pytester, recorded)
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines([f"*calls[[]0] of {path}: unknown key 'refuse'; the keys are match, refused, allowed*"])
+    assert "rienda_kernel/engine" not in result.stdout.str()  # the message, not a traceback
 
 
 def test_confirm_comes_from_the_option_or_the_expectations_file(pytester, recorded):
@@ -200,6 +201,7 @@ def test_a_file_that_is_not_a_session_fails_its_item_naming_it(pytester, recorde
     result = replay(pytester, recorded)
     result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines([f"*{recorded.sessions / 'notes.jsonl'}:1: not a Rienda session*"])
+    assert "rienda_kernel/engine" not in result.stdout.str()
 
 
 def test_the_home_defaults_to_rienda_home(pytester, recorded, monkeypatch):
