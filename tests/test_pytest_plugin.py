@@ -243,3 +243,16 @@ def test_xdist_spreads_the_items_over_two_workers(pytester, recorded):
     output = result.stdout.str()
     assert "[gw0]" in output and "[gw1]" in output
     result.stdout.fnmatch_lines(["    now refused by hook deny-rm: no rm -rf"])
+
+
+def test_sessions_committed_outside_the_home_replay_with_their_expectations(pytester, recorded):
+    committed = pytester.path / "tests" / "sessions"
+    shutil.copytree(recorded.sessions, committed)
+    shutil.rmtree(recorded.sessions)
+    recorded.declare("https", "deny-rm")
+    (committed / f"{recorded.ids['clean']}.expect.yaml").write_text(
+        "calls:\n  - match: {id: call_1_2}\n    refused: deny-rm\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--rienda-replay", "tests/sessions", "--rienda-home",
+                                str(recorded.home), "--rienda-workdir", str(recorded.work), "-v")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines([f"tests/sessions/{recorded.ids['clean']}.jsonl::replay PASSED*"])
