@@ -7,6 +7,7 @@
     rienda call TOOL [JSON]              run one tool through the sandbox
     rienda hook NAME POINT [JSON] [--agent A] [--session-id ID] [--workdir DIR] [--yes] [--json]
                                          call one hook point with a payload; exit 1 if it threw
+                                         or the payload does not fit the point
     rienda replay ID [--agent A | --hooks a,b] [--run-tools]
                                          re-run a session through a hook chain; exit 1 if it differs
     rienda script ID [-o FILE]           a session as a scripted-model file
@@ -233,7 +234,8 @@ def _replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
                           "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
-                          "texts": [{"recorded": r, "now": n} for r, n in report.texts]}, ensure_ascii=False))
+                          "texts": [{"recorded": r, "now": n} for r, n in report.texts],
+                          "unmatched_expectations": report.unmatched}, ensure_ascii=False))
     else:
         print("\n".join(report.lines()))
     return 1 if report.changed else 0

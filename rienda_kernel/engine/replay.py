@@ -16,17 +16,16 @@ so a real conversation becomes a deterministic test of a hook.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
-
-from pathlib import Path
 
 from .cancel import CancelToken
 from .config import redact
 from .errors import ConfigError
 from .events import HookDecision
-from .expectations import SUFFIX, CallExpectation, Expectations, expectations_beside, load_expectations
+from .expectations import CallExpectation, Expectations, expectations_beside
 from .hooks import HookChain, ModelResponse
 from .host import RunContext
 from .messages import Message, ToolCall
@@ -122,8 +121,7 @@ def replay_session(rienda: Any, session_id: str, hooks: list[str] | None = None,
     the agent's, ``agent_id`` or the session's own), with the expectations beside it if
     any. ConfigError for an unknown session, agent or hook, or a malformed expectations file."""
     loaded = rienda.store.load(session_id)
-    sidecar = rienda.store.directory / f"{session_id}{SUFFIX}"
-    expected = load_expectations(sidecar) if sidecar.is_file() else None
+    expected = expectations_beside(rienda.store.directory / f"{session_id}.jsonl")
     return _replay(rienda, loaded, session_id, hooks, agent_id, run_tools, ui, expected)
 
 
