@@ -6,6 +6,9 @@
     rienda sessions                      saved sessions, oldest first
     rienda show ID                       one session's messages, usage and hook decisions
     rienda call TOOL [JSON]              run one tool through the sandbox
+    rienda hook NAME POINT [JSON] [--agent A] [--session-id ID] [--workdir DIR] [--yes] [--json]
+                                         call one hook point with a payload; exit 1 if it threw
+                                         or the payload does not fit the point
     rienda replay ID [--agent A | --hooks a,b] [--run-tools]
                                          re-run a session through a hook chain; exit 1 if it differs
     rienda script ID [-o FILE]           a session as a scripted-model file
@@ -100,6 +103,19 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--workdir", default=".", help="the workspace (default: the current directory)")
     call.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
     call.set_defaults(command=_call)
+
+    hook = commands.add_parser("hook", help="call one hook point with a payload and show what it did")
+    hook.add_argument("name", help="the hook's name")
+    hook.add_argument("point", help="the point, e.g. beforeToolExecute")
+    hook.add_argument("payload", nargs="?", default="{}",
+                      help="what the point receives, as JSON (afterToolExecute: {call, result}); fields left out "
+                           "get what a run passes")
+    hook.add_argument("--agent", default="default", help="ctx.agent (and the payload's defaults) from this agent")
+    hook.add_argument("--session-id", help="ctx.session.id (default: a new id)")
+    hook.add_argument("--workdir", default=".", help="ctx.workdir (default: the current directory)")
+    hook.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    hook.add_argument("--json", action="store_true", help="print the call as one JSON object")
+    hook.set_defaults(command=_hook)
     return parser
 
 
@@ -299,7 +315,8 @@ def _replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
                           "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
-                          "texts": [{"recorded": r, "now": n} for r, n in report.texts]}, ensure_ascii=False))
+                          "texts": [{"recorded": r, "now": n} for r, n in report.texts],
+                          "unmatched_expectations": report.unmatched}, ensure_ascii=False))
     else:
         print("\n".join(report.lines()))
     return 1 if report.changed else 0
@@ -350,6 +367,29 @@ def _invoke(tool: Any, arguments: str, run: RunContext, rienda: Rienda, cancel: 
         return invoke_tool(tool, arguments, run, rienda.sandbox, cancel)
     except Interrupted:
         return None
+
+
+def _hook(args: argparse.Namespace) -> int:
+    from .engine import NonInteractiveUI
+    from .engine.hook_call import prepare_hook_call
+    from .terminal import TerminalUI
+
+    rienda = _rienda(args)
+    invocation = prepare_hook_call(rienda, args.name, args.point, args.payload, agent_id=args.agent,
+                                   session_id=args.session_id)
+    if args.json:
+        ui: Any = NonInteractiveUI(_auto_approve(args, rienda) is True, record_events=False)
+    else:  # ctx.log, notices and confirms show on stderr as they happen
+        ui = TerminalUI(_auto_approve(args, rienda), _terminal_stdin())
+    call = invocation.run_interruptibly(ui)
+    if call is None:
+        print("rienda: interrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(call.to_dict(), ensure_ascii=False))
+    else:
+        print("\n".join(call.lines(activity=False)))
+    return 0 if call.ok else 1
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .engine import BuiltinTool, RiendaError
+from .engine import BuiltinTool, NonInteractiveUI, RiendaError
 from .engine.events import Diagnostic
+from .engine.hook_call import prepare_hook_call
 from .engine.providers import PROVIDERS
 from .engine.replay import replay_session, session_script
 from .notebook import CONFIRM_POLICIES, NotebookSession
@@ -73,6 +74,9 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                "Re-run a session's calls through its agent's hooks (or these), without the model; show what differs."),
     Subcommand("script", "script ID|last FILE",
                "Write a session's model responses as a scripted-model file (a deterministic test of your hooks)."),
+    Subcommand("hook", "hook NAME POINT [JSON]",
+               "Call one hook point with a payload, as a run would; show what it returned, changed, logged and asked "
+               "(confirms: yes with confirm allow, else no)."),
     Subcommand("home", "home [PATH]",
                "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session."),
     Subcommand("help", "help [COMMAND]", "List these commands, or show one."),
@@ -115,6 +119,9 @@ def _words(line: str) -> list[str]:
     lines = [piece.strip() for piece in text.strip().splitlines()]
     if len(lines) > 1:
         raise CommandError(f"a {PREFIX} command is one line; put {lines[1][:40]!r} and what follows in another cell")
+    head = text.split(None, 3)
+    if head and head[0] == "hook":
+        return head  # hook NAME POINT, then the payload as written (JSON is not shell words)
     try:
         return shlex.split(text)
     except ValueError as exc:
@@ -147,7 +154,7 @@ def _handler(name: str) -> tuple[Callable[[NotebookSession, list[str]], CommandO
         "use": (_use, 1, 1), "new": (_new, 0, 0), "resume": (_resume, 1, 1), "sessions": (_sessions, 0, 0),
         "agents": (_agents, 0, 0), "tools": (_tools, 0, 0), "hooks": (_hooks, 0, 0), "model": (_model, 0, 1),
         "confirm": (_confirm, 0, 1), "home": (_home, 0, 1), "help": (_help, 0, 1), "replay": (_replay, 1, 64),
-        "script": (_script, 2, 2),
+        "script": (_script, 2, 2), "hook": (_hook, 2, 3),
     }
     if name not in handlers:
         raise CommandError(_unknown(name))
@@ -299,6 +306,16 @@ def _replay(session: NotebookSession, args: list[str]) -> CommandOutput:
     report = replay_session(session.rienda, session_id, hooks=args[1:] or None)
     lines = report.lines()
     return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=report)
+
+
+def _hook(session: NotebookSession, args: list[str]) -> CommandOutput:
+    invocation = prepare_hook_call(session.rienda, args[0], args[1], args[2] if len(args) > 2 else "{}",
+                                   agent_id=session.agent_id, session_id=session.session_id)
+    call = invocation.run_interruptibly(NonInteractiveUI(session.confirm_policy == "allow", record_events=False))
+    if call is None:
+        raise CommandError(f"{args[0]}.{args[1]} was interrupted")
+    lines = call.lines()
+    return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=call)
 
 
 def _home(session: NotebookSession, args: list[str]) -> CommandOutput:

@@ -119,7 +119,7 @@ def test_no_subcommand_and_help_list_the_vocabulary(nb):
             assert f"`%rienda {sub.usage}`" in out.markdown
         assert out.value == list(SUBCOMMANDS)
     assert [sub.name for sub in SUBCOMMANDS] == [
-        "use", "new", "resume", "sessions", "agents", "tools", "hooks", "model", "confirm", "replay", "script", "home", "help"]
+        "use", "new", "resume", "sessions", "agents", "tools", "hooks", "model", "confirm", "replay", "script", "hook", "home", "help"]
 
 
 def test_help_for_one_command(nb):

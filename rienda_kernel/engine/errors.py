@@ -5,6 +5,7 @@
      ├── ConfigError            a malformed configuration or agent file (names file and line)
      ├── ExtensionError         a tool or hook file that cannot be used (names file and line)
      ├── Interrupted            the invocation or run was stopped from another thread
+     ├── PayloadError           a payload that is not what a hook point receives (names the field)
      ├── ProviderError          a model provider failed; says what the server sent
      └── SandboxError           JavaScript failed inside an invocation
           ├── ScriptError       the script threw; carries the JS error's name and location
@@ -22,6 +23,7 @@ __all__ = [
     "ExtensionError",
     "Interrupted",
     "OutOfMemory",
+    "PayloadError",
     "ProviderError",
     "RiendaError",
     "SandboxError",
@@ -55,6 +57,11 @@ class ExtensionError(RiendaError):
 
 class Interrupted(RiendaError):
     """The work was stopped from another thread before it finished."""
+
+
+class PayloadError(RiendaError):
+    """A payload given to one hook point (``rienda hook``) does not fit what the point
+    receives; the message names the point and the field."""
 
 
 class ProviderError(RiendaError):

@@ -77,6 +77,12 @@ class Catalog:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     shadowed: tuple[str, ...] = ()
 
+    def diagnostics_of(self, folder: str, name: str) -> list[str]:
+        """The messages about ``<folder>/<name>/index.js`` (``folder``: "tools" or "hooks"),
+        e.g. why that extension was skipped."""
+        return [d.message for d in self.diagnostics
+                if d.path and Path(d.path).parent.name == name and Path(d.path).parent.parent.name == folder]
+
 
 @dataclass(frozen=True)
 class _Cached:

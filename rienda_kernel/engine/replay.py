@@ -4,7 +4,10 @@
 chain (the agent's current one, or another list) without calling any model, and reports
 per call what differs from the recording: now refused (or no longer), arguments now
 different, result now different. Tools run only when asked (``run_tools``); otherwise the
-recorded result (what the model read) is what ``afterToolExecute`` hooks receive.
+recorded result (what the model read) is what ``afterToolExecute`` hooks receive. Calls an
+expectations file selects (``<id>.expect.yaml`` beside the session, see
+:mod:`.expectations`) are judged by what it states instead. :func:`replay_file` replays
+a session file from anywhere (the pytest plugin's items).
 
 :func:`session_script` turns a session's assistant messages into a scripted-model file,
 so a real conversation becomes a deterministic test of a hook.
@@ -13,6 +16,7 @@ so a real conversation becomes a deterministic test of a hook.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -20,13 +24,16 @@ import yaml
 from .cancel import CancelToken
 from .config import redact
 from .errors import ConfigError
+from .events import HookDecision
+from .expectations import CallExpectation, Expectations, expectations_beside
 from .hooks import HookChain, ModelResponse
 from .host import RunContext
 from .messages import Message, ToolCall
+from .sessions import LoadedSession, read_session
 from .tools import ToolResult, invoke_tool
-from .ui import UI, NonInteractiveUI
+from .ui import UI, NonInteractiveUI, RelayUI
 
-__all__ = ["CallReplay", "ReplayReport", "replay_session", "session_script"]
+__all__ = ["CallReplay", "ReplayReport", "replay_file", "replay_session", "session_script"]
 
 
 @dataclass(frozen=True)
@@ -41,61 +48,111 @@ class CallReplay:
     now_refused_by: str | None
     recorded_result: ToolResult | None
     now_result: ToolResult | None
+    expectation: CallExpectation | None = None
 
     @property
     def differences(self) -> list[str]:
-        found = []
+        """What is not as it should be: as the expectation states it, else as recorded."""
+        expected = self.expectation
+        found = (expected.refusal_problems(self) if expected and expected.refused is not None
+                 else self._refusal_changes())
+        found += (expected.argument_problems(self) if expected and expected.arguments is not None
+                  else self._argument_changes())
+        found += expected.result_problems(self) if expected and expected.result is not None else self._result_changes()
+        return found
+
+    def _refusal_changes(self) -> list[str]:
         if self.now_refused_by and not self.recorded_refused_by:
-            found.append(f"now refused by hook {self.now_refused_by}: {self.now_result.text if self.now_result else ''}")
-        elif self.recorded_refused_by and not self.now_refused_by:
-            found.append(f"no longer refused (was refused by hook {self.recorded_refused_by})")
+            return [f"now refused by hook {self.now_refused_by}: {self.now_result.text if self.now_result else ''}"]
+        if self.recorded_refused_by and not self.now_refused_by:
+            return [f"no longer refused (was refused by hook {self.recorded_refused_by})"]
+        return []
+
+    def _argument_changes(self) -> list[str]:
         if not self.now_refused_by and self.now_arguments != self.recorded_arguments:
-            found.append(f"arguments now different: {_field_changes(self.recorded_arguments, self.now_arguments)}")
+            return [f"arguments now different: {_field_changes(self.recorded_arguments, self.now_arguments)}"]
+        return []
+
+    def _result_changes(self) -> list[str]:
         if (self.now_result is not None and self.recorded_result is not None and not self.now_refused_by
                 and not self.recorded_refused_by and self.now_result != self.recorded_result):
-            found.append(f"result now different: {_short(self.recorded_result.text)!r} -> {_short(self.now_result.text)!r}")
-        return found
+            return [f"result now different: {_short(self.recorded_result.text)!r} -> {_short(self.now_result.text)!r}"]
+        return []
 
 
 @dataclass(frozen=True)
 class ReplayReport:
-    """What a replay found: per call, and per assistant text."""
+    """What a replay found: per call, per assistant text, and the expectations (from
+    ``expected_from``) that matched no call. ``hook_calls`` counts handler invocations."""
 
     session_id: str
     hooks: list[str]
     calls: list[CallReplay] = field(default_factory=list)
     texts: list[tuple[str, str]] = field(default_factory=list)  # (recorded, now) where they differ
+    unmatched: list[str] = field(default_factory=list)
+    expected_from: Path | None = None
+    hook_calls: int = 0
 
     @property
     def changed(self) -> bool:
-        return bool(self.texts) or any(call.differences for call in self.calls)
+        """True when anything is not as recorded or as expected."""
+        return bool(self.texts) or bool(self.unmatched) or any(call.differences for call in self.calls)
 
     def lines(self) -> list[str]:
         out = [f"replayed session {self.session_id} through hooks: {', '.join(self.hooks) or '(none)'}"]
+        if self.expected_from:
+            out.append(f"expectations: {self.expected_from}")
         for call in self.calls:
             differences = call.differences
             mark = "≠" if differences else "="
-            out.append(f"{mark} {call.name} [{call.id}]" + ("" if differences else ": same as recorded"))
+            same = ": as expected" if call.expectation else ": same as recorded"
+            out.append(f"{mark} {call.name} [{call.id}]" + ("" if differences else same))
             out += [f"    {line}" for line in differences]
         for recorded, now in self.texts:
             out.append(f"≠ assistant text now different: {_short(recorded)!r} -> {_short(now)!r}")
+        out += [f"≠ {where} matches no call of the session" for where in self.unmatched]
         out.append("differences found" if self.changed else "no differences")
         return out
 
 
 def replay_session(rienda: Any, session_id: str, hooks: list[str] | None = None, agent_id: str | None = None,
                    run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
-    """Replay ``session_id`` through ``hooks`` (default: the agent's, ``agent_id`` or the
-    session's own). ConfigError for an unknown session, agent or hook."""
+    """Replay the session ``session_id`` of ``rienda``'s home through ``hooks`` (default:
+    the agent's, ``agent_id`` or the session's own), with the expectations beside it if
+    any. ConfigError for an unknown session, agent or hook, or a malformed expectations file."""
     loaded = rienda.store.load(session_id)
+    expected = expectations_beside(rienda.store.directory / f"{session_id}.jsonl")
+    return _replay(rienda, loaded, session_id, hooks, agent_id, run_tools, ui, expected)
+
+
+def replay_file(rienda: Any, path: Path, hooks: list[str] | None = None, run_tools: bool = False,
+                ui: UI | None = None, agent_id: str | None = None) -> ReplayReport:
+    """:func:`replay_session` for the session file ``path`` wherever it is (its id is the
+    file name), with ``<id>.expect.yaml`` beside it if any; its agent and hooks come from
+    ``rienda``'s home."""
+    path = Path(path)
+    return _replay(rienda, read_session(path), path.stem, hooks, agent_id, run_tools, ui, expectations_beside(path))
+
+
+def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str] | None, agent_id: str | None,
+            run_tools: bool, ui: UI | None, expected: Expectations | None) -> ReplayReport:
     agent, _ = rienda.agent(agent_id or loaded.header.get("agent", "default"))
     names = list(hooks) if hooks is not None else list(agent.hooks)
     catalog = rienda.catalog()
     missing = [name for name in names if name not in catalog.hooks]
     if missing:
         raise ConfigError(f"no usable hook named {', '.join(map(repr, missing))} in {catalog.home / 'hooks'}")
-    run = RunContext(workdir=rienda.workdir, ui=ui or NonInteractiveUI(record_events=False),
-                     session={"id": session_id}, agent=agent.to_ctx(), config=redact(rienda.config()))
+    ui = ui or NonInteractiveUI(record_events=False)
+    if expected is not None and expected.confirm is not None:
+        ui = NonInteractiveUI(expected.confirm, sink=ui.emit, record_events=False)
+    decisions: list[HookDecision] = []
+
+    def observe(event: Any) -> None:
+        if isinstance(event, HookDecision):
+            decisions.append(event)
+
+    run = RunContext(workdir=rienda.workdir, ui=RelayUI(ui, observe), session={"id": session_id},
+                     agent=agent.to_ctx(), config=redact(rienda.config()))
     chain = HookChain([catalog.hooks[name] for name in names], rienda.sandbox, run)
     results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}
     calls, texts = [], []
@@ -106,12 +163,15 @@ def replay_session(rienda: Any, session_id: str, hooks: list[str] | None = None,
         if now.text != message.text:
             texts.append((message.text, now.text))
         for call in message.tool_calls:
-            calls.append(_replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools))
-    return ReplayReport(session_id, names, calls, texts)
+            entry = expected.for_call(call.id, call.name, call.arguments) if expected else None
+            calls.append(_replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry))
+    used = {id(call.expectation) for call in calls}
+    unmatched = [entry.where for entry in expected.calls if id(entry) not in used] if expected else []
+    return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions))
 
 
 def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run: RunContext, rienda: Any,
-                 catalog: Any, run_tools: bool) -> CallReplay:
+                 catalog: Any, run_tools: bool, expectation: CallExpectation | None) -> CallReplay:
     meta = recorded.meta if recorded else {}
     recorded_result = ToolResult(recorded.text, recorded.is_error) if recorded else None
     gate = chain.before_tool_execute(call.id, call.name, call.arguments, CancelToken())
@@ -125,7 +185,7 @@ def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run
     else:
         now_result = None  # it would run now; run_tools shows what it returns
     return CallReplay(call.id, call.name, meta.get("arguments", call.arguments), gate.arguments,
-                      meta.get("refused_by"), gate.refused_by, recorded_result, now_result)
+                      meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation)
 
 
 def session_script(rienda: Any, session_id: str) -> str:

@@ -38,6 +38,7 @@ __all__ = [
     "SessionStore",
     "SessionWriter",
     "new_session_id",
+    "read_session",
 ]
 
 SESSION_VERSION = 1
@@ -394,6 +395,22 @@ def _summary(path: Path) -> SessionInfo | None:
     )
 
 
+def read_session(path: Path) -> LoadedSession:
+    """Read the session file ``path`` (anywhere; its id is the file name's stem), with
+    :meth:`SessionStore.load`'s contract: damaged lines become warnings; a missing file
+    or a bad header raises :class:`SessionError` naming the file."""
+    path = Path(path)
+    session_id = path.stem
+    lines, torn = _split_lines(_read_bytes(path))
+    header = _check_header(path, lines[0] if lines else b"")
+    session = LoadedSession(header, path=path)
+    if header.get("id") != session_id:
+        session.warnings.append(
+            f"{path}:1: the header says id {header.get('id')!r}; using the file name {session_id!r}")
+    _parse_body(path, lines, torn, session)
+    return session
+
+
 # ---------------------------------------------------------------- the store
 
 
@@ -455,15 +472,7 @@ class SessionStore:
         :class:`SessionError` if the session does not exist or its header is missing,
         wrong or from a newer version.
         """
-        path = self._existing(session_id)
-        lines, torn = _split_lines(_read_bytes(path))
-        header = _check_header(path, lines[0] if lines else b"")
-        session = LoadedSession(header, path=path)
-        if header.get("id") != session_id:
-            session.warnings.append(
-                f"{path}:1: the header says id {header.get('id')!r}; using the file name {session_id!r}")
-        _parse_body(path, lines, torn, session)
-        return session
+        return read_session(self._existing(session_id))
 
     def list(self) -> list[SessionInfo]:
         """Every readable session, oldest first (sorted by id). Files that cannot be read

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from .cancel import CancelToken
 from .events import Confirm, Event
 
-__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "FOR_THIS_SESSION", "NonInteractiveUI", "UI", "typed_answer"]
+__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "FOR_THIS_SESSION", "NonInteractiveUI", "RelayUI", "UI", "typed_answer"]
 
 # ``how`` values with a meaning beyond the event: a person allowed a request for the rest
 # of the session (ask() returns it), and a request answered from that memory.
@@ -81,3 +81,24 @@ class NonInteractiveUI(UI):
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
         return (True, "auto-approve") if self.auto_approve else (False, "default-deny")
+
+
+class RelayUI(UI):
+    """``inner`` unchanged (its confirms, its interactivity), with every event also handed
+    to ``observe`` first: how a caller watches what an invocation reports."""
+
+    def __init__(self, inner: UI, observe: Callable[[Event], None]) -> None:
+        super().__init__(record_events=False)
+        self._inner = inner
+        self._observe = observe
+
+    @property
+    def interactive(self) -> bool:  # type: ignore[override]
+        return self._inner.interactive
+
+    def emit(self, event: Event) -> None:
+        self._observe(event)
+        self._inner.emit(event)
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
+        return self._inner.ask(title, body, cancel)

@@ -22,7 +22,7 @@ class RiendaKernelTests(jupyter_kernel_test.KernelTests):
     code_hello_world = "Say hello, world."
     code_display_data = [{"code": "%rienda help", "mime": "text/markdown"}]
     code_generate_error = "%rienda frobnicate"
-    completion_samples = [{"text": "%rienda h", "matches": {"help", "hooks", "home"}}]
+    completion_samples = [{"text": "%rienda h", "matches": {"help", "hook", "hooks", "home"}}]
     complete_code_samples = ["Count the words in notes.txt", "%rienda agents"]
     incomplete_code_samples = ["A prompt continued on the next line \\"]
 
