@@ -1,23 +1,38 @@
-"""The ``%rienda`` IPython extension: ``%load_ext magics`` or ``%load_ext rienda_kernel``."""
+"""The ``%rienda`` IPython extension: ``%load_ext rienda_kernel`` (or ``%load_ext magics``)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 __all__ = ["load_ipython_extension"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register %rienda, %%rienda, %%rienda_tool and %%rienda_hook in this shell.
+    """Register %rienda, %%rienda, %%rienda_tool and %%rienda_hook and their Tab
+    completion in this shell, and print one line: the home, the agent and its model.
 
-    Importing ipywidgets here registers the widget comm targets, so a front end that
-    connects (or reconnects) from now on can announce that it renders widgets; before
-    that, confirms fall back to a y/N input request when the front end allows stdin.
+    Imports only what that needs (ipywidgets comes with the first confirm, jsonschema with
+    the first tool), so loading takes a fraction of a second.
     """
-    import ipywidgets  # noqa: F401
+    from rienda_kernel.engine import RiendaError
 
+    from .completion import rienda_matcher
     from .rienda_magics import RiendaMagics, keep_questions
 
-    ipython.register_magics(RiendaMagics)
+    magics = RiendaMagics(ipython)
+    ipython.register_magics(magics)
     if keep_questions not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(keep_questions)
+    matchers = ipython.Completer.custom_matchers
+    matchers[:] = [m for m in matchers if getattr(m, "matcher_identifier", None) != "rienda"]
+    matchers.append(rienda_matcher(lambda: magics.notebook))
+    try:
+        notebook = magics.notebook
+        agent, _ = notebook.rienda.agent(notebook.agent_id)
+    except Exception as exc:  # noqa: BLE001 - a broken home is reported, the magics still load
+        message = str(exc) if isinstance(exc, RiendaError) else f"{type(exc).__name__}: {exc}"
+        print(f"Rienda magics loaded, but: {message}", file=sys.stderr)
+        return
+    print(f"Rienda: home {notebook.rienda.home}, agent {agent.id} (model {notebook.model or agent.model}); "
+          "%rienda help lists the commands.")

@@ -46,10 +46,11 @@ from .messages import Message, ToolCall, Usage
 from .runtime import Conversation, Rienda
 from .sandbox import JSValue, Sandbox
 from .tools import OUTPUT_CAP, ToolResult, invoke_tool
-from .ui import UI, NonInteractiveUI
+from .ui import UI, Answer, How, NonInteractiveUI, Person, Policy, Via
 
 __all__ = [
     "Agent",
+    "Answer",
     "ArgumentsError",
     "BUILTIN_TOOLS",
     "BuiltinTool",
@@ -67,6 +68,7 @@ __all__ = [
     "HookChain",
     "HookDecision",
     "Host",
+    "How",
     "Interrupted",
     "JSTool",
     "JSValue",
@@ -79,6 +81,8 @@ __all__ = [
     "OUTPUT_CAP",
     "OutOfMemory",
     "Output",
+    "Person",
+    "Policy",
     "ProviderError",
     "Rienda",
     "RiendaError",
@@ -98,6 +102,7 @@ __all__ = [
     "ToolResultReady",
     "UI",
     "Usage",
+    "Via",
     "invoke_tool",
     "load_config",
     "redact",

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from .builtin_tools import BUILTIN_TOOLS, BuiltinTool
 from .errors import ExtensionError
 from .events import Diagnostic
@@ -180,6 +178,8 @@ def _check_tool(
 
 
 def _schema_problems(parameters: Any) -> list[str]:
+    import jsonschema  # here, not at import: importing it costs 1.5 s where rfc3987_syntax is installed
+
     try:
         jsonschema.validators.validator_for(parameters).check_schema(parameters)
     except jsonschema.SchemaError as exc:
