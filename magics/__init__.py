@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["load_ipython_extension"]
@@ -12,10 +13,11 @@ def load_ipython_extension(ipython: Any) -> None:
     """Register %rienda, %%rienda, %%rienda_tool and %%rienda_hook and their Tab
     completion in this shell, and print one line: the home, the agent and its model.
 
-    Imports only what that needs (ipywidgets comes with the first confirm, jsonschema with
-    the first tool), so loading takes a fraction of a second.
+    Imports only what that needs, so loading takes a fraction of a second; what the first
+    turn needs (jsonschema, ipywidgets) is imported on a background thread meanwhile.
     """
     from rienda_kernel.engine import RiendaError
+    from rienda_kernel.notebook import prewarm
 
     from .completion import rienda_matcher
     from .rienda_magics import RiendaMagics, keep_questions
@@ -27,6 +29,7 @@ def load_ipython_extension(ipython: Any) -> None:
     matchers = ipython.Completer.custom_matchers
     matchers[:] = [m for m in matchers if getattr(m, "matcher_identifier", None) != "rienda"]
     matchers.append(rienda_matcher(lambda: magics.notebook))
+    prewarm()
     try:
         notebook = magics.notebook
         agent, _ = notebook.rienda.agent(notebook.agent_id)
@@ -34,5 +37,13 @@ def load_ipython_extension(ipython: Any) -> None:
         message = str(exc) if isinstance(exc, RiendaError) else f"{type(exc).__name__}: {exc}"
         print(f"Rienda magics loaded, but: {message}", file=sys.stderr)
         return
-    print(f"Rienda: home {notebook.rienda.home}, agent {agent.id} (model {notebook.model or agent.model}); "
+    print(f"Rienda: home {_tilde(notebook.rienda.home)}, agent {agent.id} (model {notebook.model or agent.model}); "
           "%rienda help lists the commands.")
+
+
+def _tilde(path: Path) -> str:
+    """``path`` with the user's home directory written ``~``."""
+    try:
+        return str(Path("~") / path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)

@@ -347,7 +347,7 @@ class _CallView:
         mark = f"✗ {self.name} failed" if is_error else f"← {self.name}"
         notes = "".join(f"\n\n- {note}" for note in self.after_notes)
         plain = "".join(f"\n  {note}" for note in self.after_notes)
-        self.target.display(_new_id("result"), {"text/plain": f"{mark}: {text}{plain}",
+        self.target.display(_new_id("result"), {"text/plain": f"{mark}: {_shortened(text)}{plain}",
                                                 "text/markdown": _folded(mark, text) + notes})
 
     def render(self) -> None:
@@ -360,6 +360,13 @@ class _CallView:
         self._shown = True
 
 
+def _shortened(text: str) -> str:
+    """Very long text in part (the model read all of it; the notebook need not store it all)."""
+    if len(text) <= _SHOW_AT_MOST:
+        return text
+    return f"{text[:_SHOW_AT_MOST]}… ({len(text) - _SHOW_AT_MOST:,} more characters not shown)"
+
+
 def _folded(label: str, text: str) -> str:
     """A result as a code block; long ones folded behind their first lines, and very long
     ones shown in part (the model read all of it; the notebook need not store it all)."""
@@ -367,8 +374,8 @@ def _folded(label: str, text: str) -> str:
     if len(lines) <= _FOLD_LINES and len(text) <= 2000:
         return f"{label}:\n\n```\n{text}\n```"
     head = "\n".join(line[:200] for line in lines[:3])
-    shown = text if len(text) <= _SHOW_AT_MOST else text[:_SHOW_AT_MOST]
-    rest = "" if shown is text else f"\n\n*({len(text) - len(shown):,} more characters not shown)*"
+    shown = text[:_SHOW_AT_MOST]
+    rest = "" if len(shown) == len(text) else f"\n\n*({len(text) - len(shown):,} more characters not shown)*"
     return (f"{label} ({len(lines)} lines, {len(text):,} characters):\n\n```\n{head}\n```\n\n"
             f"<details><summary>show more</summary>\n\n<pre>{html.escape(shown)}</pre>{rest}\n\n</details>")
 

@@ -28,7 +28,7 @@ from .commands import CommandError, ask_prompt, complete, help_text, inspect, is
 from .confirm import ClientViews
 from .display import NotebookUI
 from .engine import CancelToken, RiendaError
-from .notebook import NotebookSession, error_line, turn_error
+from .notebook import NotebookSession, error_line, prewarm, turn_error
 
 __all__ = ["RiendaKernel"]
 
@@ -54,6 +54,7 @@ class RiendaKernel(IPythonKernel):
         super().__init__(**kwargs)
         import ipywidgets  # noqa: F401 - registers the widget comm targets front ends open
 
+        prewarm(("jsonschema",))  # the first tool's schema check would wait for it otherwise
         self.seen_diagnostics: set[str] = set()
         self.client_views = ClientViews()
         self.startup_error: str | None = None

@@ -8,7 +8,9 @@ drive it, and render what it returns; a turn that did not end well becomes
 
 from __future__ import annotations
 
+import importlib
 import os
+import threading
 from pathlib import Path
 
 from .engine import JSTool, Conversation, Rienda, RiendaError, RunResult
@@ -17,7 +19,11 @@ from .engine.extensions import NAME_RULE
 from .engine.providers import provider_for
 
 __all__ = ["CONFIRM_POLICIES", "NotebookSession", "SavedExtension", "TurnFailed", "TurnInterrupted", "error_line",
-           "turn_error"]
+           "prewarm", "turn_error"]
+
+# What the first turn with a tool and a confirm imports: jsonschema (1.5 s where
+# rfc3987_syntax is installed, as it is beside JupyterLab) and ipywidgets.
+FIRST_TURN_IMPORTS = ("jsonschema", "ipywidgets")
 
 CONFIRM_POLICIES = ("ask", "allow", "deny")
 CONFIRM_ENV = "RIENDA_CONFIRM"
@@ -179,6 +185,22 @@ def turn_error(result: RunResult) -> TurnFailed | TurnInterrupted | None:
     if result.reason == "error":
         return TurnFailed(f"the turn failed: {result.error or 'unknown error'}")
     return None
+
+
+def prewarm(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
+    """Import ``modules`` on a background thread, so that the first turn does not wait
+    for them (a turn that needs one first waits on Python's import lock instead)."""
+
+    def work() -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except ImportError:  # pragma: no cover - both are dependencies
+                pass
+
+    thread = threading.Thread(target=work, name="rienda-prewarm", daemon=True)
+    thread.start()
+    return thread
 
 
 def _summary(extension: object) -> str:
