@@ -5,7 +5,11 @@ and the static record that replaces the buttons."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+
+from rienda_kernel.confirm import VIEW_WAIT
 
 from ..frontend import (
     PUBLISH,
@@ -42,6 +46,27 @@ def started(frontend_factory, home, kind=JupyterLab, turns: int = 1, **env):
     return fe
 
 
+def waited_past_the_view_window(seen):
+    """A predicate true at the first status line showing the kernel waited longer than
+    VIEW_WAIT (plus a second) since it first said it waits for the answer: the kernel's
+    own clock, read from what it shows, instead of a sleep in the test."""
+    def elapsed(m):
+        found = re.search(r"waiting for your answer.* · ([\d.]+) s", m["content"]["data"].get("text/plain", "")) \
+            if m["msg_type"] == "update_display_data" else None
+        return float(found.group(1)) if found else None
+
+    first = next(t for t in map(elapsed, seen) if t is not None) if any(map(elapsed, seen)) else None
+    state = {"first": first}
+
+    def until(m):
+        now = elapsed(m)
+        if now is not None and state["first"] is None:
+            state["first"] = now
+        return now is not None and now >= state["first"] + VIEW_WAIT + 1
+
+    return until
+
+
 def until_buttons(m) -> bool:
     return m["msg_type"] == "display_data" and WIDGET_VIEW in m["content"]["data"]
 
@@ -59,11 +84,13 @@ def test_a_front_end_that_shows_the_view_gets_buttons_and_a_click_answers(fronte
     box = widget_displays(seen)[0]["content"]
     assert box["data"]["text/plain"] == "? Publish\n  Push the current branch?"
     assert "[tool:publish] about to ask" in streams(seen)  # ctx.log arrived while the tool waits
+    seen += fe.collect(msg_id, until=waited_past_the_view_window(seen))  # the person takes their time...
+    assert fe.no_input_request()  # ...and, the view being reported, no y/N prompt went out
     fe.click(found[choice])
     rest = fe.collect(msg_id)
     assert fe.reply(msg_id)["status"] == "ok"
     assert any(expected in t for t in texts(rest))
-    assert fe.no_input_request()  # the view was reported: no y/N prompt went out
+    assert fe.no_input_request()
     record = [m for m in rest if m["msg_type"] == "update_display_data"
               and m["content"]["transient"]["display_id"] == box["transient"]["display_id"]]
     assert len(record) == 1 and WIDGET_VIEW not in record[0]["content"]["data"]
@@ -170,6 +197,22 @@ def test_a_late_reply_to_an_interrupted_prompt_never_answers_the_next_confirm(fr
     assert fe.run("%rienda model")[0]["status"] == "ok"  # the late reply has reached the kernel
     msg_id = fe.submit("publish again", allow_stdin=True)
     fe.answer("n", fe.input_request())
+    assert any("cancelled" in t for t in texts(fe.collect(msg_id)))
+
+
+def test_a_reply_naming_another_prompt_is_ignored(frontend_factory, home):
+    """An answer to an abandoned prompt that arrives while the next one is open (JupyterLab
+    sends the prompt it answers as the reply's parent) does not answer the open one."""
+    fe = started(frontend_factory, home, Console)
+    write_script(home[1], [CALL, CALL, {"text": "Finished."}])
+    msg_id = fe.submit("publish", allow_stdin=True)
+    abandoned = fe.input_request()
+    fe.km.interrupt_kernel()
+    fe.collect(msg_id)
+    msg_id = fe.submit("publish again", allow_stdin=True)
+    current = fe.input_request()
+    fe.answer("y", abandoned)  # after the new prompt went out: only its parent tells them apart
+    fe.answer("n", current)
     assert any("cancelled" in t for t in texts(fe.collect(msg_id)))
 
 

@@ -207,6 +207,15 @@ def test_load_ext_prints_one_line(python_kernel):
                                          "%rienda help lists the commands.\n")
 
 
+def test_load_ext_with_a_bad_setting_says_so_in_one_line(python_kernel):
+    _, _, start = python_kernel
+    fe = start(Console, RIENDA_CONFIRM="sometimes")
+    assert streams(fe.load_messages, "stderr") == (
+        "Rienda magics loaded, but: $RIENDA_CONFIRM must be one of ask, allow, deny, got 'sometimes'\n")
+    reply, _ = fe.run("%rienda agents")
+    assert reply["status"] == "error" and reply["ename"] == "UsageError" and "RIENDA_CONFIRM" in reply["evalue"]
+
+
 def test_live_log_lines_arrive_before_the_cell_finishes(python_kernel):
     home, work, start = python_kernel
     write_extension(home, "tools", "slow", SLOW)
