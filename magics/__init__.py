@@ -16,6 +16,8 @@ def load_ipython_extension(ipython: Any) -> None:
     Imports only what that needs, so loading takes a fraction of a second; what the first
     turn needs (jsonschema, ipywidgets) is imported on a background thread meanwhile.
     """
+    from IPython.core.error import UsageError
+
     from rienda_kernel.engine import RiendaError
     from rienda_kernel.notebook import prewarm
 
@@ -34,7 +36,7 @@ def load_ipython_extension(ipython: Any) -> None:
         notebook = magics.notebook
         agent, _ = notebook.rienda.agent(notebook.agent_id)
     except Exception as exc:  # noqa: BLE001 - a broken home is reported, the magics still load
-        message = str(exc) if isinstance(exc, RiendaError) else f"{type(exc).__name__}: {exc}"
+        message = str(exc) if isinstance(exc, (RiendaError, UsageError)) else f"{type(exc).__name__}: {exc}"
         print(f"Rienda magics loaded, but: {message}", file=sys.stderr)
         return
     print(f"Rienda: home {_tilde(notebook.rienda.home)}, agent {agent.id} (model {notebook.model or agent.model}); "
