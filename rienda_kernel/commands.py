@@ -489,10 +489,10 @@ def inspect(session: NotebookSession, line: str, cursor: int) -> CommandOutput |
             return None
     except RiendaError:
         return None
-    lines = [f"agent {agent.id}: {agent.description or '(no description)'}", f"model: {agent.model}",
+    facts = [f"agent {agent.id}: {agent.description or '(no description)'}", f"model: {agent.model}",
              f"tools: {', '.join(agent.tools) or 'none'}", f"hooks: {', '.join(agent.hooks) or 'none'}",
              f"file: {agent.path or 'built-in'}"]
-    return CommandOutput("\n".join(lines), "\n\n".join(_escape(line) for line in lines), agent)
+    return CommandOutput("\n".join(facts), "\n\n".join(_escape(fact) for fact in facts), agent)
 
 
 def _candidates(session: NotebookSession, words: list[str]) -> list[str]:

@@ -51,12 +51,12 @@ class Person(Protocol):
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer: ...
 
 
-def typed_answer(line: str, via: Via = "y/N") -> Answer:
+def typed_answer(line: str) -> Answer:
     """A typed answer to :data:`ASK_PROMPT`: y (once), s (for this session), else no."""
     word = line.strip().lower()
     if word in ("s", "session"):
-        return Answer(True, FOR_THIS_SESSION, via)
-    return Answer(word in ("y", "yes"), "user", via)
+        return Answer(True, FOR_THIS_SESSION, "y/N")
+    return Answer(word in ("y", "yes"), "user", "y/N")
 
 
 def policy_of(auto_approve: bool | None) -> Policy:
