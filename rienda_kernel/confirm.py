@@ -9,8 +9,9 @@ Which front ends render widgets is decided from what the front end does, not gue
   widget manager raises it and syncs it back when it displays the view (ipywidgets'
   ``WidgetView``; VS Code's manager builds on the same classes). A view reported by the
   client that ran the cell (its ``header.session``) means the person sees the buttons;
-- if none is reported within :data:`VIEW_WAIT` seconds, a y/N input request goes out too
-  (``jupyter console``); both stay live and the first answer wins, the other is ignored;
+- if none is reported within :data:`VIEW_WAIT` seconds (four times that for a client that
+  displayed views before), a y/N input request goes out too (``jupyter console``); both
+  stay live and the first answer wins, the other is ignored;
 - :class:`ClientViews` remembers, per client connection, that it showed no view, so such a
   client gets the y/N prompt at once the next time.
 
@@ -34,6 +35,7 @@ from .engine.ui import ASK_PROMPT, typed_answer
 __all__ = ["VIEW_WAIT", "ClientViews", "NotebookPerson", "ShownConfirm", "record_bundle"]
 
 VIEW_WAIT = 2.0  # seconds a shown confirm waits for a widget view before asking y/N as well
+KNOWN_VIEW_FACTOR = 4  # ...times this, for a client that has displayed views before (a busy page)
 
 
 class ClientViews:
@@ -138,12 +140,14 @@ class NotebookPerson:
         race = _Race(cancel)
         typed = False
         try:
-            buttons = self.clients.renders(self.target.client) is not False
+            renders = self.clients.renders(self.target.client)
+            buttons = renders is not False
             if buttons:
                 shown = ShownConfirm(self.target)
                 self.on_shown(shown)
                 self.target.schedule(lambda: _build_buttons(shown, title, body, race))
-                race.wait(lambda: race.viewed or race.no_buttons, timeout=self.view_wait)
+                wait = self.view_wait * (KNOWN_VIEW_FACTOR if renders else 1)
+                race.wait(lambda: race.viewed or race.no_buttons, timeout=wait)
             if not (race.over or race.viewed):
                 typed = True
                 line = self.target.input_line(f"{title}\n{body}\n{ASK_PROMPT}", until=lambda: race.over)

@@ -149,7 +149,7 @@ def test_allow_is_clicked_in_a_rienda_notebook_and_the_turn_finishes(workspace, 
     expect(notebook.panel.locator(".jp-KernelName")).to_have_text("Rienda")
     started = time.monotonic()
     notebook.run_all()
-    expect(notebook.output(0)).to_contain_text("publisher")
+    expect(notebook.output(0)).to_contain_text("publisher", timeout=60_000)
     timings = allow_when_asked(notebook, 1, started)
     output = notebook.output(1)
     expect(output).to_contain_text("All published.", timeout=60_000)
@@ -172,7 +172,7 @@ def test_a_python_notebook_gets_buttons_after_load_ext_and_after_a_restart_and_k
     notebook = Notebook(page, server, PYTHON_NOTEBOOK, 3)
     started = time.monotonic()
     notebook.run_all()
-    expect(notebook.output(0)).to_contain_text("Rienda: home")  # %load_ext says one line
+    expect(notebook.output(0)).to_contain_text("Rienda: home", timeout=60_000)  # %load_ext says one line
     first = allow_when_asked(notebook, 1, started)
     expect(notebook.output(2)).to_contain_text("'pushed'", timeout=60_000)
     notebook.wait_idle()
