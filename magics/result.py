@@ -51,11 +51,11 @@ class TurnResult:
         return self.text if self.reason == "end_turn" else f"*({self.reason})* {self.text}"
 
     def _ipython_display_(self) -> None:
-        from IPython.display import Markdown, display
+        from IPython.display import display
 
         if self.shown_in is not None and self.shown_in == current_cell():
             return
-        display(Markdown(self._repr_markdown_()))
+        display({"text/plain": self.text, "text/markdown": self._repr_markdown_()}, raw=True)
 
 
 def current_cell() -> object:

@@ -1,15 +1,22 @@
 """``%rienda`` and ``%%rienda``: the Rienda engine from any IPython kernel or terminal.
 
-    %rienda SUBCOMMAND ...        the kernel's vocabulary (use, new, resume, sessions, agents,
-                                  tools, hooks, model, confirm, help) plus ask PROMPT and home PATH
+    %rienda SUBCOMMAND ...        the Rienda kernel's vocabulary (ask, use, new, resume,
+                                  sessions, agents, tools, hooks, model, confirm, home, ...)
     %%rienda [--agent A] [--session ID] [--model M]
-                                  the cell body is the prompt
+                                  the cell body is the prompt; the options apply to this cell
     %%rienda_tool NAME / %%rienda_hook NAME
                                   save the cell as $RIENDA_HOME/tools|hooks/NAME/index.js, load it,
                                   and show its diagnostics or a one-line summary
 
 ``{name}`` in a prompt is the value of ``name`` in the user's namespace (``{{`` for a
-literal brace). A turn returns a :class:`~magics.result.TurnResult`.
+literal brace). A turn returns a :class:`~magics.result.TurnResult`; a turn that fails or
+is interrupted raises :class:`~rienda_kernel.notebook.TurnFailed` /
+:class:`~rienda_kernel.notebook.TurnInterrupted`, shown as one line (the same as in the
+Rienda kernel) and seen by batch runners as the cell's error.
+
+``%%rienda --agent A`` does not change the notebook's current agent or session: cells
+that name ``--agent A`` share one session of A of their own; ``--session ID`` continues
+that session for the cell; ``--model M`` is this cell's model.
 """
 
 from __future__ import annotations
@@ -26,13 +33,13 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from rienda_kernel.commands import SUBCOMMANDS, CommandError, run_command
-from rienda_kernel.display import CellTarget, NotebookUI, widgets_available
-from rienda_kernel.engine import CancelToken, JSTool, RiendaError
+from rienda_kernel.cell import CellTarget
+from rienda_kernel.commands import SUBCOMMANDS, CommandError, ask_prompt, run_command
+from rienda_kernel.confirm import ClientViews
+from rienda_kernel.display import NotebookUI
+from rienda_kernel.engine import CancelToken, Conversation, RiendaError
 from rienda_kernel.engine.cancel import run_interruptibly
-from rienda_kernel.engine.extensions import NAME_RULE
-from rienda_kernel.engine.model_choice import NoModelError
-from rienda_kernel.notebook import NotebookSession
+from rienda_kernel.notebook import NotebookSession, TurnInterrupted, advice, turn_error
 from rienda_kernel.terminal import TerminalUI
 
 from .pump import MainThreadPump
@@ -59,7 +66,6 @@ def _ask_call(line: str) -> str:
 
 
 _VOCABULARY = "\n".join(f"  {sub.usage:<34} {sub.help}" for sub in SUBCOMMANDS)
-_EXTRA = "  ask PROMPT                         Run PROMPT as a turn; returns a TurnResult."
 
 
 @magics_class
@@ -70,6 +76,7 @@ class RiendaMagics(Magics):
         super().__init__(shell)
         self._notebook: NotebookSession | None = None
         self.seen_diagnostics: set[str] = set()
+        self.client_views = ClientViews()
 
     @property
     def notebook(self) -> NotebookSession:
@@ -88,12 +95,10 @@ class RiendaMagics(Magics):
     @no_var_expand
     def rienda(self, line: str) -> Any:
         """Rienda commands, and ``ask PROMPT`` to run a turn."""
-        words = line.strip().split(None, 1)
-        if words and words[0] == "ask":
-            if len(words) < 2 or not words[1].strip():
-                raise UsageError("usage: %rienda ask PROMPT")
-            return self._turn(self._interpolate(words[1]))
         try:
+            prompt = ask_prompt(line)
+            if prompt is not None:
+                return self._turn(self.notebook.conversation, self._interpolate(prompt))
             output = run_command(self.notebook, line)
         except CommandError as exc:
             raise UsageError(str(exc)) from None
@@ -102,26 +107,31 @@ class RiendaMagics(Magics):
 
     # -- %%rienda --------------------------------------------------------------------------------
     @magic_arguments()
-    @argument("--agent", help="use this agent (in a new session)")
-    @argument("--session", help="resume this session")
-    @argument("--model", help="override the model (provider/model)")
+    @argument("--agent", help="this cell's agent (cells naming it share one session of it)")
+    @argument("--session", help="continue this session (ID or last) for this cell")
+    @argument("--model", help="this cell's model (provider/model)")
     @cell_magic("rienda")
     def rienda_cell(self, line: str, cell: str) -> TurnResult:
-        """The cell body is the prompt of one turn."""
+        """The cell body is the prompt of one turn; the options apply to this cell only."""
         args = parse_argstring(self.rienda_cell, line)
-        notebook = self.notebook
-        try:
-            if args.agent:
-                notebook.use(args.agent)
-            if args.session:
-                notebook.resume(args.session)
-            if args.model:
-                notebook.set_model(args.model)
-        except RiendaError as exc:
-            raise UsageError(str(exc)) from None
         if not cell.strip():
             raise UsageError("%%rienda: the cell body is the prompt, and it is empty")
-        return self._turn(self._interpolate(cell))
+        prompt = self._interpolate(cell)
+        notebook = self.notebook
+        try:
+            conversation = notebook.conversation_for(agent=args.agent, session=args.session)
+            if args.model:
+                notebook.check_model(args.model)
+        except RiendaError as exc:
+            raise UsageError(str(exc)) from None
+        previous = conversation.model
+        conversation.model = args.model or previous
+        try:
+            return self._turn(conversation, prompt)
+        finally:
+            conversation.model = previous
+            if args.session is not None and conversation.session_id != notebook.session_id:
+                conversation.close()
 
     # -- %%rienda_tool / %%rienda_hook --------------------------------------------------------------
     @magic_arguments()
@@ -150,11 +160,9 @@ class RiendaMagics(Magics):
         except (AttributeError, IndexError, ValueError) as exc:
             raise UsageError(f"cannot fill the prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
 
-    def _turn(self, prompt: str) -> TurnResult:
+    def _turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         """One turn; its workspace is the kernel's current directory (``os.chdir`` moves it)."""
-        notebook = self.notebook
-        notebook.rienda.workdir = Path.cwd().resolve()
-        conversation = notebook.conversation
+        self.notebook.rienda.workdir = Path.cwd().resolve()
         kernel = getattr(self.shell, "kernel", None)
         cancel = CancelToken()
         done = threading.Event()
@@ -169,25 +177,23 @@ class RiendaMagics(Magics):
         if kernel is not None and MainThreadPump.supported(kernel):
             interrupted = self._turn_in_kernel(kernel, work, done, cancel)
         else:
-            interrupted = self._turn_in_terminal(work, done, cancel)
+            interrupted = self._turn_in_terminal(work, cancel)
         result = box["result"]
-        if interrupted or result.reason == "interrupted":
-            raise KeyboardInterrupt(f"the turn was interrupted; the session kept what was produced "
+        error = turn_error(result)
+        if interrupted and error is None:
+            error = TurnInterrupted(f"the turn was interrupted; the session kept what was produced "
                                     f"({result.session_id})")
-        if isinstance(result.failure, NoModelError):
-            if kernel is not None:  # a terminal already printed it with the run's end
-                self._show(result.failure.text(), result.failure.markdown)
-            raise UsageError("no model for the default agent (see above)")
-        if result.reason == "error":
-            raise UsageError(f"the turn failed: {result.error}")
+        shown = advice(result)
+        if shown is not None and kernel is not None:  # a terminal printed it with the run's end
+            self._show(shown["text/plain"], shown["text/markdown"])
+        if error is not None:
+            raise error
         return TurnResult.from_run(result, shown_in=current_cell())
 
     def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
         with MainThreadPump(kernel) as pump:
-            target = CellTarget(kernel, kernel.get_parent("shell"),
-                                kernel._get_shell_context_var(kernel._shell_parent_ident),
-                                pump.schedule, widgets_available(), bool(getattr(kernel, "_allow_stdin", False)))
-            ui = NotebookUI(target, self.notebook.confirm_policy, self.seen_diagnostics)
+            target = CellTarget.of_cell(kernel, pump.schedule)
+            ui = NotebookUI(target, self.notebook.confirm_policy, self.seen_diagnostics, self.client_views)
             try:
                 threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
                 return pump.run_until(done, cancel.cancel)
@@ -196,27 +202,21 @@ class RiendaMagics(Magics):
                 pump.run_until(done, cancel.cancel)
                 return True
 
-    def _turn_in_terminal(self, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
-        policy = self.notebook.confirm_policy
-        auto = {"allow": True, "deny": False}.get(policy or "")
-        ui = TerminalUI(auto, sys.stdin)
+    def _turn_in_terminal(self, work: Any, cancel: CancelToken) -> bool:
+        ui = TerminalUI(None, sys.stdin)
+        ui.policy = self.notebook.confirm_policy or "ask"
         _, interrupted = run_interruptibly(lambda _: work(ui), cancel)
         return interrupted
 
     def _save_extension(self, kind: str, name: str, source: str) -> None:
-        if not NAME_RULE.fullmatch(name):
-            raise UsageError(f"{name!r} is not a valid name (1 to 64 letters, digits, '_' or '-')")
-        path = self.notebook.rienda.home / kind / name / "index.js"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(source, encoding="utf-8")
-        catalog = self.notebook.rienda.catalog()
-        problems = [d.message for d in catalog.diagnostics if d.path and Path(d.path).parent.name == name
-                    and Path(d.path).parent.parent.name == kind]
-        loaded = (catalog.tools if kind == "tools" else catalog.hooks).get(name)
-        if problems:
-            self._show("\n".join(f"⚠ {p}" for p in problems), None)
-        if loaded is not None:
-            self._show(_summary(loaded), None)
+        try:
+            saved = self.notebook.save_extension(kind, name, source)
+        except RiendaError as exc:
+            raise UsageError(str(exc)) from None
+        for problem in saved.problems:
+            print(f"⚠ {problem}", file=sys.stderr, flush=True)
+        if saved.summary:
+            print(saved.summary, flush=True)
 
     def _show(self, text: str, markdown: str | None) -> None:
         """Markdown where a front end renders it (with the text as its plain form)."""
@@ -241,11 +241,4 @@ class _Namespace(dict):
         raise KeyError(key)
 
 
-def _summary(extension: Any) -> str:
-    if isinstance(extension, JSTool):
-        params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
-        return f"loaded tool {extension.name}: {extension.description} ({params})"
-    return f"loaded hook {extension.name}: {', '.join(extension.points)}"
-
-
-RiendaMagics.rienda.__doc__ = (RiendaMagics.rienda.__doc__ or "") + "\n\nCommands:\n" + _VOCABULARY + "\n" + _EXTRA
+RiendaMagics.rienda.__doc__ = (RiendaMagics.rienda.__doc__ or "") + "\n\nCommands:\n" + _VOCABULARY

@@ -28,8 +28,8 @@ from .engine.providers import PROVIDERS
 from .engine.replay import replay_session, session_script
 from .notebook import CONFIRM_POLICIES, NotebookSession
 
-__all__ = ["PREFIX", "SUBCOMMANDS", "CommandError", "CommandOutput", "Subcommand", "complete", "is_command",
-           "run_command"]
+__all__ = ["PREFIX", "SUBCOMMANDS", "CommandError", "CommandOutput", "Subcommand", "agent_names", "ask_prompt",
+           "complete", "help_text", "inspect", "is_command", "model_names", "run_command", "session_names"]
 
 PREFIX = "%rienda"
 RESET = "reset"
@@ -51,38 +51,21 @@ class CommandOutput:
 
 @dataclass(frozen=True)
 class Subcommand:
-    """One word of the vocabulary: ``usage`` follows ``%rienda``; ``help`` is one sentence."""
+    """One word of the vocabulary, the one table that drives dispatch, help and completion.
+
+    ``usage`` follows ``%rienda``; ``help`` is one sentence; ``run`` does it (None for
+    ``ask``: a turn, which the front end runs); ``least``/``most`` bound its arguments;
+    ``complete`` lists candidates for its first argument.
+    """
 
     name: str
     usage: str
     help: str
+    run: Callable[[NotebookSession, list[str]], CommandOutput] | None
+    least: int = 0
+    most: int = 0
+    complete: Callable[[NotebookSession], list[str]] | None = None
 
-
-SUBCOMMANDS: tuple[Subcommand, ...] = (
-    Subcommand("use", "use AGENT", "Switch to AGENT in a new session."),
-    Subcommand("new", "new", "Start a new session with the current agent (at the next prompt)."),
-    Subcommand("resume", "resume ID|last", "Continue the saved session ID (last: the newest); its agent becomes the current one."),
-    Subcommand("sessions", "sessions", "List the saved sessions, newest last (* marks the current one)."),
-    Subcommand("agents", "agents", "List the agents and what is wrong with any agent file (* marks the current one)."),
-    Subcommand("tools", "tools", "List the tools, built-in and yours, and what is wrong with any tool file."),
-    Subcommand("hooks", "hooks", "List the hooks and their points, and what is wrong with any hook file."),
-    Subcommand("model", "model [PROVIDER/MODEL|reset]",
-               "Show the model; use another one instead of the agent's; or go back to the agent's."),
-    Subcommand("confirm", "confirm [ask|allow|deny|reset]",
-               "Show or set what happens when a tool asks for confirmation (ctx.confirm)."),
-    Subcommand("replay", "replay ID|last [HOOK ...]",
-               "Re-run a session's calls through its agent's hooks (or these), without the model; show what differs."),
-    Subcommand("script", "script ID|last FILE",
-               "Write a session's model responses as a scripted-model file (a deterministic test of your hooks)."),
-    Subcommand("hook", "hook NAME POINT [JSON]",
-               "Call one hook point with a payload, as a run would; show what it returned, changed, logged and asked "
-               "(confirms: yes with confirm allow, else no)."),
-    Subcommand("home", "home [PATH]",
-               "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session."),
-    Subcommand("help", "help [COMMAND]", "List these commands, or show one."),
-)
-
-_BY_NAME = {sub.name: sub for sub in SUBCOMMANDS}
 
 CONFIRM_MEANINGS: dict[str | None, str] = {
     "ask": "ask in the notebook each time a tool asks for confirmation",
@@ -131,34 +114,50 @@ def _words(line: str) -> list[str]:
 def run_command(session: NotebookSession, line: str) -> CommandOutput:
     """Run one ``%rienda`` command (``line`` with or without the leading ``%rienda``).
 
-    Raises :class:`CommandError` for an unknown command, wrong arguments, or anything the
-    engine refuses (an unknown agent or session, a bad model...), with its message.
+    Raises :class:`CommandError` for an unknown command, wrong arguments, ``ask`` (a turn:
+    see :func:`ask_prompt`), or anything the engine refuses (an unknown agent or session,
+    a bad model...), with its message.
     """
     words = _words(line)
     if not words:
         return _help(session, [])
-    name, args = words[0], words[1:]
-    handler, least, most = _handler(name)
-    if not least <= len(args) <= most:
-        raise CommandError(f"usage: {PREFIX} {_BY_NAME[name].usage}")
+    sub, args = _subcommand(words[0]), words[1:]
+    if sub.run is None:
+        raise CommandError(f"{PREFIX} {sub.name} runs a turn; the front end runs it, not a command")
+    if not sub.least <= len(args) <= sub.most:
+        raise CommandError(f"usage: {PREFIX} {sub.usage}")
     try:
-        return handler(session, args)
+        return sub.run(session, args)
     except CommandError:
         raise
     except RiendaError as exc:
         raise CommandError(str(exc)) from exc
 
 
-def _handler(name: str) -> tuple[Callable[[NotebookSession, list[str]], CommandOutput], int, int]:
-    handlers = {
-        "use": (_use, 1, 1), "new": (_new, 0, 0), "resume": (_resume, 1, 1), "sessions": (_sessions, 0, 0),
-        "agents": (_agents, 0, 0), "tools": (_tools, 0, 0), "hooks": (_hooks, 0, 0), "model": (_model, 0, 1),
-        "confirm": (_confirm, 0, 1), "home": (_home, 0, 1), "help": (_help, 0, 1), "replay": (_replay, 1, 64),
-        "script": (_script, 2, 2), "hook": (_hook, 2, 3),
-    }
-    if name not in handlers:
+def ask_prompt(line: str) -> str | None:
+    """The prompt of ``%rienda ask PROMPT`` (``line`` with or without ``%rienda``; the
+    prompt may span lines), or None when ``line`` is another command. CommandError for
+    ``ask`` without a prompt."""
+    rest = _after_prefix(line)
+    text = (line if rest is None else rest).lstrip()
+    word = re.match(r"\S*", text).group()
+    if word != "ask":
+        return None
+    prompt = text[len(word):].strip()
+    if not prompt:
+        raise CommandError(f"usage: {PREFIX} {_by_name()['ask'].usage}")
+    return prompt
+
+
+def _subcommand(name: str) -> Subcommand:
+    sub = _by_name().get(name)
+    if sub is None:
         raise CommandError(_unknown(name))
-    return handlers[name]
+    return sub
+
+
+def _by_name() -> dict[str, Subcommand]:
+    return {sub.name: sub for sub in SUBCOMMANDS}
 
 
 def _unknown(name: str) -> str:
@@ -327,12 +326,7 @@ def _home(session: NotebookSession, args: list[str]) -> CommandOutput:
 
 
 def _help(session: NotebookSession, args: list[str]) -> CommandOutput:
-    if args:
-        if args[0] not in _BY_NAME:
-            raise CommandError(_unknown(args[0]))
-        subs: Sequence[Subcommand] = (_BY_NAME[args[0]],)
-    else:
-        subs = SUBCOMMANDS
+    subs: Sequence[Subcommand] = (_subcommand(args[0]),) if args else SUBCOMMANDS
     width = max(len(sub.usage) for sub in subs) + len(PREFIX) + 1
     lines = [f"{PREFIX} {sub.usage}".ljust(width) + f"  {sub.help}" for sub in subs]
     markdown = [f"- `{PREFIX} {sub.usage}`: {_escape(sub.help)}" for sub in subs]
@@ -340,6 +334,67 @@ def _help(session: NotebookSession, args: list[str]) -> CommandOutput:
         lines.insert(0, "Rienda commands:")
         markdown.insert(0, "**Rienda commands**\n")
     return CommandOutput("\n".join(lines), "\n".join(markdown), value=list(subs))
+
+
+def help_text(name: str | None = None) -> str:
+    """The commands' help as plain text: all of them, or ``name``'s (CommandError if unknown)."""
+    return _help(None, [name] if name else []).text  # type: ignore[arg-type] - help reads no session
+
+
+def agent_names(session: NotebookSession) -> list[str]:
+    return [agent.id for agent in session.rienda.agents()[0]]
+
+
+def session_names(session: NotebookSession) -> list[str]:
+    """Saved session ids, newest first."""
+    return [info.id for info in reversed(session.rienda.sessions())]
+
+
+def model_names(session: NotebookSession) -> list[str]:
+    """``reset``, each provider's prefix, and the models the agents name."""
+    models = sorted({agent.model for agent in session.rienda.agents()[0] if agent.model})
+    return [RESET, *(f"{prefix}/" for prefix in sorted(PROVIDERS)), *models]
+
+
+def hook_names(session: NotebookSession) -> list[str]:
+    return sorted(session.rienda.catalog().hooks)
+
+
+def _command_names(session: NotebookSession) -> list[str]:
+    return [sub.name for sub in SUBCOMMANDS]
+
+
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand("ask", "ask PROMPT", "Run PROMPT as one turn of the current agent (in a Python kernel, "
+               "it returns a TurnResult).", None),
+    Subcommand("use", "use AGENT", "Switch to AGENT in a new session.", _use, 1, 1, agent_names),
+    Subcommand("new", "new", "Start a new session with the current agent (at the next prompt).", _new),
+    Subcommand("resume", "resume ID|last", "Continue the saved session ID (last: the newest); its agent becomes "
+               "the current one.", _resume, 1, 1, session_names),
+    Subcommand("sessions", "sessions", "List the saved sessions, newest last (* marks the current one).", _sessions),
+    Subcommand("agents", "agents", "List the agents and what is wrong with any agent file (* marks the current "
+               "one).", _agents),
+    Subcommand("tools", "tools", "List the tools, built-in and yours, and what is wrong with any tool file.", _tools),
+    Subcommand("hooks", "hooks", "List the hooks and their points, and what is wrong with any hook file.", _hooks),
+    Subcommand("model", "model [PROVIDER/MODEL|reset]",
+               "Show the model; use another one instead of the agent's; or go back to the agent's.", _model, 0, 1,
+               model_names),
+    Subcommand("confirm", "confirm [ask|allow|deny|reset]",
+               "Show or set what happens when a tool asks for confirmation (ctx.confirm).", _confirm, 0, 1,
+               lambda session: [*CONFIRM_POLICIES, RESET]),
+    Subcommand("replay", "replay ID|last [HOOK ...]",
+               "Re-run a session's calls through its agent's hooks (or these), without the model; show what differs.",
+               _replay, 1, 64, session_names),
+    Subcommand("script", "script ID|last FILE",
+               "Write a session's model responses as a scripted-model file (a deterministic test of your hooks).",
+               _script, 2, 2, session_names),
+    Subcommand("hook", "hook NAME POINT [JSON]",
+               "Call one hook point with a payload, as a run would; show what it returned, changed, logged and asked "
+               "(confirms: yes with confirm allow, else no).", _hook, 2, 3, hook_names),
+    Subcommand("home", "home [PATH]",
+               "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session.", _home, 0, 1),
+    Subcommand("help", "help [COMMAND]", "List these commands, or show one.", _help, 0, 1, _command_names),
+)
 
 
 # ---------------------------------------------------------------- rendering
@@ -432,21 +487,42 @@ def complete(session: NotebookSession, line: str, cursor: int) -> tuple[list[str
     return [c for c in candidates if c.startswith(word)], start, end
 
 
+def inspect(session: NotebookSession, line: str, cursor: int) -> CommandOutput | None:
+    """What Shift-Tab shows for the word at ``cursor`` on a command line: a command's
+    usage and help, or an agent's description, model, tools and hooks; None otherwise."""
+    cursor = max(0, min(cursor, len(line)))
+    before = line[:cursor]
+    line_start = before.rfind("\n") + 1
+    line_end = line.find("\n", cursor)
+    text = line[line_start:] if line_end < 0 else line[line_start:line_end]
+    offset = cursor - line_start
+    rest = _after_prefix(text)
+    if rest is None:
+        return None
+    words = [(m.start() + len(text) - len(rest), m.group()) for m in re.finditer(r"\S+", rest)]
+    at = [i for i, (start, word) in enumerate(words) if start <= offset <= start + len(word)]
+    if not at:
+        return None
+    index, word = at[0], words[at[0]][1]
+    try:
+        if index == 0 and word in _by_name():
+            return _help(session, [word])
+        if index == 1 and words[0][1] == "use":
+            agent, _ = session.rienda.agent(word)
+        else:
+            return None
+    except RiendaError:
+        return None
+    facts = [f"agent {agent.id}: {agent.description or '(no description)'}", f"model: {agent.model_label}",
+             f"tools: {', '.join(agent.tools) or 'none'}", f"hooks: {', '.join(agent.hooks) or 'none'}",
+             f"file: {agent.path or 'built-in'}"]
+    return CommandOutput("\n".join(facts), "\n\n".join(_escape(fact) for fact in facts), agent)
+
+
 def _candidates(session: NotebookSession, words: list[str]) -> list[str]:
     if not words:
-        return [sub.name for sub in SUBCOMMANDS]
-    if len(words) > 1:
+        return _command_names(session)
+    sub = _by_name().get(words[0])
+    if len(words) > 1 or sub is None or sub.complete is None:
         return []
-    name = words[0]
-    if name == "use":
-        return [agent.id for agent in session.rienda.agents()[0]]
-    if name == "resume":
-        return [info.id for info in reversed(session.rienda.sessions())]
-    if name == "model":
-        models = sorted({agent.model for agent in session.rienda.agents()[0] if agent.model})
-        return [RESET, *(f"{prefix}/" for prefix in sorted(PROVIDERS)), *models]
-    if name == "confirm":
-        return [*CONFIRM_POLICIES, RESET]
-    if name == "help":
-        return [sub.name for sub in SUBCOMMANDS]
-    return []
+    return sub.complete(session)

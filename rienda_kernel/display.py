@@ -1,20 +1,24 @@
 """Showing a Rienda run in a notebook cell, live; shared by the kernel and the magics.
 
-:class:`NotebookUI` turns engine events into Jupyter messages on IOPub, always with the
-cell's own parent header (events arrive from worker and isolate threads, where ipykernel's
-notion of "the current cell" is not reliable):
+:class:`NotebookUI` turns engine events into Jupyter messages on the cell's
+:class:`~rienda_kernel.cell.CellTarget`:
 
 - a status line (elapsed time, tokens so far) while the model works, which ends as the
   tokens the provider reported for the run (or empty, when it reported none);
 - the assistant's text streamed into one display, updated in place, ending as Markdown
-  (the saved text, after ``afterModelResponse``); thinking folded above it;
+  (the saved text, after ``afterModelResponse``; or, when the run stops mid-stream, what
+  had arrived, without the cursor); thinking folded above it;
 - each tool call with its arguments as the tool received them, its result (long results
   folded), and the hooks that refused or rewrote it;
-- ``ctx.log`` lines and command output as stream output while the tool runs; notices;
-  diagnostics once per notebook;
-- ``ctx.confirm`` as Allow / Deny buttons (built on the kernel's thread through
-  ``schedule``), a y/N prompt on stdin for front ends without widgets, or an answer from
-  the confirm policy; never a hang in a non-interactive run.
+- ``ctx.log`` lines and command output while the tool runs; a flood of log lines folds,
+  its last lines in view; notices; diagnostics once per notebook;
+- each confirm's static record (:func:`~rienda_kernel.confirm.record_bundle`), in place of
+  the buttons when a person was asked.
+
+A front end that watches (its request allows stdin) gets the live view; a batch run
+(nbclient, nbconvert, papermill, nbval) gets each display once, final. How a confirm is
+answered is not decided here: the UI states its policy and, when stdin is allowed, a
+:class:`~rienda_kernel.confirm.NotebookPerson`; the engine's ``decide`` picks.
 """
 
 from __future__ import annotations
@@ -25,109 +29,55 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Any
 
-import zmq
-
-from .engine import CancelToken, Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output, UI
-from .engine.ui import ASK_PROMPT, FOR_THIS_SESSION, typed_answer
+from .cell import CellTarget
+from .confirm import ClientViews, NotebookPerson, ShownConfirm, record_bundle
+from .engine import Answer, CancelToken, Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output, Policy, UI
 from .engine.events import MessageSaved, RunEnd, RunStart, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
 
-__all__ = ["CellTarget", "NotebookUI", "widgets_available"]
+__all__ = ["NotebookUI"]
 
 _FOLD_LINES = 12
 _SHOW_AT_MOST = 10_000
 _UPDATE_EVERY = 0.05
 
 
-def widgets_available() -> bool:
-    """Whether the front end renders widgets: its widget manager opened the
-    ``jupyter.widget.control`` comm (JupyterLab and Notebook 7 do; ``jupyter console``
-    and nbclient do not)."""
-    try:
-        from ipywidgets.widgets.widget import Widget
-    except ImportError:  # pragma: no cover - ipywidgets is a dependency
-        return False
-    return getattr(Widget, "_control_comm", None) is not None
-
-
-class CellTarget:
-    """Where a cell's output goes: the kernel's IOPub and stdin with the cell's parent.
-
-    ``schedule(fn)`` runs ``fn`` on the kernel's thread in the cell's context (widgets
-    must be made there); ``widgets`` says whether the front end renders widgets;
-    ``allow_stdin`` whether it answers input requests.
-    """
-
-    def __init__(self, kernel: Any, parent: dict[str, Any], ident: Any, schedule: Callable[[Callable[[], None]], None],
-                 widgets: bool, allow_stdin: bool) -> None:
-        self.kernel = kernel
-        self.parent = parent
-        self.ident = ident
-        self.schedule = schedule
-        self.widgets = widgets
-        self.allow_stdin = allow_stdin
-        self._lock = threading.Lock()
-
-    def send(self, msg_type: str, content: dict[str, Any]) -> None:
-        with self._lock:
-            self.kernel.session.send(self.kernel.iopub_socket, msg_type, content, parent=self.parent,
-                                     ident=self.kernel._topic(msg_type))
-
-    def stream(self, name: str, text: str) -> None:
-        self.send("stream", {"name": name, "text": text})
-
-    def display(self, display_id: str, data: dict[str, Any], update: bool = False) -> None:
-        self.send("update_display_data" if update else "display_data",
-                  {"data": data, "metadata": {}, "transient": {"display_id": display_id}})
-
-    def ask_stdin(self, prompt: str, cancel: CancelToken) -> str | None:
-        """One input_request on the stdin channel; None once ``cancel`` is set."""
-        kernel = self.kernel
-        kernel.session.send(kernel.stdin_socket, "input_request", {"prompt": prompt, "password": False},
-                            self.parent, ident=self.ident)
-        while not cancel.cancelled:
-            ready, _, _ = zmq.select([kernel.stdin_socket], [], [], 0.05)
-            if ready:
-                _, reply = kernel.session.recv(kernel.stdin_socket)
-                if reply is not None:
-                    return str(reply["content"].get("value", ""))
-        return None
-
-
 class NotebookUI(UI):
-    """Renders one run into one cell; answers its confirms by ``policy``."""
+    """Renders one run into one cell. ``policy`` is the notebook's confirm setting;
+    ``clients`` is the kernel's memory of which front ends display widgets."""
 
-    def __init__(self, target: CellTarget, policy: str | None, seen_diagnostics: set[str]) -> None:
-        super().__init__(record_events=False)
+    def __init__(self, target: CellTarget, policy: Policy | None, seen_diagnostics: set[str],
+                 clients: ClientViews) -> None:
+        person = NotebookPerson(target, clients, self._confirm_shown) if target.allow_stdin else None
+        super().__init__(record_events=False, policy=policy or "ask", person=person)
         self.target = target
-        self.policy = policy
         self.seen_diagnostics = seen_diagnostics
         self.final_text = ""
         self._status_id = _new_id("status")
         self._started = time.monotonic()
         self._chars = 0
         self._message: _MessageView | None = None
+        self._logs: _LogView | None = None
         self._calls: dict[str, _CallView] = {}
         self._pending_decisions: dict[str, list[HookDecision]] = {}
+        self._shown_confirm: ShownConfirm | None = None
         self._status_lock = threading.Lock()
         self._activity = "working…"
         self._usage: list[dict[str, int]] = []  # what the provider reported, per model turn
-        # Someone is watching (JupyterLab, console): stream, show a status line. A batch run
-        # (nbclient, nbconvert, papermill, nbval) gets each display once, final, instead.
-        self.live = target.allow_stdin or target.widgets
+        # Someone is watching (JupyterLab, VS Code, console): stream, show a status line. A
+        # batch run (nbclient, nbconvert, papermill, nbval) gets each display once, final.
+        self.live = target.allow_stdin
         self._done = threading.Event()
-
-    @property
-    def interactive(self) -> bool:  # type: ignore[override]
-        return self.policy in (None, "ask") and (self.target.widgets or self.target.allow_stdin)
 
     # -- events ------------------------------------------------------------------------
     def emit(self, event: Event) -> None:
         handler = _HANDLERS.get(type(event))
-        if handler is not None:
-            handler(self, event)
+        if handler is None:
+            return
+        if self._logs is not None and not isinstance(event, (Log, Output, Diagnostic)):
+            self._end_logs()
+        handler(self, event)
 
     def _run_start(self, event: RunStart) -> None:
         if not self.live:
@@ -191,7 +141,15 @@ class NotebookUI(UI):
             view.add_decision(event)
 
     def _log(self, event: Log) -> None:
-        self.target.stream("stdout", f"[{event.source}] {event.text}\n")
+        if self._logs is not None and self._logs.source != event.source:
+            self._end_logs()
+        if self._logs is None:
+            self._logs = _LogView(self.target, self.live, event.source)
+        self._logs.add(event.text)
+
+    def _end_logs(self) -> None:
+        self._logs.finish()
+        self._logs = None
 
     def _output(self, event: Output) -> None:
         self.target.stream(event.stream if event.stream in ("stdout", "stderr") else "stdout", event.text)
@@ -201,13 +159,16 @@ class NotebookUI(UI):
             "text/plain": f"🔔 {event.title}: {event.body}",
             "text/markdown": f"> 🔔 **{_md(event.title)}** — {_md(event.body)}"})
 
+    def _confirm_shown(self, shown: ShownConfirm) -> None:
+        self._shown_confirm = shown
+
     def _confirm(self, event: Confirm) -> None:
-        """Answers nobody clicked for (a policy, the session's memory, stdin) are shown."""
-        if event.how == "user" and self.target.widgets:
-            return
-        mark = "✓" if event.answer else "✗"
-        verdict = "allowed" if event.answer else "denied"
-        self.target.stream("stdout", f"{mark} confirm “{event.title}”: {verdict} ({event.how})\n")
+        """The record of the answer: in place of the buttons, or as an output of its own."""
+        shown, self._shown_confirm = self._shown_confirm, None
+        if shown is not None:
+            shown.replace(record_bundle(event))
+        else:
+            self.target.display(_new_id("confirm"), record_bundle(event))
 
     def _diagnostic(self, event: Diagnostic) -> None:
         if event.message in self.seen_diagnostics:
@@ -216,49 +177,31 @@ class NotebookUI(UI):
         self.target.stream("stderr", f"⚠ {event.message}\n")
 
     def _run_end(self, event: RunEnd) -> None:
-        """The status line gives way to the answer: it is emptied, or becomes the tokens
-        the provider reported for the run."""
+        """A message cut short (an interrupt, a failure) ends as it stood, without the
+        cursor; the status line gives way to the answer: it is emptied, or becomes the
+        tokens the provider reported for the run."""
         self._done.set()
+        if self._message is not None:
+            self._message.finish("".join(self._message.text), "".join(self._message.thinking))
+            self._message = None
         if self.live:
             with self._status_lock:
                 self.target.display(self._status_id, _usage_bundle(self._usage, time.monotonic() - self._started),
                                     update=True)
 
     # -- confirm -------------------------------------------------------------------------
-    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        if self.policy == "allow":
-            return True, "policy: allow"
-        if self.policy == "deny":
-            return False, "policy: deny"
-        self._activity = f"waiting for your answer to “{title}”…"
-        self._update_status(self._activity)
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        """The engine's answer (:func:`~rienda_kernel.engine.ui.decide`); while a person
+        is asked, the status line says so."""
+        asking = self.interactive
+        if asking:
+            self._activity = f"waiting for your answer to “{title}”…"
+            self._update_status(self._activity)
         try:
-            return self._ask_person(title, body, cancel)
+            return super().ask(title, body, cancel)
         finally:
-            self._activity = "working…"
-
-    def _ask_person(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        if self.target.widgets:
-            return self._ask_with_buttons(title, body, cancel)
-        if self.target.allow_stdin:
-            line = self.target.ask_stdin(f"{title}\n{body}\n{ASK_PROMPT}", cancel)
-            return (False, "interrupted") if line is None else typed_answer(line)
-        self.target.stream("stderr", f"⚠ ctx.confirm “{title}” was denied: this run cannot ask (no widgets, no "
-                                     "stdin). Set `%rienda confirm allow|deny|ask` or $RIENDA_CONFIRM.\n")
-        return False, "default-deny (non-interactive)"
-
-    def _ask_with_buttons(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        answer: Future[tuple[bool, str]] = Future()
-        built: Future[Any] = Future()
-        self.target.schedule(lambda: _build_confirm(self.target, title, body, answer, built))
-        while not cancel.cancelled:
-            try:
-                return answer.result(timeout=0.05)
-            except TimeoutError:
-                continue
-        if built.done() and built.exception() is None:
-            self.target.schedule(lambda: built.result()("Interrupted"))
-        return False, "interrupted"
+            if asking:
+                self._activity = "working…"
 
 
 _HANDLERS: dict[type, Callable[[NotebookUI, Any], None]] = {
@@ -276,45 +219,6 @@ _HANDLERS: dict[type, Callable[[NotebookUI, Any], None]] = {
     Confirm: NotebookUI._confirm,
     RunEnd: NotebookUI._run_end,
 }
-
-
-def _build_confirm(target: CellTarget, title: str, body: str, answer: Future[tuple[bool, str]],
-                   built: Future[Any]) -> None:
-    """Allow once / Allow for this session / Deny buttons; runs on the kernel's thread.
-    ``built`` receives a function that closes the request with a message (on interrupt)."""
-    try:
-        import ipywidgets as widgets
-
-        allow = widgets.Button(description="Allow", button_style="success", icon="check",
-                               tooltip="Allow this once")
-        always = widgets.Button(description="Allow for this session", button_style="info",
-                                layout=widgets.Layout(width="auto"),
-                                tooltip="Allow this exact request until the session ends, without asking")
-        deny = widgets.Button(description="Deny", button_style="danger", icon="times")
-        outcome = widgets.HTML("")
-        box = widgets.VBox([
-            widgets.HTML(f"<b>{html.escape(title)}</b><pre style='white-space: pre-wrap'>{html.escape(body)}</pre>"),
-            widgets.HBox([allow, always, deny]), outcome])
-
-        def close(message: str) -> None:
-            allow.disabled = always.disabled = deny.disabled = True
-            outcome.value = f"<i>{html.escape(message)}</i>"
-
-        def choose(value: bool, how: str, message: str) -> None:
-            if not answer.done():
-                answer.set_result((value, how))
-                close(message)
-
-        allow.on_click(lambda _: choose(True, "user", "Allowed"))
-        always.on_click(lambda _: choose(True, FOR_THIS_SESSION, "Allowed for this session"))
-        deny.on_click(lambda _: choose(False, "user", "Denied"))
-        target.display(_new_id("confirm"), box._repr_mimebundle_())
-        built.set_result(close)
-    except Exception as exc:  # noqa: BLE001 - a failed widget must not hang the run
-        built.set_exception(exc)
-        if not answer.done():
-            answer.set_result((False, "could not ask"))
-        target.stream("stderr", f"⚠ could not show the confirm buttons ({exc}); denied.\n")
 
 
 class _MessageView:
@@ -359,6 +263,63 @@ class _MessageView:
         self._shown = True
 
 
+class _LogView:
+    """``ctx.log`` lines from one source, in a row. The first lines are plain stream output
+    (as they come); past :data:`_FOLD_LINES`, the rest go to one display showing the last
+    lines, the earlier ones folded above them: updated in place when ``live`` (at most every
+    :data:`_UPDATE_EVERY` seconds, and once more after the last line), else shown once,
+    when the lines end."""
+
+    def __init__(self, target: CellTarget, live: bool, source: str) -> None:
+        self.target = target
+        self.live = live
+        self.source = source
+        self.display_id = _new_id("log")
+        self.lines: list[str] = []
+        self._shown = False
+        self._last = 0.0
+        self._lock = threading.Lock()
+        self._trailing: threading.Timer | None = None
+
+    def add(self, text: str) -> None:
+        line = f"[{self.source}] {text}"
+        with self._lock:
+            self.lines.append(line)
+            if len(self.lines) <= _FOLD_LINES:
+                self.target.stream("stdout", line + "\n")
+            elif self.live and time.monotonic() - self._last >= _UPDATE_EVERY:
+                self._render()
+            elif self.live and self._trailing is None:
+                self._trailing = threading.Timer(_UPDATE_EVERY, self._render_trailing)
+                self._trailing.daemon = True
+                self._trailing.start()
+
+    def finish(self) -> None:
+        with self._lock:
+            if self._trailing is not None:
+                self._trailing.cancel()
+            if len(self.lines) > _FOLD_LINES:
+                self._render()
+
+    def _render_trailing(self) -> None:
+        with self._lock:
+            self._trailing = None
+            self._render()
+
+    def _render(self) -> None:
+        self._last = time.monotonic()
+        later = self.lines[_FOLD_LINES:]
+        earlier, last = later[:-_FOLD_LINES], later[-_FOLD_LINES:]
+        plain = "\n".join(([f"… {len(earlier)} more lines"] if earlier else []) + last)
+        markup = ""
+        if earlier:
+            markup = (f"<details><summary>{len(earlier)} more lines</summary>"
+                      f"<pre style='margin: 0'>{html.escape(chr(10).join(earlier))}</pre></details>")
+        markup += f"<pre style='margin: 0'>{html.escape(chr(10).join(last))}</pre>"
+        self.target.display(self.display_id, {"text/plain": plain, "text/html": markup}, update=self._shown)
+        self._shown = True
+
+
 class _CallView:
     """One tool call's display: arguments, hook effects, then the result."""
 
@@ -386,7 +347,7 @@ class _CallView:
         mark = f"✗ {self.name} failed" if is_error else f"← {self.name}"
         notes = "".join(f"\n\n- {note}" for note in self.after_notes)
         plain = "".join(f"\n  {note}" for note in self.after_notes)
-        self.target.display(_new_id("result"), {"text/plain": f"{mark}: {text}{plain}",
+        self.target.display(_new_id("result"), {"text/plain": f"{mark}: {_shortened(text)}{plain}",
                                                 "text/markdown": _folded(mark, text) + notes})
 
     def render(self) -> None:
@@ -399,6 +360,13 @@ class _CallView:
         self._shown = True
 
 
+def _shortened(text: str) -> str:
+    """Very long text in part (the model read all of it; the notebook need not store it all)."""
+    if len(text) <= _SHOW_AT_MOST:
+        return text
+    return f"{text[:_SHOW_AT_MOST]}… ({len(text) - _SHOW_AT_MOST:,} more characters not shown)"
+
+
 def _folded(label: str, text: str) -> str:
     """A result as a code block; long ones folded behind their first lines, and very long
     ones shown in part (the model read all of it; the notebook need not store it all)."""
@@ -406,8 +374,8 @@ def _folded(label: str, text: str) -> str:
     if len(lines) <= _FOLD_LINES and len(text) <= 2000:
         return f"{label}:\n\n```\n{text}\n```"
     head = "\n".join(line[:200] for line in lines[:3])
-    shown = text if len(text) <= _SHOW_AT_MOST else text[:_SHOW_AT_MOST]
-    rest = "" if shown is text else f"\n\n*({len(text) - len(shown):,} more characters not shown)*"
+    shown = text[:_SHOW_AT_MOST]
+    rest = "" if len(shown) == len(text) else f"\n\n*({len(text) - len(shown):,} more characters not shown)*"
     return (f"{label} ({len(lines)} lines, {len(text):,} characters):\n\n```\n{head}\n```\n\n"
             f"<details><summary>show more</summary>\n\n<pre>{html.escape(shown)}</pre>{rest}\n\n</details>")
 

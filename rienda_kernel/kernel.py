@@ -1,10 +1,15 @@
 """The Rienda Jupyter kernel: a cell is a prompt to the current agent.
 
-A cell runs one agent turn in the kernel's current session; a cell starting with
-``%rienda`` is a command (see :mod:`rienda_kernel.commands`). The turn runs in a worker
-thread while ``do_execute`` awaits it, so the kernel keeps handling widget clicks
-(ipykernel >= 7.4 dispatches comm messages while a cell awaits) and interrupts (a SIGINT
-handler that cancels the run through the event loop).
+A cell runs one agent turn in the kernel's current session. A cell starting with
+``%rienda`` is a command (see :mod:`rienda_kernel.commands`; ``%rienda ask PROMPT`` is a
+turn too, ``%rienda?`` pages the help), one starting with ``%%rienda_tool NAME`` or
+``%%rienda_hook NAME`` saves and loads an extension, and any other cell starting with
+``%`` is refused: a cell never becomes a paid model turn by accident. Requests with
+``silent`` (front ends' probes and startup code) run nothing.
+
+The turn runs in a worker thread while ``do_execute`` awaits it, so the kernel keeps
+handling widget clicks and view reports (ipykernel >= 7.4 dispatches comm messages while
+a cell awaits) and interrupts (a SIGINT handler that cancels the run through the loop).
 """
 
 from __future__ import annotations
@@ -18,13 +23,16 @@ from typing import Any
 from ipykernel.ipkernel import IPythonKernel
 
 from . import __version__
-from .commands import CommandError, complete, is_command, run_command
-from .display import CellTarget, NotebookUI, widgets_available
+from .cell import CellTarget
+from .commands import CommandError, ask_prompt, complete, help_text, inspect, is_command, run_command
+from .confirm import ClientViews
+from .display import NotebookUI
 from .engine import CancelToken, RiendaError
-from .engine.model_choice import NoModelError
-from .notebook import NotebookSession
+from .notebook import NotebookSession, advice, error_line, prewarm, turn_error
 
 __all__ = ["RiendaKernel"]
+
+_EXTENSION_CELLS = {"%%rienda_tool": "tools", "%%rienda_hook": "hooks"}
 
 
 class RiendaKernel(IPythonKernel):
@@ -44,9 +52,11 @@ class RiendaKernel(IPythonKernel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        import ipywidgets  # noqa: F401 - registers the widget comm targets JupyterLab opens
+        import ipywidgets  # noqa: F401 - registers the widget comm targets front ends open
 
+        prewarm(("jsonschema",))  # the first tool's schema check would wait for it otherwise
         self.seen_diagnostics: set[str] = set()
+        self.client_views = ClientViews()
         self.startup_error: str | None = None
         try:
             self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd())
@@ -58,15 +68,38 @@ class RiendaKernel(IPythonKernel):
                          user_expressions: Any = None, allow_stdin: bool = False, *,
                          cell_meta: Any = None, cell_id: Any = None) -> dict[str, Any]:
         count = self.shell.execution_count
-        if not silent:
+        if silent:
+            return self._ok(count)
+        if store_history:
+            self.shell.history_manager.store_inputs(count, code)
             self.shell.execution_count += 1
         if not code.strip():
             return self._ok(count)
         if self.notebook is None:
             return self._error(count, "RiendaError", self.startup_error or "Rienda could not start")
         target = self._cell_target(allow_stdin)
+        try:
+            return await self._cell(code.strip(), target, count)
+        except CommandError as exc:
+            return self._error(count, "UsageError", str(exc), target)
+        except RiendaError as exc:
+            return self._error(count, type(exc).__name__, str(exc), target)
+
+    async def _cell(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
+        first_word = code.split(None, 1)[0]
+        if first_word in _EXTENSION_CELLS:
+            return self._save_extension(_EXTENSION_CELLS[first_word], code, target, count)
+        if code.endswith("?") and is_command(code[:-1]) and ask_prompt(code) is None:
+            return self._page(code[:-1], count)
         if is_command(code):
+            prompt = ask_prompt(code)
+            if prompt is not None:
+                return await self._turn(prompt, target, count)
             return self._command(code, target, count)
+        if code.startswith("%"):
+            raise CommandError(f"{first_word} is not a Rienda command: in a Rienda notebook a cell is a prompt, "
+                               "`%rienda ...` a command and `%%rienda_tool NAME` / `%%rienda_hook NAME` save an "
+                               "extension (`%rienda help` lists the commands)")
         return await self._turn(code, target, count)
 
     def _cell_target(self, allow_stdin: bool) -> CellTarget:
@@ -76,25 +109,38 @@ class RiendaKernel(IPythonKernel):
         def schedule(fn: Any) -> None:
             loop.call_soon_threadsafe(fn, context=cell_context)
 
-        return CellTarget(self, self.get_parent("shell"), self._get_shell_context_var(self._shell_parent_ident),
-                          schedule, widgets_available(), allow_stdin)
+        return CellTarget.of_cell(self, schedule, allow_stdin)
 
     def _command(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
-        try:
-            output = run_command(self.notebook, code.strip())
-        except CommandError as exc:
-            return self._error(count, "UsageError", str(exc), target)
-        except RiendaError as exc:
-            return self._error(count, type(exc).__name__, str(exc), target)
+        """A command's output is the cell's result (``execute_result``)."""
+        output = run_command(self.notebook, code)
         data = {"text/plain": output.text}
         if output.markdown:
             data["text/markdown"] = output.markdown
-        target.send("display_data", {"data": data, "metadata": {}, "transient": {}})
+        target.send("execute_result", {"data": data, "metadata": {}, "execution_count": count})
+        return self._ok(count)
+
+    def _page(self, code: str, count: int) -> dict[str, Any]:
+        """``%rienda?`` / ``%rienda use?``: the help, as the pager payload IPython sends."""
+        words = code.split()
+        text = help_text(words[1] if len(words) > 1 else None)
+        return {**self._ok(count), "payload": [{"source": "page", "data": {"text/plain": text}, "start": 0}]}
+
+    def _save_extension(self, kind: str, code: str, target: CellTarget, count: int) -> dict[str, Any]:
+        first, _, source = code.partition("\n")
+        words = first.split()
+        if len(words) != 2:
+            raise CommandError(f"usage: {words[0]} NAME, then the extension's JavaScript on the next lines")
+        saved = self.notebook.save_extension(kind, words[1], source)
+        for problem in saved.problems:
+            target.stream("stderr", f"⚠ {problem}\n")
+        if saved.summary:
+            target.stream("stdout", saved.summary + "\n")
         return self._ok(count)
 
     async def _turn(self, prompt: str, target: CellTarget, count: int) -> dict[str, Any]:
         notebook = self.notebook
-        ui = NotebookUI(target, notebook.confirm_policy, self.seen_diagnostics)
+        ui = NotebookUI(target, notebook.confirm_policy, self.seen_diagnostics, self.client_views)
         cancel = CancelToken()
         loop = asyncio.get_running_loop()
         previous = signal.signal(signal.SIGINT, lambda *_: loop.call_soon_threadsafe(cancel.cancel))
@@ -104,16 +150,12 @@ class RiendaKernel(IPythonKernel):
             result = await loop.run_in_executor(None, lambda: context.run(conversation.run, prompt, ui, cancel))
         finally:
             signal.signal(signal.SIGINT, previous)
-        if result.reason == "interrupted":
-            return self._error(count, "KeyboardInterrupt", "the turn was interrupted; the session kept what was "
-                               f"produced ({result.session_id})", target)
-        if isinstance(result.failure, NoModelError):
-            target.send("display_data", {"data": {"text/plain": result.failure.text(),
-                                                  "text/markdown": result.failure.markdown},
-                                         "metadata": {}, "transient": {}})
-            return self._error(count, "NoModelError", "no model for the default agent (see above)", target)
-        if result.reason == "error":
-            return self._error(count, "RiendaError", result.error or "the run failed", target)
+        shown = advice(result)
+        if shown is not None:
+            target.send("display_data", {"data": shown, "metadata": {}, "transient": {}})
+        error = turn_error(result)
+        if error is not None:
+            return self._error(count, error.ename, str(error), target)
         return self._ok(count)
 
     # -- replies ---------------------------------------------------------------------------
@@ -121,15 +163,15 @@ class RiendaKernel(IPythonKernel):
         return {"status": "ok", "execution_count": count, "payload": [], "user_expressions": {}}
 
     def _error(self, count: int, name: str, value: str, target: CellTarget | None = None) -> dict[str, Any]:
-        """A Jupyter error without a Python traceback: the message says what failed."""
-        content = {"ename": name, "evalue": value, "traceback": [f"\x1b[0;31m{name}\x1b[0m: {value}"]}
+        """A Jupyter error without a Python traceback: one line says what failed."""
+        content = {"ename": name, "evalue": value, "traceback": [error_line(name, value)]}
         (target or self._cell_target_now()).send("error", content)
         return {"status": "error", "execution_count": count, **content}
 
     def _cell_target_now(self) -> CellTarget:
-        return CellTarget(self, self.get_parent("shell"), None, lambda fn: fn(), False, False)
+        return CellTarget(self, self.get_parent("shell"), None, lambda fn: fn(), False)
 
-    # -- completion, is_complete -------------------------------------------------------------
+    # -- completion, inspection, is_complete -------------------------------------------------
     async def do_complete(self, code: str, cursor_pos: int | None) -> dict[str, Any]:
         cursor_pos = len(code) if cursor_pos is None else cursor_pos
         matches, start, end = ([], cursor_pos, cursor_pos)
@@ -137,11 +179,16 @@ class RiendaKernel(IPythonKernel):
             matches, start, end = complete(self.notebook, code, cursor_pos)
         return {"status": "ok", "matches": matches, "cursor_start": start, "cursor_end": end, "metadata": {}}
 
+    async def do_inspect(self, code: str, cursor_pos: int, detail_level: int = 0, omit_sections: Any = ()) -> dict[str, Any]:
+        """Shift-Tab on a command word shows its help; on an agent's name, the agent."""
+        found = inspect(self.notebook, code, cursor_pos) if self.notebook is not None else None
+        if found is None:
+            return {"status": "ok", "found": False, "data": {}, "metadata": {}}
+        data = {"text/plain": found.text, **({"text/markdown": found.markdown} if found.markdown else {})}
+        return {"status": "ok", "found": True, "data": data, "metadata": {}}
+
     async def do_is_complete(self, code: str) -> dict[str, Any]:
         """A prompt is complete at the first blank line-free Enter; a command at once."""
         if code.rstrip().endswith("\\"):
             return {"status": "incomplete", "indent": ""}
         return {"status": "complete"}
-
-    async def do_inspect(self, code: str, cursor_pos: int, detail_level: int = 0, omit_sections: Any = ()) -> dict[str, Any]:
-        return {"status": "ok", "found": False, "data": {}, "metadata": {}}

@@ -2,19 +2,29 @@
 
 A :class:`NotebookSession` holds the engine, the current agent, model override, confirm
 policy and conversation. It imports nothing from Jupyter: the kernel and the magics both
-drive it, and render what it returns.
+drive it, and render what it returns; a turn that did not end well becomes
+:class:`TurnFailed` or :class:`TurnInterrupted`, shown as the same one line in both.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import threading
 from pathlib import Path
 
-from .engine import Conversation, Rienda
+from .engine import JSTool, Conversation, Rienda, RiendaError, RunResult
 from .engine.errors import ConfigError
+from .engine.extensions import NAME_RULE
+from .engine.model_choice import NoModelError
 from .engine.providers import provider_for
 
-__all__ = ["CONFIRM_POLICIES", "NotebookSession"]
+__all__ = ["CONFIRM_POLICIES", "NotebookSession", "SavedExtension", "TurnFailed", "TurnInterrupted", "error_line",
+           "advice", "prewarm", "turn_error"]
+
+# What the first turn with a tool and a confirm imports: jsonschema (1.5 s where
+# rfc3987_syntax is installed, as it is beside JupyterLab) and ipywidgets.
+FIRST_TURN_IMPORTS = ("jsonschema", "ipywidgets")
 
 CONFIRM_POLICIES = ("ask", "allow", "deny")
 CONFIRM_ENV = "RIENDA_CONFIRM"
@@ -34,6 +44,7 @@ class NotebookSession:
         self.model: str | None = None
         self.confirm_policy = _policy_from_env()
         self._conversation: Conversation | None = None
+        self._by_agent: dict[str, Conversation] = {}  # conversation_for(agent=...): one per agent
 
     @property
     def conversation(self) -> Conversation:
@@ -45,6 +56,27 @@ class NotebookSession:
     @property
     def session_id(self) -> str | None:
         return self._conversation.session_id if self._conversation else None
+
+    def conversation_for(self, agent: str | None = None, session: str | None = None) -> Conversation:
+        """The conversation of a cell that names its own agent or session, leaving the
+        current one as it is: ``session`` (an id or ``last``) continues that session
+        (the current conversation, if it is that one); ``agent`` is one session of that
+        agent shared by every cell naming it; neither is the current conversation."""
+        if session is not None:
+            session_id = self.rienda.resolve_session(session)
+            if session_id == self.session_id:
+                return self.conversation
+            return self.rienda.conversation(session_id=session_id, model=self.model)
+        if agent is None:
+            return self.conversation
+        if agent not in self._by_agent:
+            self.rienda.agent(agent)  # ConfigError now, for an agent that cannot be loaded
+            self._by_agent[agent] = self.rienda.conversation(agent, None, self.model)
+        return self._by_agent[agent]
+
+    def check_model(self, model: str) -> None:
+        """ConfigError unless ``model`` names a provider that can be set up here."""
+        provider_for(model, self.rienda.config())
 
     def use(self, agent_id: str) -> None:
         """Switch to ``agent_id`` (ConfigError if it cannot be loaded), in a new session."""
@@ -69,7 +101,7 @@ class NotebookSession:
     def set_model(self, model: str | None) -> None:
         """Override the agent's model (None: back to the agent's own)."""
         if model is not None:
-            provider_for(model, self.rienda.config())
+            self.check_model(model)
         self.model = model
         if self._conversation is not None:
             self._conversation.model = model
@@ -83,14 +115,110 @@ class NotebookSession:
         """Point at another RIENDA_HOME (created if missing), in a new session."""
         path = Path(home).expanduser()
         path.mkdir(parents=True, exist_ok=True)
-        self._close()
+        self._close_all()
         self.rienda = Rienda(home=path, workdir=self.rienda.workdir, sandbox=self.rienda.sandbox)
         self.agent_id = "default"
         self._conversation = None
 
+    def save_extension(self, kind: str, name: str, source: str) -> SavedExtension:
+        """Write ``source`` as ``$RIENDA_HOME/<kind>/<name>/index.js`` (kind: ``tools`` or
+        ``hooks``) and load it; ConfigError for a name that is not valid."""
+        if not NAME_RULE.fullmatch(name):
+            raise ConfigError(f"{name!r} is not a valid name (1 to 64 letters, digits, '_' or '-')")
+        path = self.rienda.home / kind / name / "index.js"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        catalog = self.rienda.catalog()
+        problems = [d.message for d in catalog.diagnostics
+                    if d.path and Path(d.path).parent.name == name and Path(d.path).parent.parent.name == kind]
+        loaded = (catalog.tools if kind == "tools" else catalog.hooks).get(name)
+        return SavedExtension(problems, _summary(loaded) if loaded is not None else None)
+
     def _close(self) -> None:
         if self._conversation is not None:
             self._conversation.close()
+
+    def _close_all(self) -> None:
+        self._close()
+        for conversation in self._by_agent.values():
+            conversation.close()
+        self._by_agent.clear()
+
+
+class SavedExtension:
+    """What :meth:`NotebookSession.save_extension` found: ``problems`` (diagnostics of the
+    file) and ``summary`` (one line, when it loaded)."""
+
+    def __init__(self, problems: list[str], summary: str | None) -> None:
+        self.problems = problems
+        self.summary = summary
+
+
+def error_line(name: str, value: str) -> str:
+    """A notebook error as one line (what a person reads instead of a traceback)."""
+    return f"\x1b[0;31m{name}\x1b[0m: {value}"
+
+
+class TurnFailed(RiendaError):
+    """A turn that ended with ``error``. IPython shows it as one line (``_render_traceback_``)
+    and sends it as an ``error`` message, so batch runners (nbval, papermill) fail the cell."""
+
+    ename = "RiendaError"
+
+    def _render_traceback_(self) -> list[str]:
+        return [error_line(self.ename, str(self))]
+
+
+class TurnInterrupted(KeyboardInterrupt):
+    """A turn stopped by an interrupt; shown as one line, like :class:`TurnFailed`. A
+    KeyboardInterrupt (not a RiendaError), so ``except Exception`` does not swallow it."""
+
+    ename = "KeyboardInterrupt"
+
+    def _render_traceback_(self) -> list[str]:
+        return [error_line(self.ename, str(self))]
+
+
+def turn_error(result: RunResult) -> TurnFailed | TurnInterrupted | None:
+    """The error a turn's result stands for, or None when it ended with ``end_turn``."""
+    if isinstance(result.failure, NoModelError):
+        return TurnFailed("no model for the default agent (the advice is above)")
+    if result.reason == "interrupted":
+        return TurnInterrupted(f"the turn was interrupted; the session kept what was produced ({result.session_id})")
+    if result.reason == "error":
+        return TurnFailed(f"the turn failed: {result.error or 'unknown error'}")
+    return None
+
+
+def advice(result: RunResult) -> dict[str, str] | None:
+    """What to do about a turn that could not start, as a display bundle (Markdown and
+    text), when there is advice to give (no model for the default agent); else None."""
+    if isinstance(result.failure, NoModelError):
+        return {"text/plain": result.failure.text(), "text/markdown": result.failure.markdown}
+    return None
+
+
+def prewarm(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
+    """Import ``modules`` on a background thread, so that the first turn does not wait
+    for them (a turn that needs one first waits on Python's import lock instead)."""
+
+    def work() -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except ImportError:  # pragma: no cover - both are dependencies
+                pass
+
+    thread = threading.Thread(target=work, name="rienda-prewarm", daemon=True)
+    thread.start()
+    return thread
+
+
+def _summary(extension: object) -> str:
+    if isinstance(extension, JSTool):
+        params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
+        return f"loaded tool {extension.name}: {extension.description} ({params})"
+    return f"loaded hook {extension.name}: {', '.join(extension.points)}"  # type: ignore[attr-defined]
 
 
 def _policy_from_env() -> str | None:

@@ -24,35 +24,33 @@ from .engine import (
 )
 from .engine.events import RunEnd, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
 from .engine.messages import Usage
-from .engine.ui import ASK_PROMPT, typed_answer
+from .engine.ui import ASK_PROMPT, Answer, policy_of, typed_answer
 
-__all__ = ["JsonLinesUI", "TerminalUI", "usage_summary"]
+__all__ = ["JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
 
 
-class _AnsweringUI(UI):
-    """Answers confirms: an explicit setting wins; else y/N on a terminal; else deny."""
+class TerminalPrompt:
+    """A person at a terminal: the question on ``prompt_to``, a y/N line from ``stdin``."""
 
-    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None, prompt_to: IO[str]) -> None:
-        super().__init__(record_events=False)
-        self.auto_approve = auto_approve
+    def __init__(self, stdin: IO[str], prompt_to: IO[str]) -> None:
         self._stdin = stdin
         self._prompt_to = prompt_to
 
-    @property
-    def interactive(self) -> bool:  # type: ignore[override]
-        return self.auto_approve is None and self._stdin is not None
-
-    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        if self.auto_approve is not None:
-            return (True, "auto-approve") if self.auto_approve else (False, "denied by configuration")
-        if self._stdin is None:
-            return False, "default-deny"
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         self._prompt_to.write(f"\n? {title}\n  {body}\n  {ASK_PROMPT}")
         self._prompt_to.flush()
         line = _read_line(self._stdin, cancel)
-        if line is None:
-            return False, "interrupted"
-        return typed_answer(line)
+        return Answer(False, "interrupted", "y/N") if line is None else typed_answer(line)
+
+
+class _AnsweringUI(UI):
+    """A terminal front end: ``auto_approve`` (True / False) is an explicit policy; else a
+    terminal on ``stdin`` is asked y/N; else nobody can be asked."""
+
+    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None, prompt_to: IO[str]) -> None:
+        super().__init__(record_events=False, policy=policy_of(auto_approve),
+                         person=TerminalPrompt(stdin, prompt_to) if stdin is not None else None)
+        self.auto_approve = auto_approve
 
 
 def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:

@@ -119,7 +119,7 @@ def test_no_subcommand_and_help_list_the_vocabulary(nb):
             assert f"`%rienda {sub.usage}`" in out.markdown
         assert out.value == list(SUBCOMMANDS)
     assert [sub.name for sub in SUBCOMMANDS] == [
-        "use", "new", "resume", "sessions", "agents", "tools", "hooks", "model", "confirm", "replay", "script", "hook", "home", "help"]
+        "ask", "use", "new", "resume", "sessions", "agents", "tools", "hooks", "model", "confirm", "replay", "script", "hook", "home", "help"]
 
 
 def test_help_for_one_command(nb):
@@ -134,10 +134,10 @@ def test_an_unknown_command_lists_the_vocabulary_and_the_closest(nb):
     with pytest.raises(CommandError) as caught:
         run(nb, "%rienda sesions")
     message = str(caught.value)
-    assert message.startswith("unknown command 'sesions' (did you mean 'sessions'?); try: use, new, resume,")
+    assert message.startswith("unknown command 'sesions' (did you mean 'sessions'?); try: ask, use, new, resume,")
     with pytest.raises(CommandError) as caught:
         run(nb, "xyzzy")
-    assert "did you mean" not in str(caught.value) and "try: use, new" in str(caught.value)
+    assert "did you mean" not in str(caught.value) and "try: ask, use, new" in str(caught.value)
     assert isinstance(caught.value, RiendaError)
 
 

@@ -8,13 +8,14 @@ Every event is a frozen dataclass with a ``type`` class attribute (its wire name
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 __all__ = [
     "Confirm",
     "Diagnostic",
     "Event",
     "HookDecision",
+    "How",
     "Log",
     "MessageSaved",
     "Notify",
@@ -25,7 +26,19 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallStarted",
     "ToolResultReady",
+    "Via",
 ]
+
+How = Literal[
+    "user",                             # a person answered, for this request only
+    "allowed for this session",         # a person allowed this exact request for the rest of the session
+    "allowed earlier in this session",  # ...so it was allowed again without asking
+    "auto-approve",                     # the explicit policy allows (--yes, auto_approve: true, confirm allow)
+    "auto-deny",                        # the explicit policy denies (auto_approve: false, confirm deny)
+    "default-deny",                     # no policy, and nobody could be asked (a batch run)
+    "interrupted",                      # the run was stopped while asking
+]
+Via = Literal["buttons", "y/N"]  # how a person answered: a front end's buttons, or a typed y/N
 
 
 @dataclass(frozen=True)
@@ -67,15 +80,22 @@ class Notify(Event):
 
 @dataclass(frozen=True)
 class Confirm(Event):
-    """A ``ctx.confirm`` request and its answer; ``how`` says who answered
-    ("user", "auto-approve", "default-deny", "interrupted")."""
+    """A ``ctx.confirm`` request and its answer.
+
+    ``how`` says who or what decided, one of :data:`How`: ``user``, ``allowed for this
+    session`` (a person, for the rest of the session), ``allowed earlier in this session``,
+    ``auto-approve`` / ``auto-deny`` (an explicit policy), ``default-deny`` (nobody could
+    be asked), ``interrupted``. ``via`` is how a person was asked (``buttons`` or ``y/N``),
+    None when nobody was.
+    """
 
     type: ClassVar[str] = "confirm"
     source: str
     title: str
     body: str
     answer: bool
-    how: str
+    how: How
+    via: Via | None = None
 
 
 @dataclass(frozen=True)

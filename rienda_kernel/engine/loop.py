@@ -57,7 +57,7 @@ from .providers import (
 )
 from .sandbox import Sandbox
 from .tools import ToolResult, invoke_tool
-from .ui import ALLOWED_EARLIER, FOR_THIS_SESSION, UI
+from .ui import UI, Answer, Approvals, decide
 
 __all__ = ["RunResult", "TurnSetup", "run_prompt"]
 
@@ -113,10 +113,11 @@ class _RunUI(UI):
         super().__init__(record_events=False)
         self._inner = inner
         self._record = record
-        self._approvals = approvals
+        self._approvals = Approvals(approvals, lambda title, body: record({"type": "approval", "title": title,
+                                                                           "body": body}))
 
     @property
-    def interactive(self) -> bool:  # type: ignore[override]
+    def interactive(self) -> bool:
         return self._inner.interactive
 
     def emit(self, event: Event) -> None:
@@ -124,14 +125,8 @@ class _RunUI(UI):
             self._record(event.to_dict())
         self._inner.emit(event)
 
-    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        if (title, body) in self._approvals:
-            return True, ALLOWED_EARLIER
-        answer, how = self._inner.ask(title, body, cancel)
-        if answer and how == FOR_THIS_SESSION:
-            self._approvals.add((title, body))
-            self._record({"type": "approval", "title": title, "body": body})
-        return answer, how
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        return decide(title, body, cancel, policy=self._inner.policy, ask=self._inner.ask, approvals=self._approvals)
 
 
 def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:

@@ -1,51 +1,133 @@
-"""What a front end gives the engine: where events go and who answers ``ctx.confirm``.
+"""What a front end gives the engine: where events go and how ``ctx.confirm`` is answered.
 
 The engine calls :meth:`UI.emit` for every event (from any thread, possibly the isolate's)
-and :meth:`UI.confirm` when an extension asks. A front end subclasses :class:`UI`; the
-:class:`NonInteractiveUI` answers confirms from the run's auto-approve setting.
+and :meth:`UI.confirm` when an extension asks. A front end subclasses :class:`UI` to
+render events; it never decides how a confirm is answered. It states two facts instead:
+
+- ``policy``: the explicit setting (``allow`` / ``deny``), or ``ask``;
+- ``person``: a :class:`Person` it can put a question to (buttons, a y/N prompt), or None
+  when nobody can be asked (a batch run).
+
+:func:`decide` is the one place that turns those facts (and the session's remembered
+approvals) into an :class:`Answer`, in this order: an explicit policy; a request allowed
+"for this session"; the person; otherwise no.
 """
 
 from __future__ import annotations
 
 import threading
-from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import Literal, NamedTuple, Protocol
 
 from .cancel import CancelToken
-from .events import Confirm, Event
+from .events import Confirm, Event, How, Via
 
-__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "FOR_THIS_SESSION", "NonInteractiveUI", "RelayUI", "UI", "typed_answer"]
+__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "FOR_THIS_SESSION", "Answer", "Approvals", "How", "NonInteractiveUI",
+           "Person", "Policy", "RelayUI", "UI", "Via", "decide", "policy_of", "typed_answer"]
 
-# ``how`` values with a meaning beyond the event: a person allowed a request for the rest
-# of the session (ask() returns it), and a request answered from that memory.
-FOR_THIS_SESSION = "allowed for this session"
-ALLOWED_EARLIER = "allowed earlier in this session"
+Policy = Literal["ask", "allow", "deny"]
+
+FOR_THIS_SESSION: How = "allowed for this session"
+ALLOWED_EARLIER: How = "allowed earlier in this session"
 ASK_PROMPT = "Allow? [y = once, s = for this session, N = no] "
 
 
-def typed_answer(line: str) -> tuple[bool, str]:
+class Answer(NamedTuple):
+    """An answer to one confirm: ``allowed``, ``how`` it was decided, and ``via`` which
+    means a person answered (None when no person did)."""
+
+    allowed: bool
+    how: How
+    via: Via | None = None
+
+
+class Person(Protocol):
+    """A way to put one confirm in front of a person (a renderer's buttons, a prompt).
+
+    ``ask`` blocks until the person answers or ``cancel`` is set, and then returns at once
+    (``how="interrupted"``); it answers each request at most once.
+    """
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer: ...
+
+
+def typed_answer(line: str) -> Answer:
     """A typed answer to :data:`ASK_PROMPT`: y (once), s (for this session), else no."""
     word = line.strip().lower()
     if word in ("s", "session"):
-        return True, FOR_THIS_SESSION
-    return word in ("y", "yes"), "user"
+        return Answer(True, FOR_THIS_SESSION, "y/N")
+    return Answer(word in ("y", "yes"), "user", "y/N")
 
 
-class UI(ABC):
+def policy_of(auto_approve: bool | None) -> Policy:
+    """``--yes`` / ``auto_approve`` as a policy: True allows, False denies, None asks."""
+    return "ask" if auto_approve is None else ("allow" if auto_approve else "deny")
+
+
+class Approvals:
+    """A session's memory of requests a person allowed "for this session" (exact title
+    and body); ``on_new`` records each new one (the session file keeps them)."""
+
+    def __init__(self, allowed: set[tuple[str, str]], on_new: Callable[[str, str], None]) -> None:
+        self._allowed = allowed
+        self._on_new = on_new
+
+    def __contains__(self, request: tuple[str, str]) -> bool:
+        return request in self._allowed
+
+    def add(self, title: str, body: str) -> None:
+        if (title, body) not in self._allowed:
+            self._allowed.add((title, body))
+            self._on_new(title, body)
+
+
+def decide(title: str, body: str, cancel: CancelToken, *, policy: Policy,
+           ask: Callable[[str, str, CancelToken], Answer] | None, approvals: Approvals | None = None) -> Answer:
+    """How one confirm is answered: the only place that chooses.
+
+    1. an explicit policy answers (``auto-approve`` / ``auto-deny``);
+    2. a request allowed for this session is allowed again (``allowed earlier in this session``);
+    3. ``ask`` (a person) answers; an allow "for this session" is remembered in ``approvals``;
+    4. with nobody to ask, the answer is no (``default-deny``).
+    A run stopped while asking answers no (``interrupted``), whatever came back.
+    """
+    if policy == "allow":
+        return Answer(True, "auto-approve")
+    if policy == "deny":
+        return Answer(False, "auto-deny")
+    if approvals is not None and (title, body) in approvals:
+        return Answer(True, ALLOWED_EARLIER)
+    if ask is None:
+        return Answer(False, "default-deny")
+    answer = Answer(*ask(title, body, cancel))
+    if cancel.cancelled:
+        return Answer(False, "interrupted", answer.via)
+    if approvals is not None and answer.allowed and answer.how == FOR_THIS_SESSION:
+        approvals.add(title, body)
+    return answer
+
+
+class UI:
     """Base front end: forwards events to ``sink`` and, with ``record_events``, keeps them
     in :attr:`events` (handy for short runs and tests; a long-lived front end turns it off).
 
-    Subclasses override :meth:`ask` to put a confirm in front of a person. ``emit`` must
-    not block for long: it runs while an extension waits.
+    ``policy`` and ``person`` are what the front end can do about a confirm (see the
+    module docstring). ``emit`` must not block for long: it runs while an extension waits.
     """
 
-    interactive = False
-
-    def __init__(self, sink: Callable[[Event], None] | None = None, record_events: bool = True) -> None:
+    def __init__(self, sink: Callable[[Event], None] | None = None, record_events: bool = True, *,
+                 policy: Policy = "ask", person: Person | None = None) -> None:
         self.events: list[Event] = []
         self._record = record_events
         self._sink = sink
         self._lock = threading.Lock()
+        self.policy: Policy = policy
+        self.person = person
+
+    @property
+    def interactive(self) -> bool:
+        """Whether a confirm would be put to a person."""
+        return self.policy == "ask" and self.person is not None
 
     def emit(self, event: Event) -> None:
         if self._record:
@@ -55,32 +137,29 @@ class UI(ABC):
             self._sink(event)
 
     def confirm(self, source: str, title: str, body: str, cancel: CancelToken) -> bool:
-        """Ask, record the answer as a :class:`Confirm` event, and return it."""
-        answer, how = self.ask(title, body, cancel)
-        if cancel.cancelled:
-            answer, how = False, "interrupted"
-        self.emit(Confirm(source=source, title=title, body=body, answer=answer, how=how))
-        return answer
+        """Answer, report the answer as a :class:`Confirm` event, and return it."""
+        answer = Answer(*self.ask(title, body, cancel))
+        if cancel.cancelled and answer.how != "interrupted":
+            answer = Answer(False, "interrupted", answer.via)
+        self.emit(Confirm(source=source, title=title, body=body, answer=answer.allowed, how=answer.how,
+                          via=answer.via))
+        return answer.allowed
 
-    @abstractmethod
-    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        """Return ``(answer, how)``; must return promptly once ``cancel`` is set.
-
-        ``how`` is :data:`FOR_THIS_SESSION` when the person allowed this exact request for
-        the rest of the session (the engine then answers it without asking).
-        """
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        """The answer to one confirm, from :func:`decide`. A subclass may override it to
+        stand for a person (tests do); it returns an :class:`Answer` or an
+        ``(allowed, how)`` pair, promptly once ``cancel`` is set."""
+        return decide(title, body, cancel, policy=self.policy, ask=self.person.ask if self.person else None)
 
 
 class NonInteractiveUI(UI):
-    """Answers every confirm with ``auto_approve`` (the default is to deny)."""
+    """Nobody to ask: every confirm is answered from ``auto_approve`` (allow, or the
+    default, deny)."""
 
     def __init__(self, auto_approve: bool = False, sink: Callable[[Event], None] | None = None,
                  record_events: bool = True) -> None:
-        super().__init__(sink, record_events)
+        super().__init__(sink, record_events, policy="allow" if auto_approve else "ask")
         self.auto_approve = auto_approve
-
-    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        return (True, "auto-approve") if self.auto_approve else (False, "default-deny")
 
 
 class RelayUI(UI):
@@ -88,7 +167,7 @@ class RelayUI(UI):
     to ``observe`` first: how a caller watches what an invocation reports."""
 
     def __init__(self, inner: UI, observe: Callable[[Event], None]) -> None:
-        super().__init__(record_events=False)
+        super().__init__(record_events=False, policy=inner.policy, person=inner.person)
         self._inner = inner
         self._observe = observe
 
@@ -100,5 +179,5 @@ class RelayUI(UI):
         self._observe(event)
         self._inner.emit(event)
 
-    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
-        return self._inner.ask(title, body, cancel)
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        return Answer(*self._inner.ask(title, body, cancel))

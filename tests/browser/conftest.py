@@ -182,7 +182,7 @@ def page(request, tmp_path, lab_server_factory):
     Depends on ``lab_server_factory`` so that the browser closes (and the failure
     screenshot is taken) before the servers stop.
     """
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     playwright = sync_playwright().start()
     browser = None
@@ -191,6 +191,7 @@ def page(request, tmp_path, lab_server_factory):
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         page = context.new_page()
         page.set_default_timeout(30_000)
+        expect.set_options(timeout=30_000)  # a loaded CI machine is slow; no assertion is about time
         yield page
         if _failed(request):
             shot = tmp_path / "failure.png"

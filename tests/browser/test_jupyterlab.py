@@ -1,5 +1,11 @@
-"""A person's view of a confirm: JupyterLab in Chromium runs a notebook, the tool asks,
-the Allow button is clicked in the page, and the turn goes on to its answer."""
+"""A person's view of a confirm in JupyterLab, in Chromium: the tool asks, Allow is clicked
+in the page, the turn goes on to its answer, and the saved notebook keeps a record of it.
+
+In a Rienda notebook, and in a Python 3 notebook with ``%load_ext rienda_kernel`` (where
+the page's widget manager connected before the extension was loaded), on the first run
+and after a kernel restart with Run All, with no reload in between. Timings (run to
+buttons, click to cell done) are printed, never asserted.
+"""
 
 from __future__ import annotations
 
@@ -31,23 +37,24 @@ SCRIPT = [
     {"text": "All **published**."},
 ]
 
-NOTEBOOK = "publish.ipynb"
+RIENDA_NOTEBOOK = "publish.ipynb"
+PYTHON_NOTEBOOK = "publish-python.ipynb"
+RIENDA_KERNEL = {"name": "rienda", "display_name": "Rienda", "language": "markdown"}
+PYTHON_KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
-def write_notebook(path, sources) -> None:
+def write_notebook(path, sources, kernelspec) -> None:
     cells = [{"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [],
               "source": source} for i, source in enumerate(sources)]
     path.write_text(json.dumps({
-        "cells": cells,
-        "metadata": {"kernelspec": {"name": "rienda", "display_name": "Rienda", "language": "markdown"},
-                     "language_info": {"name": "markdown"}},
+        "cells": cells, "metadata": {"kernelspec": kernelspec, "language_info": {"name": kernelspec["language"]}},
         "nbformat": 4, "nbformat_minor": 5}, indent=1))
 
 
 @pytest.fixture
 def workspace(tmp_path):
-    """RIENDA_HOME with the publish tool and an agent; a workdir with the script and the notebook;
-    the kernelspec in a temporary prefix. Returns (workdir, environment for the server)."""
+    """RIENDA_HOME with the publish tool and an agent; a workdir with the script and the two
+    notebooks; the kernelspec in a temporary prefix. Returns (workdir, server environment)."""
     home, work = tmp_path / "home", tmp_path / "work"
     (home / "tools" / "publish").mkdir(parents=True)
     (home / "tools" / "publish" / "index.js").write_text(textwrap.dedent(PUBLISH))
@@ -56,64 +63,142 @@ def workspace(tmp_path):
         "---\ndescription: Publishes branches.\nmodel: scripted/script.yaml\ntools: [publish]\n---\nBe brief.\n")
     work.mkdir()
     (work / "script.yaml").write_text(yaml.safe_dump(SCRIPT, sort_keys=False))
-    write_notebook(work / NOTEBOOK, ["%rienda use publisher", "Publish the branch"])
+    write_notebook(work / RIENDA_NOTEBOOK, ["%rienda use publisher", "Publish the branch"], RIENDA_KERNEL)
+    write_notebook(work / PYTHON_NOTEBOOK, ["%load_ext rienda_kernel\n%rienda use publisher",
+                                            "r = %rienda ask Publish the branch", "r.tool_calls[0].text"],
+                   PYTHON_KERNEL)
     prefix = tmp_path / "jupyter-prefix"
     install(prefix=str(prefix))
-    return work, {"RIENDA_HOME": str(home), "JUPYTER_PATH": str(prefix / "share" / "jupyter")}
+    return work, {"RIENDA_HOME": str(home), "JUPYTER_PATH": str(prefix / "share" / "jupyter"),
+                  "IPYTHONDIR": str(tmp_path / "ipython")}
 
 
-def wait_for_frame(page, frames: list, needle: bytes, timeout: float = 30) -> None:
-    """Waits until the page has sent a websocket frame containing ``needle``."""
+class Notebook:
+    """The open notebook panel of a page, and what a person does with it."""
+
+    def __init__(self, page, server, name: str, cells: int) -> None:
+        from playwright.sync_api import expect
+
+        self.page = page
+        page.goto(server.url(f"/lab/tree/{name}"), wait_until="domcontentloaded")
+        self.panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        self.cells = self.panel.locator(".jp-Notebook .jp-Cell")
+        expect(self.cells).to_have_count(cells, timeout=60_000)
+        self.wait_idle()
+
+    def wait_idle(self) -> None:
+        from playwright.sync_api import expect
+
+        expect(self.panel.locator(".jp-Notebook-ExecutionIndicator")).to_have_attribute("data-status", "idle",
+                                                                                         timeout=60_000)
+
+    def menu(self, top: str, item: str) -> None:
+        self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{top}$")).click()
+        self.page.locator(".lm-Menu-itemLabel:visible", has_text=re.compile(rf"^{re.escape(item)}$")).click()
+
+    def run_all(self) -> None:
+        self.menu("Run", "Run All Cells")
+
+    def restart_and_run_all(self) -> None:
+        self.menu("Kernel", "Restart Kernel and Run All Cells…")
+        self.page.locator(".jp-Dialog .jp-mod-accept").click()
+
+    def output(self, index: int):
+        return self.cells.nth(index).locator(".jp-OutputArea")
+
+
+def allow_when_asked(notebook: Notebook, cell: int, started: float) -> dict[str, float]:
+    """Waits for the buttons in ``cell``, checks what is around them, clicks Allow, waits for
+    the cell to be done; returns the timings a person would feel."""
+    from playwright.sync_api import expect
+
+    output = notebook.output(cell)
+    allow = output.locator("button", has_text=re.compile(r"^\s*Allow\s*$"))
+    expect(allow).to_be_visible(timeout=60_000)
+    shown = time.monotonic()
+    expect(output).to_contain_text("Push the current branch?")
+    expect(output).to_contain_text("[tool:publish] about to ask")  # ctx.log arrived while the tool waits
+    expect(output.locator(".jp-Stdin")).to_have_count(0)  # buttons, not a y/N input box
+    clicked = time.monotonic()
+    allow.click()
+    expect(output).to_contain_text("Publish: allowed (answered with the buttons", timeout=60_000)
+    expect(notebook.cells.nth(cell).locator(".jp-InputPrompt")).not_to_contain_text("*", timeout=60_000)
+    done = time.monotonic()
+    expect(output.locator("button")).to_have_count(0)  # the record replaced the buttons
+    return {"run → buttons": shown - started, "click → cell done": done - clicked}
+
+
+def wait_until(page, predicate, what: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
-    while not any(needle in (f if isinstance(f, bytes) else f.encode()) for f in frames):
+    while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"the page sent no websocket frame with {needle!r} within {timeout}s")
+            raise AssertionError(f"not within {timeout}s: {what}")
         page.wait_for_timeout(100)  # lets Playwright deliver its events
 
 
-def test_allow_is_clicked_in_jupyterlab_and_the_turn_finishes(workspace, lab_server_factory, page, tmp_path):
+def report(label: str, timings: dict[str, float]) -> None:
+    print(f"{label}: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in timings.items()))
+
+
+def test_allow_is_clicked_in_a_rienda_notebook_and_the_turn_finishes(workspace, lab_server_factory, page, tmp_path):
     from playwright.sync_api import expect
 
     work, env = workspace
     server = lab_server_factory(work, env)
-    sent: list = []
-    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
-    page.goto(server.url(f"/lab/tree/{NOTEBOOK}"), wait_until="domcontentloaded")
-
-    notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-    cells = notebook.locator(".jp-Notebook .jp-Cell")
-    expect(cells).to_have_count(2, timeout=60_000)
-    expect(notebook.locator(".jp-KernelName")).to_have_text("Rienda")
-    expect(notebook.locator(".jp-Notebook-ExecutionIndicator")).to_have_attribute("data-status", "idle", timeout=60_000)
-    # The kernel shows buttons only once JupyterLab's widget manager has opened this comm
-    # (before it, a confirm would become a y/N input box); it goes out on the same shell
-    # channel as, and so before, the execute requests.
-    wait_for_frame(page, sent, b"jupyter.widget.control")
-
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    page.locator(".lm-Menu-itemLabel:visible", has_text=re.compile(r"^Run All Cells$")).click()
-
-    first, second = cells.nth(0), cells.nth(1)
-    expect(first.locator(".jp-OutputArea-output")).to_contain_text("publisher")
-    output = second.locator(".jp-OutputArea")
-    allow = output.locator("button", has_text=re.compile(r"^\s*Allow\s*$"))
-    deny = output.locator("button", has_text=re.compile(r"^\s*Deny\s*$"))
-    expect(allow).to_be_visible(timeout=60_000)
-    expect(output).to_contain_text("Push the current branch?")
-    expect(output).to_contain_text("[tool:publish] about to ask")  # ctx.log arrived while the tool waits
-    expect(output).not_to_contain_text("All published.")
-    expect(output.locator(".jp-Stdin")).to_have_count(0)  # buttons, not a y/N input box
-    allow.click()
-
+    notebook = Notebook(page, server, RIENDA_NOTEBOOK, 2)
+    expect(notebook.panel.locator(".jp-KernelName")).to_have_text("Rienda")
+    started = time.monotonic()
+    notebook.run_all()
+    expect(notebook.output(0)).to_contain_text("publisher", timeout=60_000)
+    timings = allow_when_asked(notebook, 1, started)
+    output = notebook.output(1)
     expect(output).to_contain_text("All published.", timeout=60_000)
     expect(output).to_contain_text("pushed")
-    expect(output).to_contain_text("Allowed")
-    expect(allow).to_be_disabled()
-    expect(deny).to_be_disabled()
     expect(output.locator("strong", has_text="published")).to_be_visible()  # the answer is rendered Markdown
-    expect(second.locator(".jp-InputPrompt")).to_contain_text("[2]")
-    expect(notebook.locator(".jp-Notebook-ExecutionIndicator")).to_have_attribute("data-status", "idle")
+    expect(notebook.cells.nth(1).locator(".jp-InputPrompt")).to_contain_text("[2]")
+    notebook.wait_idle()
     expect(output.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")).to_have_count(0)
-    page.wait_for_timeout(300)  # let the last layout settle for the picture
+    report("Rienda kernel", timings)
     page.screenshot(path=str(tmp_path / "jupyterlab.png"), full_page=True)
     print(f"screenshot: {tmp_path / 'jupyterlab.png'}")
+
+
+def test_a_python_notebook_gets_buttons_after_load_ext_and_after_a_restart_and_keeps_the_record(
+        workspace, lab_server_factory, page, tmp_path):
+    from playwright.sync_api import expect
+
+    work, env = workspace
+    server = lab_server_factory(work, env)
+    notebook = Notebook(page, server, PYTHON_NOTEBOOK, 3)
+    started = time.monotonic()
+    notebook.run_all()
+    expect(notebook.output(0)).to_contain_text("Rienda: home", timeout=60_000)  # %load_ext says one line
+    first = allow_when_asked(notebook, 1, started)
+    expect(notebook.output(2)).to_contain_text("'pushed'", timeout=60_000)
+    notebook.wait_idle()
+    report("Python 3 notebook, first run", first)
+
+    started = time.monotonic()
+    notebook.restart_and_run_all()  # the widget manager reconnects; the extension is loaded again
+    expect(notebook.output(2)).not_to_contain_text("'pushed'", timeout=60_000)  # the outputs were cleared
+    again = allow_when_asked(notebook, 1, started)
+    expect(notebook.output(2)).to_contain_text("'pushed'", timeout=60_000)
+    notebook.wait_idle()
+    report("Python 3 notebook, after Restart Kernel and Run All", again)
+
+    notebook.menu("File", "Save Notebook")
+    wait_until(page, lambda: "Publish: allowed" in (work / PYTHON_NOTEBOOK).read_text(), "the notebook was saved")
+    outputs = json.loads((work / PYTHON_NOTEBOOK).read_text())["cells"][1]["outputs"]
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    record = [o["data"] for o in outputs if "Publish: allowed" in "".join(o.get("data", {}).get("text/plain", ""))]
+    assert len(record) == 1 and "Push the current branch?" in "".join(record[0]["text/html"])
+
+    reopened = page.context.new_page()  # a reader opening the saved notebook
+    notebook = Notebook(reopened, server, PYTHON_NOTEBOOK, 3)
+    output = notebook.output(1)
+    expect(output).to_contain_text("Publish: allowed (answered with the buttons")
+    expect(output).to_contain_text("Push the current branch?")
+    expect(output).not_to_contain_text("Error displaying widget")
+    expect(output).not_to_contain_text("model not found")
+    reopened.screenshot(path=str(tmp_path / "reopened.png"), full_page=True)
+    print(f"screenshot: {tmp_path / 'reopened.png'}")

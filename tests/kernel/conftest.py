@@ -1,7 +1,8 @@
-"""A real Rienda kernel started through jupyter_client, and a client that acts as a front end.
+"""A real Rienda kernel started through jupyter_client, and clients that act as front ends.
 
 The kernelspec is installed into a temporary prefix found through JUPYTER_PATH, so tests
-never depend on what the machine has installed.
+never depend on what the machine has installed; IPython's history goes to a temporary
+IPYTHONDIR.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 
 from rienda_kernel.install import install
 
-from ..frontend import Frontend
+from ..frontend import Frontend, JupyterLab
 
 
 @pytest.fixture(scope="session")
@@ -39,14 +40,17 @@ def home(tmp_path):
 
 
 @pytest.fixture
-def frontend_factory(kernelspec_path, home):
+def frontend_factory(kernelspec_path, home, tmp_path):
+    """``start(kind=JupyterLab, **env)`` starts a Rienda kernel with a front end of that
+    kind; ``start(kind, attach_to=fe)`` connects a second client to ``fe``'s kernel."""
     started = []
 
-    def start(**env: str) -> Frontend:
-        frontend = Frontend(*home, env)
+    def start(kind: type[Frontend] = JupyterLab, attach_to: Frontend | None = None, **env: str) -> Frontend:
+        env = {"IPYTHONDIR": str(tmp_path / "ipython"), **env}
+        frontend = kind(*home, env, attach_to=attach_to)
         started.append(frontend)
         return frontend
 
     yield start
-    for frontend in started:
+    for frontend in reversed(started):
         frontend.close()

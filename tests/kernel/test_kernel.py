@@ -1,25 +1,20 @@
-"""The Rienda kernel through jupyter_client: cells as turns, live output, confirms, interrupts."""
+"""The Rienda kernel through jupyter_client: cells as turns, live output, commands, interrupts."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from ..frontend import PUBLISH, SLOW, buttons, streams, texts, write_agent, write_extension, write_script
-
-
-
-
-def publisher(agent_home, work, turns: int = 1) -> None:
-    """The agent "pub" with the publish tool, and a script that calls it ``turns`` times."""
-    write_extension(agent_home, "tools", "publish", PUBLISH)
-    write_agent(agent_home, "pub", tools=["publish"])
-    write_script(work, call_script("publish") * turns)
+from ..frontend import SLOW, Console, streams, texts, write_agent, write_extension, write_script
 
 
 def call_script(tool: str, then: str = "Finished.") -> list:
     return [{"text": "Calling.", "tool_calls": [{"name": tool, "arguments": {}}]}, {"text": then}]
+
+
+def displays(messages, kind: str) -> list[dict]:
+    """Display messages whose display id names ``kind`` (message, tool, result, log, status...)."""
+    return [m for m in messages if m["msg_type"] in ("display_data", "update_display_data")
+            and f"-{kind}-" in m["content"].get("transient", {}).get("display_id", "")]
 
 
 def test_kernel_info_describes_markdown(frontend_factory):
@@ -47,16 +42,19 @@ def test_a_cell_is_a_turn_and_the_next_cell_continues_the_session(frontend_facto
 
 def test_text_streams_into_one_display_updated_in_place(frontend_factory, home):
     _, work = home
-    write_script(work, [{"text": " ".join(f"w{i}" for i in range(40)), "chunk_delay_ms": 10}])
+    words = " ".join(f"w{i}" for i in range(40))
+    write_script(work, [{"text": words, "chunk_delay_ms": 10}])
     fe = frontend_factory()
     _, messages = fe.run("talk", allow_stdin=True)
-    message_displays = {m["content"]["transient"]["display_id"] for m in messages
-                        if m["msg_type"] in ("display_data", "update_display_data")
-                        and "message" in m["content"]["transient"]["display_id"]}
-    updates = [m for m in messages if m["msg_type"] == "update_display_data"
-               and "message" in m["content"]["transient"]["display_id"]]
-    assert len(message_displays) == 1
-    assert len(updates) >= 3
+    shown = displays(messages, "message")
+    assert len({m["content"]["transient"]["display_id"] for m in shown}) == 1
+    assert [m["msg_type"] for m in shown][1:] == ["update_display_data"] * (len(shown) - 1)
+    partial = [m["content"]["data"]["text/markdown"] for m in shown[:-1]]
+    assert partial and all(text.endswith(" ▍") for text in partial)
+    grown = [text.removesuffix(" ▍") for text in partial]
+    assert all(words.startswith(text) for text in grown)
+    assert all(len(a) < len(b) for a, b in zip(grown, grown[1:]))  # each update shows more
+    assert shown[-1]["content"]["data"]["text/markdown"] == words  # the end: all of it, no cursor
 
 
 def test_log_lines_and_exec_output_arrive_while_the_tool_runs(frontend_factory, home):
@@ -76,111 +74,37 @@ def test_log_lines_and_exec_output_arrive_while_the_tool_runs(frontend_factory, 
     assert any("exec-started\nexec-done" in t for t in texts(rest))
 
 
-@pytest.mark.parametrize(("choice", "expected"), [("Allow", "pushed"), ("Deny", "cancelled")])
-def test_confirm_is_answered_by_clicking_a_button(frontend_factory, home, choice, expected):
-    publisher(*home)
-    fe = frontend_factory()
-    fe.announce_widgets()
-    fe.run("%rienda use pub")
-    msg_id = fe.submit("publish", allow_stdin=True)
-    seen = fe.collect(msg_id, until=lambda m: len(buttons([m])) > 0 and "Deny" in buttons([m]))
-    time.sleep(0.3)
-    seen += fe.drain()
-    found = buttons(seen)
-    assert set(found) >= {"Allow", "Deny"}
-    assert any("Push the current branch?" in str(m["content"]) for m in seen if m["msg_type"] == "comm_open")
-    fe.click(found[choice])
-    rest = fe.collect(msg_id)
-    assert fe.reply(msg_id)["status"] == "ok"
-    assert any(expected in t for t in texts(rest))
-    updates = [m for m in rest + fe.others if m["msg_type"] == "comm_msg"]  # a click's updates have the click as parent
-    disabled = [m for m in updates if m["content"]["data"].get("state", {}).get("disabled") is True]
-    assert {m["content"]["comm_id"] for m in disabled} >= {found["Allow"], found["Deny"]}
-    assert any(("Allowed" if choice == "Allow" else "Denied") in str(m["content"]) for m in updates)
+LOGGER = """module.exports = { description: "Logs a lot.", parameters: { type: "object" },
+  execute(ctx) {
+    for (let i = 1; i <= 400; i++) ctx.log("line " + i);
+    ctx.log("LAST");
+    ctx.system.exec("while [ ! -e release ]; do sleep 0.02; done");
+    return "logged";
+  } };"""
 
 
-def test_a_non_interactive_run_denies_and_says_so(frontend_factory, home):
-    publisher(*home)
-    fe = frontend_factory()
-    fe.run("%rienda use pub")
-    reply, messages = fe.run("publish", allow_stdin=False)
-    assert reply["status"] == "ok"
-    assert "was denied: this run cannot ask" in streams(messages)
-    assert any("cancelled" in t for t in texts(messages))
-
-
-@pytest.mark.parametrize(("setting", "expected"), [("allow", "pushed"), ("deny", "cancelled")])
-def test_an_explicit_confirm_setting_wins(frontend_factory, home, setting, expected):
-    publisher(*home)
-    fe = frontend_factory()
-    fe.announce_widgets()
-    fe.run("%rienda use pub")
-    fe.run(f"%rienda confirm {setting}")
-    reply, messages = fe.run("publish", allow_stdin=True)
-    assert not buttons(messages)
-    assert any(expected in t for t in texts(messages))
-
-
-def test_the_environment_variable_sets_the_policy(frontend_factory, home):
-    publisher(*home)
-    fe = frontend_factory(RIENDA_CONFIRM="allow")
-    fe.run("%rienda use pub")
-    _, messages = fe.run("publish", allow_stdin=False)
-    assert any("pushed" in t for t in texts(messages))
-
-
-def test_without_widgets_a_terminal_front_end_gets_a_y_n_prompt(frontend_factory, home):
-    publisher(*home)
-    fe = frontend_factory()
-    fe.run("%rienda use pub")
-    msg_id = fe.submit("publish", allow_stdin=True)
-    request = fe.kc.get_stdin_msg(timeout=30)
-    assert request["msg_type"] == "input_request"
-    assert "Push the current branch?" in request["content"]["prompt"] and "s = for this session" in request["content"]["prompt"]
-    fe.kc.input("y")
-    messages = fe.collect(msg_id)
-    assert any("pushed" in t for t in texts(messages))
-
-
-def _interrupted(fe, msg_id):
-    fe.km.interrupt_kernel()
-    messages = fe.collect(msg_id, timeout=30)
-    reply = fe.reply(msg_id)
-    return reply, messages
-
-
-@pytest.mark.parametrize("state", ["confirm", "stream", "tool"])
-def test_interrupt_stops_the_turn_keeps_the_session_and_the_next_cell_works(frontend_factory, home, state):
+def test_a_flood_of_log_lines_folds_with_the_last_lines_in_view(frontend_factory, home):
     agent_home, work = home
-    write_extension(agent_home, "tools", "publish", PUBLISH)
-    write_extension(agent_home, "tools", "slow", SLOW)
-    write_extension(agent_home, "hooks", "audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
-    write_agent(agent_home, "agent", tools=["publish", "slow"], hooks=["audit"])
-    first = {"confirm": call_script("publish")[0], "tool": call_script("slow")[0],
-             "stream": {"text": " ".join(["word"] * 400), "chunk_delay_ms": 20}}[state]
-    write_script(work, [first, {"text": "after the interrupt"}, {"text": "next cell"}])
+    write_extension(agent_home, "tools", "logger", LOGGER)
+    write_agent(agent_home, "logger", tools=["logger"])
+    write_script(work, call_script("logger"))
     fe = frontend_factory()
-    fe.announce_widgets()
-    fe.run("%rienda use agent")
+    fe.run("%rienda use logger")
     msg_id = fe.submit("go", allow_stdin=True)
-    marker = {"confirm": lambda m: "Deny" in buttons([m]),
-              "tool": lambda m: m["msg_type"] == "stream" and "exec-started" in m["content"]["text"],
-              "stream": lambda m: m["msg_type"] == "update_display_data" and "word word word" in str(m["content"])}[state]
-    fe.collect(msg_id, until=marker)
-    reply, messages = _interrupted(fe, msg_id)
-    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
-    assert "afterRun interrupted" in streams(messages)
-    errors = [m for m in messages if m["msg_type"] == "error"]
-    assert errors and errors[0]["content"]["ename"] == "KeyboardInterrupt"
-    session = next((agent_home / "sessions").glob("*.jsonl")).read_text()
-    assert '"reason": "interrupted"' in session
-    reply, messages = fe.run("next")
-    assert reply["status"] == "ok"
+    live = fe.collect(msg_id, until=lambda m: m in displays([m], "log") and "LAST" in str(m["content"]))
+    assert "[tool:logger] line 12\n" in streams(live) and "line 13" not in streams(live)  # the first lines as they are
+    (work / "release").touch()
+    rest = fe.collect(msg_id)
+    final = displays(live + rest, "log")[-1]["content"]["data"]
+    assert final["text/plain"].splitlines()[0] == "… 377 more lines"  # 401 lines: 12 above, 12 in view
+    assert final["text/plain"].splitlines()[-1] == "[tool:logger] LAST"
+    assert "<details><summary>377 more lines</summary>" in final["text/html"]
+    assert "line 13\n" in final["text/html"] and "line 390" in final["text/html"]
 
 
 def test_a_batch_run_gets_each_display_once_final(frontend_factory, home):
-    """nbclient, nbconvert, nbval (allow_stdin false, no widgets): no status line, no
-    partial text: the stored notebook holds the final answer."""
+    """nbclient, nbconvert, nbval (allow_stdin false): no status line, no partial text:
+    the stored notebook holds the final answer."""
     _, work = home
     write_script(work, [{"text": " ".join(f"w{i}" for i in range(40)), "chunk_delay_ms": 5}])
     fe = frontend_factory()
@@ -189,14 +113,16 @@ def test_a_batch_run_gets_each_display_once_final(frontend_factory, home):
     assert texts(messages) == [" ".join(f"w{i}" for i in range(40))]
 
 
-def test_queued_cells_run_in_order(frontend_factory, home):
+def test_queued_cells_run_in_order_each_with_its_own_output(frontend_factory, home):
     _, work = home
     write_script(work, [{"text": "one", "chunk_delay_ms": 30}, {"text": "two"}, {"text": "three"}])
     fe = frontend_factory()
     ids = [fe.submit(prompt) for prompt in ("first", "second", "third")]
+    outputs = [texts(fe.collect(msg_id)) for msg_id in ids]
     replies = [fe.reply(msg_id) for msg_id in ids]
     assert [r["status"] for r in replies] == ["ok"] * 3
     assert [r["execution_count"] for r in replies] == [1, 2, 3]
+    assert outputs == [["one"], ["two"], ["three"]]
 
 
 def test_a_failed_run_is_a_jupyter_error_without_a_python_traceback(frontend_factory, home):
@@ -206,16 +132,65 @@ def test_a_failed_run_is_a_jupyter_error_without_a_python_traceback(frontend_fac
     reply, messages = fe.run("hello")
     assert reply["status"] == "error" and reply["ename"] == "RiendaError"
     assert "is exhausted" in reply["evalue"]
-    assert not any("Traceback" in line for line in reply["traceback"])
+    assert reply["traceback"] == [f"\x1b[0;31mRiendaError\x1b[0m: {reply['evalue']}"]
+    assert [m["content"]["ename"] for m in messages if m["msg_type"] == "error"] == ["RiendaError"]
 
 
-def test_rienda_commands(frontend_factory, home):
+@pytest.mark.parametrize("state", ["stream", "tool"])
+def test_interrupt_stops_the_turn_keeps_the_session_and_the_next_cell_works(frontend_factory, home, state):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "slow", SLOW)
+    write_extension(agent_home, "hooks", "audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    write_agent(agent_home, "agent", tools=["slow"], hooks=["audit"])
+    first = {"tool": call_script("slow")[0], "stream": {"text": " ".join(["word"] * 400), "chunk_delay_ms": 20}}[state]
+    write_script(work, [first, {"text": "after the interrupt"}, {"text": "next cell"}])
+    fe = frontend_factory()
+    fe.run("%rienda use agent")
+    msg_id = fe.submit("go", allow_stdin=True)
+    marker = {"tool": lambda m: m["msg_type"] == "stream" and "exec-started" in m["content"]["text"],
+              "stream": lambda m: m["msg_type"] == "update_display_data" and "word word word" in str(m["content"])}[state]
+    seen = fe.collect(msg_id, until=marker)
+    fe.km.interrupt_kernel()
+    messages = fe.collect(msg_id, timeout=30)
+    reply = fe.reply(msg_id)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    assert reply["traceback"] == [f"\x1b[0;31mKeyboardInterrupt\x1b[0m: {reply['evalue']}"]
+    assert reply["evalue"].startswith("the turn was interrupted; the session kept what was produced")
+    assert "afterRun interrupted" in streams(messages)
+    errors = [m for m in messages if m["msg_type"] == "error"]
+    assert errors and errors[0]["content"]["ename"] == "KeyboardInterrupt"
+    if state == "stream":  # the answer ends as it stood, without the streaming cursor
+        last = displays(seen + messages, "message")[-1]["content"]["data"]["text/markdown"]
+        assert last.startswith("word word") and not last.endswith("▍")
+    session = next((agent_home / "sessions").glob("*.jsonl")).read_text()
+    assert '"reason": "interrupted"' in session
+    reply, messages = fe.run("next")
+    assert reply["status"] == "ok"
+
+
+def test_silent_requests_are_not_prompts(frontend_factory, home):
+    """VS Code sends probes and startup code with ``silent: true`` to any kernel."""
+    agent_home, work = home
+    write_script(work, [{"text": "the first real answer"}])
+    fe = frontend_factory()
+    msg_id = fe.submit("import sys; print(sys.version)", silent=True)
+    reply = fe.reply(msg_id)
+    assert reply["status"] == "ok"
+    assert [m["msg_type"] for m in fe.collect(msg_id)] == ["status", "status"]
+    assert not (agent_home / "sessions").exists()
+    _, messages = fe.run("hello")
+    assert texts(messages) == ["the first real answer"]
+
+
+def test_rienda_commands_are_the_cells_result(frontend_factory, home):
     agent_home, work = home
     write_agent(agent_home, "helper")
     fe = frontend_factory()
     reply, messages = fe.run("%rienda agents")
     assert reply["status"] == "ok"
-    assert "helper" in " ".join(texts(messages))
+    results = [m for m in messages if m["msg_type"] == "execute_result"]
+    assert len(results) == 1 and results[0]["content"]["execution_count"] == reply["execution_count"]
+    assert "helper" in results[0]["content"]["data"]["text/plain"]
     reply, messages = fe.run("%rienda use nobody")
     assert reply["status"] == "error" and reply["ename"] == "UsageError"
     assert not any("Traceback" in line for line in reply["traceback"])
@@ -225,7 +200,43 @@ def test_rienda_commands(frontend_factory, home):
     assert "use AGENT" in " ".join(texts(messages))
 
 
-def test_completion_of_commands_and_agents(frontend_factory, home):
+def test_rienda_ask_and_the_help_pager(frontend_factory, home):
+    _, work = home
+    write_script(work, [{"text": "Asked."}])
+    fe = frontend_factory()
+    _, messages = fe.run("%rienda ask What is this?")
+    assert texts(messages) == ["Asked."]
+    reply, _ = fe.run("%rienda?")
+    assert [p["source"] for p in reply["payload"]] == ["page"]
+    assert "%rienda use AGENT" in reply["payload"][0]["data"]["text/plain"]
+    reply, _ = fe.run("%rienda use?")
+    assert reply["payload"][0]["data"]["text/plain"].startswith("%rienda use AGENT  Switch to AGENT")
+
+
+TOOL_CELL = """%%rienda_tool shout
+module.exports = { description: "Shouts.", parameters: { type: "object", properties: { text: { type: "string" } } },
+  execute: (ctx, a) => a.text.toUpperCase() };"""
+
+
+def test_tool_and_hook_cells_save_and_load_and_are_never_prompts(frontend_factory, home):
+    agent_home, work = home
+    write_script(work, [{"text": "should never be used"}])
+    fe = frontend_factory()
+    reply, messages = fe.run(TOOL_CELL)
+    assert reply["status"] == "ok"
+    assert streams(messages, "stdout") == "loaded tool shout: Shouts. (text)\n"
+    assert (agent_home / "tools" / "shout" / "index.js").read_text().startswith("module.exports")
+    reply, messages = fe.run("%%rienda_hook guard\nmodule.exports = { beforeToolExec(ctx, call) {} };")
+    assert reply["status"] == "ok"
+    assert "did you mean 'beforeToolExecute'?" in streams(messages, "stderr")
+    for cell in ("%%rienda_tool\nmodule.exports = {};", "%load_ext rienda_kernel", "%%time\nhello"):
+        reply, messages = fe.run(cell)
+        assert reply["status"] == "error" and reply["ename"] == "UsageError", cell
+        assert len(reply["traceback"]) == 1
+    assert not (agent_home / "sessions").exists()  # no cell became a model turn
+
+
+def test_completion_and_inspection_of_commands_and_agents(frontend_factory, home):
     agent_home, _ = home
     write_agent(agent_home, "helper")
     fe = frontend_factory()
@@ -233,31 +244,16 @@ def test_completion_of_commands_and_agents(frontend_factory, home):
     assert "use" in reply["matches"]
     reply = fe.reply(fe.kc.complete("%rienda use he", 14))
     assert reply["matches"] == ["helper"] and reply["cursor_start"] == 12
+    reply = fe.reply(fe.kc.inspect("%rienda use helper", 15))
+    assert reply["found"] and reply["data"]["text/plain"].startswith("agent helper: test\nmodel: scripted/script.yaml")
+    reply = fe.reply(fe.kc.inspect("%rienda resume", 10))
+    assert reply["found"] and "Continue the saved session" in reply["data"]["text/plain"]
+    assert not fe.reply(fe.kc.inspect("Count the words", 3))["found"]
 
 
 def test_is_complete_lets_jupyter_console_submit(frontend_factory):
-    fe = frontend_factory()
+    fe = frontend_factory(Console)
     assert fe.reply(fe.kc.is_complete("Count the words in notes.txt"))["status"] == "complete"
-
-
-def test_allow_for_this_session_is_not_asked_again_and_says_so(frontend_factory, home):
-    agent_home, work = home
-    write_extension(agent_home, "tools", "publish", PUBLISH)
-    write_agent(agent_home, "pub", tools=["publish"])
-    write_script(work, call_script("publish") * 2)
-    fe = frontend_factory()
-    fe.announce_widgets()
-    fe.run("%rienda use pub")
-    msg_id = fe.submit("publish", allow_stdin=True)
-    found = buttons(fe.collect(msg_id, until=lambda m: "Deny" in buttons([m])))
-    assert set(found) == {"Allow", "Allow for this session", "Deny"}
-    fe.click(found["Allow for this session"])
-    assert any("pushed" in t for t in texts(fe.collect(msg_id)))
-    reply, messages = fe.run("publish again", allow_stdin=True)
-    assert reply["status"] == "ok"
-    assert not buttons(messages)
-    assert "✓ confirm “Publish”: allowed (allowed earlier in this session)" in streams(messages)
-    assert any("pushed" in t for t in texts(messages))
 
 
 def test_the_ledger_shows_under_each_tool_call(frontend_factory, home):
@@ -291,6 +287,5 @@ def test_a_live_cell_ends_with_the_tokens_the_provider_reported(frontend_factory
     fe = frontend_factory()
     reply, messages = fe.run("count", allow_stdin=True)
     assert reply["status"] == "ok"
-    status = [m for m in messages if m["msg_type"] == "update_display_data"
-              and "status" in m["content"]["transient"]["display_id"]]
+    status = displays(messages, "status")
     assert status[-1]["content"]["data"]["text/plain"].startswith("tokens: 2,500 in · 35 out over 2 model turns · ")

@@ -10,7 +10,21 @@ import textwrap
 
 import pytest
 
-from ..frontend import PUBLISH, SLOW, Frontend, buttons, streams, texts, write_agent, write_extension, write_script
+from ..frontend import (
+    PUBLISH,
+    SLOW,
+    WIDGET_VIEW,
+    Console,
+    JupyterLab,
+    VSCode,
+    buttons,
+    records,
+    streams,
+    texts,
+    write_agent,
+    write_extension,
+    write_script,
+)
 
 
 WORD_COUNT = """
@@ -28,17 +42,21 @@ def call(tool, arguments=None, then="Finished."):
 
 @pytest.fixture
 def python_kernel(tmp_path):
+    """``start(kind)``: a python3 kernel with a front end of that kind connected *before*
+    ``%load_ext rienda_kernel`` (JupyterLab's widget control comm is refused then)."""
     home, work = tmp_path / "home", tmp_path / "work"
     (home / "agents").mkdir(parents=True)
     (home / "config.yaml").write_text("default_model: scripted/script.yaml\n")  # the built-in default agent's
     work.mkdir()
     started = []
 
-    def start(**env):
-        frontend = Frontend(home, work, env, kernel_name="python3")
+    def start(kind=JupyterLab, **env):
+        env = {"IPYTHONDIR": str(tmp_path / "ipython"), **env}
+        frontend = kind(home, work, env, kernel_name="python3")
         started.append(frontend)
         reply, messages = frontend.run("%load_ext rienda_kernel")
         assert reply["status"] == "ok", reply
+        frontend.load_messages = messages
         return frontend
 
     yield home, work, start
@@ -90,36 +108,113 @@ def test_a_missing_variable_is_a_clear_error_before_any_model_call(python_kernel
     assert not (home / "sessions").exists()
 
 
-def test_the_cell_magic_takes_the_body_as_the_prompt(python_kernel):
+def test_the_cell_magic_takes_the_body_as_the_prompt_and_its_agent_is_for_that_cell(python_kernel):
     home, work, start = python_kernel
     write_agent(home, "writer")
-    write_script(work, [{"text": "A haiku."}])
+    write_script(work, [{"text": "A haiku."}, {"text": "Default here."}, {"text": "Another haiku."}])
     fe = start()
     outputs(fe, "topic = 'autumn'")
     messages = outputs(fe, "%%rienda --agent writer\nWrite a haiku about {topic}.")
     assert any("A haiku." in t for t in texts(messages))
-    session = next((home / "sessions").glob("*.jsonl")).read_text()
-    assert "Write a haiku about autumn." in session and '"agent": "writer"' in session
+    outputs(fe, "r = %rienda ask And you?")  # the notebook's current agent is still the default one
+    outputs(fe, "%%rienda --agent writer\nAnother one.")
+    outputs(fe, "s = _")  # the cell's TurnResult
+    sessions = {p.stem: p.read_text() for p in (home / "sessions").glob("*.jsonl")}
+    assert len(sessions) == 2
+    writer = value_of(fe, "s.session_id")
+    assert '"agent": "writer"' in sessions[writer] and sessions[writer].count('"role": "user"') == 2
+    default = value_of(fe, "r.session_id")
+    assert '"agent": "default"' in sessions[default] and "And you?" in sessions[default]
+    reply, _ = fe.run("%%rienda --agent nobody\nhello")
+    assert reply["status"] == "error" and reply["ename"] == "UsageError"
 
 
+def test_a_failed_turn_is_an_error_batch_runners_see_in_one_line(python_kernel):
+    home, work, start = python_kernel
+    write_script(work, [])  # the script is exhausted at once
+    fe = start(Console)
+    reply, messages = fe.run("%rienda ask hello", allow_stdin=False)
+    assert reply["status"] == "error" and reply["ename"] == "TurnFailed"
+    [error] = [m["content"] for m in messages if m["msg_type"] == "error"]
+    assert len(error["traceback"]) == 1 and error["traceback"][0].startswith("\x1b[0;31mRiendaError\x1b[0m: the turn failed:")
+    assert "is exhausted" in error["evalue"]
+
+
+def test_tab_completes_commands_agents_and_options_in_a_python_kernel(python_kernel):
+    home, _, start = python_kernel
+    write_agent(home, "counter")
+    fe = start(Console)
+
+    def complete(code):
+        reply = fe.reply(fe.kc.complete(code, len(code)))
+        return reply["matches"], code[reply["cursor_start"]:reply["cursor_end"]]
+
+    assert complete("%rienda us") == (["use"], "us")
+    assert complete("%rienda use co") == (["counter"], "co")
+    assert complete("r = %rienda use c")[0] == ["counter"]
+    matches, word = complete("%rienda confirm a")
+    assert (sorted(matches), word) == (["allow", "ask"], "a")
+    assert complete("%%rienda --agent c\nWrite it.".split("\n")[0]) == (["counter"], "c")
+    assert complete("%%rienda --mo") == (["--model"], "--mo")
+    assert "counter" not in complete("counter_value = 1; count")[0]  # plain Python is left to IPython
+
+
+@pytest.mark.parametrize("kind", [JupyterLab, VSCode])
 @pytest.mark.parametrize(("choice", "expected"), [("Allow", "pushed"), ("Deny", "cancelled")])
-def test_confirm_is_answered_by_a_click_while_the_magic_runs(python_kernel, choice, expected):
+def test_confirm_shows_buttons_after_load_ext_and_a_click_answers_while_the_magic_runs(python_kernel, kind, choice,
+                                                                                      expected):
     home, work, start = python_kernel
     write_extension(home, "tools", "publish", PUBLISH)
     write_agent(home, "pub", tools=["publish"])
     write_script(work, call("publish"))
-    fe = start()
-    fe.announce_widgets()
+    fe = start(kind)
+    if kind is JupyterLab:
+        assert fe.widgets.control is None  # the page connected before %load_ext: the control comm was refused
     outputs(fe, "%rienda use pub")
     msg_id = fe.submit("r = %rienda ask publish", allow_stdin=True)
-    seen = fe.collect(msg_id, until=lambda m: "Deny" in buttons([m]))
+    seen = fe.collect(msg_id, until=lambda m: m["msg_type"] == "display_data" and WIDGET_VIEW in m["content"]["data"])
     found = buttons(seen)
     fe.click(found[choice])
     rest = fe.collect(msg_id)
     assert fe.reply(msg_id)["status"] == "ok"
+    assert fe.no_input_request()
     assert value_of(fe, "r.tool_calls[0].text") == expected
-    updates = [m for m in rest + fe.others if m["msg_type"] == "comm_msg"]
-    assert any(m["content"]["data"].get("state", {}).get("disabled") is True for m in updates)
+    [record] = records(rest)
+    assert record["text/plain"].startswith(f"{'✓' if choice == 'Allow' else '✗'} Publish: ")
+    assert "(answered with the buttons)" in record["text/plain"]
+
+
+def test_jupyter_console_gets_the_y_n_prompt_in_a_python_kernel(python_kernel):
+    home, work, start = python_kernel
+    write_extension(home, "tools", "publish", PUBLISH)
+    write_agent(home, "pub", tools=["publish"])
+    write_script(work, call("publish"))
+    fe = start(Console)
+    outputs(fe, "%rienda use pub")
+    msg_id = fe.submit("r = %rienda ask publish", allow_stdin=True)
+    request = fe.input_request()
+    assert request["content"]["prompt"].endswith("Allow? [y = once, s = for this session, N = no] ")
+    fe.answer("y")
+    messages = fe.collect(msg_id)
+    assert fe.reply(msg_id)["status"] == "ok"
+    assert [r["text/plain"].split(";")[0] for r in records(messages)] == ["✓ Publish: allowed (answered with y/N)"]
+    assert value_of(fe, "r.tool_calls[0].text") == "pushed"
+
+
+def test_load_ext_prints_one_line(python_kernel):
+    home, _, start = python_kernel
+    fe = start(Console)
+    assert streams(fe.load_messages) == (f"Rienda: home {home}, agent default (model scripted/script.yaml); "
+                                         "%rienda help lists the commands.\n")
+
+
+def test_load_ext_with_a_bad_setting_says_so_in_one_line(python_kernel):
+    _, _, start = python_kernel
+    fe = start(Console, RIENDA_CONFIRM="sometimes")
+    assert streams(fe.load_messages, "stderr") == (
+        "Rienda magics loaded, but: $RIENDA_CONFIRM must be one of ask, allow, deny, got 'sometimes'\n")
+    reply, _ = fe.run("%rienda agents")
+    assert reply["status"] == "error" and reply["ename"] == "UsageError" and "RIENDA_CONFIRM" in reply["evalue"]
 
 
 def test_live_log_lines_arrive_before_the_cell_finishes(python_kernel):
@@ -150,7 +245,10 @@ def test_interrupt_during_a_tool_stops_the_turn_and_the_kernel_goes_on(python_ke
     fe.km.interrupt_kernel()
     messages = fe.collect(msg_id, timeout=30)
     reply = fe.reply(msg_id)
-    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    assert reply["status"] == "error" and reply["ename"] == "TurnInterrupted"
+    [error] = [m["content"] for m in messages if m["msg_type"] == "error"]
+    assert error["traceback"] == ["\x1b[0;31mKeyboardInterrupt\x1b[0m: the turn was interrupted; the session kept "
+                                  f"what was produced ({error['evalue'].rsplit('(', 1)[1]}"]
     assert "afterRun interrupted" in streams(messages)
     assert value_of(fe, "1 + 1") == 2
 
@@ -159,7 +257,7 @@ def test_rienda_hook_cell_shows_a_broken_hooks_diagnostic_and_loads_a_good_one(p
     home, work, start = python_kernel
     fe = start()
     messages = outputs(fe, "%%rienda_hook guard\nmodule.exports = { beforeToolExec(ctx, call) {} };")
-    text = streams(messages)
+    text = streams(messages, "stderr")
     assert "'beforeToolExec' is not a hook point" in text and "did you mean 'beforeToolExecute'?" in text
     assert (home / "hooks" / "guard" / "index.js").exists()
     messages = outputs(fe, "%%rienda_hook guard\nmodule.exports = { beforeToolExecute(ctx, call) {} };")
