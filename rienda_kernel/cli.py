@@ -23,10 +23,10 @@ from typing import Any
 
 from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, RiendaError, invoke_tool
 from .engine.cancel import run_interruptibly
-from .engine.config import redact
 from .engine.host import RunContext
 from .engine.replay import replay_session, session_script
 from .engine.runtime import Rienda
+from .engine.secrets import redact_config
 from .terminal import JsonLinesUI, TerminalUI
 
 __all__ = ["main"]
@@ -244,7 +244,7 @@ def _call(args: argparse.Namespace) -> int:
     ui = TerminalUI(_auto_approve(args, rienda), None)
     run = RunContext(workdir=rienda.workdir, ui=ui, session={"id": None},
                      agent={"id": None, "description": "", "model": None, "tools": [args.tool], "hooks": []},
-                     config=redact(rienda.config()))
+                     config=redact_config(rienda.config()))
     tool = catalog.tools[args.tool]
     result, interrupted = run_interruptibly(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel))
     if interrupted or result is None:

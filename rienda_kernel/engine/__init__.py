@@ -8,7 +8,7 @@ use only what this module exports. Start with :class:`Rienda`::
 """
 
 from .cancel import CancelToken
-from .config import load_config, redact, rienda_home
+from .config import load_config, read_config, rienda_home
 from .agents import Agent
 from .errors import (
     ArgumentsError,
@@ -20,6 +20,9 @@ from .errors import (
     RiendaError,
     SandboxError,
     ScriptError,
+    SessionBusy,
+    SessionError,
+    SessionWriteError,
 )
 from .events import (
     Confirm,
@@ -45,8 +48,9 @@ from .loop import RunResult
 from .messages import Message, ToolCall, Usage
 from .runtime import Conversation, Rienda
 from .sandbox import JSValue, Sandbox
+from .secrets import redact_config, scrub
 from .tools import OUTPUT_CAP, ToolResult, invoke_tool
-from .ui import UI, NonInteractiveUI
+from .ui import UI, NonInteractiveUI, ScrubbingUI
 
 __all__ = [
     "Agent",
@@ -89,6 +93,10 @@ __all__ = [
     "Sandbox",
     "SandboxError",
     "ScriptError",
+    "ScrubbingUI",
+    "SessionBusy",
+    "SessionError",
+    "SessionWriteError",
     "TextDelta",
     "ThinkingDelta",
     "ToolCall",
@@ -100,6 +108,8 @@ __all__ = [
     "Usage",
     "invoke_tool",
     "load_config",
-    "redact",
+    "read_config",
+    "redact_config",
     "rienda_home",
+    "scrub",
 ]

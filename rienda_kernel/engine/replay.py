@@ -18,11 +18,11 @@ from typing import Any
 import yaml
 
 from .cancel import CancelToken
-from .config import redact
 from .errors import ConfigError
 from .hooks import HookChain, ModelResponse
 from .host import RunContext
 from .messages import Message, ToolCall
+from .secrets import redact_config
 from .tools import ToolResult, invoke_tool
 from .ui import UI, NonInteractiveUI
 
@@ -95,7 +95,7 @@ def replay_session(rienda: Any, session_id: str, hooks: list[str] | None = None,
     if missing:
         raise ConfigError(f"no usable hook named {', '.join(map(repr, missing))} in {catalog.home / 'hooks'}")
     run = RunContext(workdir=rienda.workdir, ui=ui or NonInteractiveUI(record_events=False),
-                     session={"id": session_id}, agent=agent.to_ctx(), config=redact(rienda.config()))
+                     session={"id": session_id}, agent=agent.to_ctx(), config=redact_config(rienda.config()))
     chain = HookChain([catalog.hooks[name] for name in names], rienda.sandbox, run)
     results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}
     calls, texts = [], []

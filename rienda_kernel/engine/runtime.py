@@ -14,7 +14,7 @@ from typing import Any
 
 from .agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
-from .config import load_config, redact, rienda_home
+from .config import read_config, rienda_home
 from .errors import ConfigError
 from .events import Diagnostic, RunEnd
 from .extensions import Catalog, ExtensionLoader
@@ -23,8 +23,9 @@ from .loop import RunResult, TurnSetup, run_prompt
 from .messages import Message
 from .providers import provider_for
 from .sandbox import Sandbox
-from .sessions import SessionInfo, SessionStore, new_session_id
-from .ui import UI
+from .secrets import redact_config
+from .sessions import LoadedSession, SessionInfo, SessionStore, new_session_id
+from .ui import UI, ScrubbingUI
 
 __all__ = ["Conversation", "Rienda"]
 
@@ -52,14 +53,21 @@ class Rienda:
 
     # -- what exists ------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
-        """The parsed config.yaml (ConfigError if malformed)."""
-        return load_config(self.home)
+        """The checked config.yaml (ConfigError if malformed or a setting is of the wrong type)."""
+        return read_config(self.home)[0]
+
+    def config_diagnostics(self) -> list[Diagnostic]:
+        """What config.yaml holds that Rienda ignores (unknown keys); ConfigError as for :meth:`config`."""
+        return read_config(self.home)[1]
 
     def catalog(self) -> Catalog:
         return self.loader.discover(self.home)
 
     def agents(self) -> tuple[list[Agent], list[Diagnostic]]:
-        return list_agents(self.home, default_model=self.config().get("default_model"))
+        """The agents, with the diagnostics of the agent files and of config.yaml."""
+        config, config_diagnostics = read_config(self.home)
+        agents, diagnostics = list_agents(self.home, default_model=config.get("default_model"))
+        return agents, config_diagnostics + diagnostics
 
     def agent(self, agent_id: str) -> tuple[Agent, list[Diagnostic]]:
         return load_agent(self.home, agent_id, default_model=self.config().get("default_model"))
@@ -87,10 +95,9 @@ class Rienda:
         loaded = self.store.load(session_id)
         header = loaded.header
         chosen = agent_id if agent_id != "default" else header.get("agent", "default")
-        conversation = Conversation(self, chosen, session_id, loaded.messages, model or header.get("model"))
+        conversation = Conversation(self, chosen, session_id, [], model or header.get("model"))
         conversation.warnings = list(loaded.warnings)
-        conversation.approvals = {(r["title"], r["body"]) for r in loaded.records
-                                  if r.get("type") == "approval" and "title" in r and "body" in r}
+        conversation.restore(loaded)
         return conversation
 
 
@@ -98,7 +105,11 @@ class Conversation:
     """One session: its messages in memory, its file on disk, its agent and model.
 
     The session file is created by the first run (a run refused before it starts, e.g.
-    for an unknown hook, writes nothing).
+    for an unknown hook, writes nothing). From its first run to :meth:`close`, the
+    conversation is the session's one writer: another conversation of the same session, in
+    any process, is refused at its first run (``error``, naming the session and the pid
+    holding it). A resumed conversation that gets the session after another writer added
+    to it reloads it first, so it goes on from the file's last message.
     """
 
     def __init__(self, rienda: Rienda, agent_id: str, session_id: str | None,
@@ -111,11 +122,21 @@ class Conversation:
         self.warnings: list[str] = []
         self.approvals: set[tuple[str, str]] = set()  # confirms allowed for this session
         self._writer = None
+        self._loaded_size: int | None = None
+
+    def restore(self, loaded: LoadedSession) -> None:
+        """Take the messages and the approvals "for this session" of a loaded session."""
+        self.messages[:] = loaded.messages
+        self.approvals = {(r["title"], r["body"]) for r in loaded.records if r.get("type") == "approval"
+                          and isinstance(r.get("title"), str) and isinstance(r.get("body"), str)}
+        self._loaded_size = loaded.size
 
     def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
         """Run one prompt. Never raises for the run's own failures: the result's
-        ``reason`` and ``error`` say what happened (bad setup is ``error`` too)."""
+        ``reason`` and ``error`` say what happened (bad setup is ``error`` too). Every
+        event reaches ``ui`` scrubbed of secrets."""
         cancel = cancel or CancelToken()
+        ui = ScrubbingUI.around(ui)
         try:
             setup = self._setup(ui)
         except ConfigError as exc:
@@ -129,10 +150,10 @@ class Conversation:
             self._writer = None
 
     def _setup(self, ui: UI) -> TurnSetup:
-        config = self.rienda.config()
+        config, config_diagnostics = read_config(self.rienda.home)
         agent, diagnostics = self.rienda.agent(self.agent_id)
         catalog = self.rienda.catalog()
-        for diagnostic in diagnostics:
+        for diagnostic in config_diagnostics + diagnostics:
             ui.emit(diagnostic)
         _check_declared(agent, catalog)
         model_id = self.model or agent.model
@@ -143,7 +164,7 @@ class Conversation:
             ui=ui,
             session={"id": self.session_id},
             agent={**agent.to_ctx(), "model": model_id},
-            config=redact(config),
+            config=redact_config(config),
         )
         return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
                          self.rienda.sandbox, run, writer, self.messages, self.approvals)
@@ -155,6 +176,8 @@ class Conversation:
                 self._writer = self.rienda.store.create(agent.id, model_id, session_id=self.session_id)
             else:
                 self._writer = self.rienda.store.resume(self.session_id)
+                if self._writer.opened_size != self._loaded_size:
+                    self.restore(self.rienda.store.load(self.session_id))
         return self._writer
 
 

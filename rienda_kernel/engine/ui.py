@@ -2,7 +2,9 @@
 
 The engine calls :meth:`UI.emit` for every event (from any thread, possibly the isolate's)
 and :meth:`UI.confirm` when an extension asks. A front end subclasses :class:`UI`; the
-:class:`NonInteractiveUI` answers confirms from the run's auto-approve setting.
+:class:`NonInteractiveUI` answers confirms from the run's auto-approve setting. The engine
+puts every front end's UI behind a :class:`ScrubbingUI`, so what a front end receives
+(events, and the title and body of a confirm it asks) never holds a secret.
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import fields, replace
 
 from .cancel import CancelToken
 from .events import Confirm, Event
+from .secrets import scrub
 
-__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "FOR_THIS_SESSION", "NonInteractiveUI", "UI", "typed_answer"]
+__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "FOR_THIS_SESSION", "NonInteractiveUI", "ScrubbingUI", "UI",
+           "scrub_event", "typed_answer"]
 
 # ``how`` values with a meaning beyond the event: a person allowed a request for the rest
 # of the session (ask() returns it), and a request answered from that memory.
@@ -81,3 +86,36 @@ class NonInteractiveUI(UI):
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
         return (True, "auto-approve") if self.auto_approve else (False, "default-deny")
+
+
+class ScrubbingUI(UI):
+    """A front end's UI as the engine uses it: each event is scrubbed once
+    (:func:`scrub_event`) before ``front`` receives it, and so are the title and body of a
+    confirm ``front`` asks. Everything else is ``front``'s."""
+
+    def __init__(self, front: UI) -> None:
+        super().__init__(record_events=False)
+        self.front = front
+
+    @classmethod
+    def around(cls, ui: UI) -> ScrubbingUI:
+        """``ui`` itself when it already scrubs, else ``ui`` behind a ScrubbingUI."""
+        return ui if isinstance(ui, ScrubbingUI) else cls(ui)
+
+    @property
+    def interactive(self) -> bool:  # type: ignore[override]
+        return self.front.interactive
+
+    def emit(self, event: Event) -> None:
+        self.front.emit(scrub_event(event))
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> tuple[bool, str]:
+        return self.front.ask(scrub(title), scrub(body), cancel)
+
+
+def scrub_event(event: Event) -> Event:
+    """``event`` with every field scrubbed (:func:`secrets.scrub`); the same object when
+    there was nothing to replace."""
+    values = {item.name: getattr(event, item.name) for item in fields(event)}
+    clean = scrub(values)
+    return event if clean is values else replace(event, **clean)

@@ -238,12 +238,37 @@ def test_T05_the_model_is_offered_only_the_declared_tools(rig, engine, probe):
     assert [tool.name for tool in probe.requests[0].tools] == ["word-count"]
 
 
-def test_T05_a_tool_the_agent_does_not_declare_is_not_the_models_to_call(rig, engine):
-    agent(rig)
-    script(rig, [{"text": "x", "tool_calls": [{"name": "rm-everything", "arguments": {}}]}])
+def test_T05_a_call_to_an_undeclared_tool_is_an_error_result_and_the_other_calls_run(rig, engine, probe):
+    agent(rig, model="probe/m")
+    probe.answers = [{"calls": [("c1", "word-count", {"path": "notes.txt"}), ("c2", "echo", {"text": "hi"}),
+                                ("c3", "word-count", {"path": "notes.txt"})]},
+                     {"text": "There are 4 words."}]
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("go", ui)
+    assert (result.reason, result.text) == ("end_turn", "There are 4 words.")
+    assert [(call.name, answer.text, answer.is_error) for call, answer in result.tool_calls] == [
+        ("word-count", "4", False),
+        ("echo", "unknown tool 'echo'; this agent's tools: word-count", True),
+        ("word-count", "4", False)]
+    assert [m.text for m in probe.requests[1].messages if m.role == "tool"][1].startswith("unknown tool 'echo'")
+    assert [e.name for e in ui.events if isinstance(e, ToolCallStarted)] == ["word-count", "echo", "word-count"]
+
+
+@pytest.mark.parametrize(("turns", "reason"), [
+    (["echo", "echo", "word-count", "echo", "echo"], "end_turn"),  # a good turn in between resets the count
+    (["echo", "nope", "echo"], "error"),
+])
+def test_a_model_that_keeps_calling_undeclared_tools_ends_the_run_after_three_turns(rig, engine, probe, turns, reason):
+    agent(rig, model="probe/m")
+    probe.answers = [{"calls": [(f"c{i}", name, {"path": "notes.txt"})]} for i, name in enumerate(turns)]
+    probe.answers.append({"text": "done"})
     result = engine.conversation("writer").run("go", NonInteractiveUI())
-    assert result.reason == "error" and "'rm-everything'" in result.error
-    assert result.messages[-1].role == "tool" and result.messages[-1].is_error
+    assert result.reason == reason
+    assert len(probe.requests) == (len(turns) + 1 if reason == "end_turn" else 3)
+    if reason == "error":
+        assert result.error == ("the model kept calling tools agent writer does not declare (3 model turns in a row, "
+                                "lately 'echo'; its tools: word-count)")
+        assert result.messages[-1].role == "tool" and result.messages[-1].is_error
 
 
 def test_resume_continues_the_session_and_the_model_sees_earlier_messages(rig, engine, probe):
@@ -381,7 +406,8 @@ def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_sessi
     assert person.asked == ["prod", "staging"]
     assert [(e.body, e.how) for e in person.events if isinstance(e, Confirm)] == [
         ("prod", FOR_THIS_SESSION), ("prod", ALLOWED_EARLIER), ("staging", "user")]
-    # The session remembers it, also when resumed from its file...
+    # The session remembers it, also when resumed from its file (by its next writer)...
+    conversation.close()
     resumed_person = Person()
     engine.conversation(session_id=result.session_id).run("again", resumed_person)
     assert resumed_person.asked == ["staging"]

@@ -11,8 +11,8 @@ import pytest
 
 from rienda_kernel.engine.errors import ConfigError
 from rienda_kernel.engine.messages import Message, ToolCall, Usage
+from rienda_kernel.engine.secrets import Scrubber
 from rienda_kernel.engine.sessions import (
-    Scrubber,
     SessionError,
     SessionStore,
     new_session_id,

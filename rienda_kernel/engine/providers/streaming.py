@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import re
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping
@@ -31,6 +30,7 @@ import httpx
 
 from ..cancel import CancelToken
 from ..errors import ConfigError, Interrupted, ProviderError
+from ..secrets import scrub_text
 from .base import Provider
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
 
 _EXCERPT = 300
 _POLL = 0.05
-_SECRET_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")  # sk-..., sk-proj-..., sk-ant-...
 _COMMON_OPTIONS = frozenset({"base_url", "api_key_env", "connect_timeout", "read_timeout",
                              "max_retries", "backoff", "max_wait"})
 _DEFAULT = object()  # "the class's own key variable"
@@ -371,7 +370,5 @@ def excerpt(text: str) -> str:
 
 
 def redact(text: str, key: str) -> str:
-    """``text`` without ``key`` and without anything shaped like a vendor key."""
-    if key:
-        text = text.replace(key, "***")
-    return _SECRET_LIKE.sub("sk-***", text)
+    """``text`` without ``key`` and without the process's other secrets (:mod:`..secrets`)."""
+    return scrub_text(text, also=(key,))
