@@ -10,18 +10,21 @@
     rienda script ID [-o FILE]           a session as a scripted-model file
 
 Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
-``error`` or bad input, 130 when interrupted (Ctrl-C stops the run wherever it is).
+``error`` or bad input, 130 when interrupted (Ctrl-C stops the run wherever it is), 143 when
+terminated: SIGTERM is an interrupt too (commands are ended, ``afterRun`` runs, the session
+is closed). A second Ctrl-C or SIGTERM stops ``afterRun`` as well.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from .engine import BuiltinTool, CancelToken, Diagnostic, Interrupted, RiendaError, invoke_tool
+from .engine import BuiltinTool, CancelToken, ConfigError, Diagnostic, Interrupted, RiendaError, invoke_tool
 from .engine.cancel import run_interruptibly
 from .engine.host import RunContext
 from .engine.replay import replay_session, session_script
@@ -32,6 +35,7 @@ from .terminal import JsonLinesUI, TerminalUI
 __all__ = ["main"]
 
 EXIT = {"end_turn": 0, "error": 1, "interrupted": 130}
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # both stop a run the same way; exit 128 + the signal
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,11 +122,11 @@ def _run(args: argparse.Namespace) -> int:
     conversation = rienda.conversation(args.agent, args.session, args.model)
     for warning in conversation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    result, interrupted = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel))
+    result, stopped_by = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel), signals=STOP_SIGNALS)
     conversation.close()
     if result.session_id and not args.json:
         print(f"session {result.session_id}", file=sys.stderr)
-    return 130 if interrupted else EXIT[result.reason]
+    return 128 + stopped_by if stopped_by else EXIT[result.reason]
 
 
 def _prompt_from_stdin() -> str:
@@ -136,6 +140,14 @@ def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
         print(f"diagnostic: {diagnostic.message}", file=sys.stderr)
 
 
+def _config_diagnostics(rienda: Rienda) -> list[Diagnostic]:
+    """What a listing says about config.yaml: its unknown keys, or why it cannot be used."""
+    try:
+        return rienda.config_diagnostics()
+    except ConfigError as exc:
+        return [Diagnostic("config", str(exc))]
+
+
 def _agents(args: argparse.Namespace) -> int:
     agents, diagnostics = _rienda(args).agents()
     for agent in agents:
@@ -145,20 +157,24 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _tools(args: argparse.Namespace) -> int:
-    catalog = _rienda(args).catalog()
+    rienda = _rienda(args)
+    catalog = rienda.catalog()
     for name, tool in sorted(catalog.tools.items()):
         origin = "built-in" if isinstance(tool, BuiltinTool) else tool.path
         note = " (shadows the built-in)" if name in catalog.shadowed else ""
         print(f"{name}\t{tool.description}\t[{origin}]{note}")
-    _print_diagnostics([d for d in catalog.diagnostics if d.source == "extensions:tool"])
+    _print_diagnostics(_config_diagnostics(rienda)
+                       + [d for d in catalog.diagnostics if d.source == "extensions:tool"])
     return 0
 
 
 def _hooks(args: argparse.Namespace) -> int:
-    catalog = _rienda(args).catalog()
+    rienda = _rienda(args)
+    catalog = rienda.catalog()
     for name, hook in sorted(catalog.hooks.items()):
         print(f"{name}\t{', '.join(hook.points)}\t[{hook.path}]")
-    _print_diagnostics([d for d in catalog.diagnostics if d.source == "extensions:hook"])
+    _print_diagnostics(_config_diagnostics(rienda)
+                       + [d for d in catalog.diagnostics if d.source == "extensions:hook"])
     return 0
 
 
@@ -246,10 +262,11 @@ def _call(args: argparse.Namespace) -> int:
                      agent={"id": None, "description": "", "model": None, "tools": [args.tool], "hooks": []},
                      config=redact_config(rienda.config()))
     tool = catalog.tools[args.tool]
-    result, interrupted = run_interruptibly(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel))
-    if interrupted or result is None:
+    result, stopped_by = run_interruptibly(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel),
+                                           signals=STOP_SIGNALS)
+    if stopped_by or result is None:
         print("rienda: interrupted", file=sys.stderr)
-        return 130
+        return 128 + (stopped_by or signal.SIGINT)
     print(result.text)
     return 1 if result.is_error else 0
 

@@ -184,3 +184,82 @@ def test_s_at_the_prompt_allows_the_same_request_for_the_rest_of_the_session(set
     assert "confirm 'Publish': allowed (allowed for this session)" in rest
     assert "confirm 'Publish': allowed (allowed earlier in this session)" in rest
     assert "s = for this session" not in rest  # the second request was not asked
+
+
+SLEEPER = """module.exports = { description: "Sleeps in a command.", parameters: { type: "object" },
+  execute(ctx) { ctx.log("sleeping"); ctx.system.exec("echo $$ > child.pid; exec sleep 60"); return "woke"; } };"""
+
+
+def start_run(home, work, *args):
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    return subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", *args], cwd=work, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def read_until(stream, marker: str) -> str:
+    """Lines from ``stream`` up to the one holding ``marker`` (the process prints it when it gets there)."""
+    seen = ""
+    while marker not in seen:
+        line = stream.readline()
+        assert line, f"the stream ended before {marker!r}; got {seen!r}"
+        seen += line
+    return seen
+
+
+def wait_for_file(path: Path, deadline_s: float = 30) -> str:
+    deadline = time.monotonic() + deadline_s
+    while not (path.exists() and path.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+    return path.read_text().strip()
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie nobody reaped does not count)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def session_records(home):
+    [path] = (home / "sessions").glob("*.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_sigterm_during_a_command_ends_its_children_runs_after_run_closes_the_session_and_exits_143(setup):
+    home, work = setup
+    (home / "tools" / "sleeper").mkdir()
+    (home / "tools" / "sleeper" / "index.js").write_text(SLEEPER)
+    (home / "agents" / "pub.md").write_text((home / "agents" / "pub.md").read_text().replace("[publish]", "[sleeper]"))
+    write_script(work, [{"text": "", "tool_calls": [{"name": "sleeper", "arguments": {}}]}, {"text": "never"}])
+    proc = start_run(home, work, "--agent", "pub", "sleep")
+    read_until(proc.stderr, "[tool:sleeper] sleeping")
+    child = int(wait_for_file(work / "child.pid"))
+    assert alive(child)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143
+    assert not alive(child), "the command's process group was ended"
+    assert "afterRun interrupted" in err
+    records = session_records(home)
+    assert records[-1] == {"type": "run_end", "reason": "interrupted", "error": None}
+    assert [r["text"] for r in records if r.get("role") == "tool"] == ["interrupted before the tool finished"]
+
+
+def test_a_second_ctrl_c_stops_an_after_run_hook_that_never_returns(setup):
+    home, work = setup
+    (home / "hooks" / "audit" / "index.js").write_text(
+        'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); for (;;) {} } };')
+    write_script(work, [{"text": " ".join(["word"] * 500), "chunk_delay_ms": 20}])
+    proc = start_run(home, work, "--agent", "pub", "talk")
+    assert proc.stdout.read(5) == "word "
+    proc.send_signal(signal.SIGINT)
+    read_until(proc.stderr, "afterRun interrupted")  # the first interrupt let afterRun run
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "afterRun was stopped by another interrupt" in err
+    records = session_records(home)
+    assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
+    assert records[-2]["point"] == "afterRun" and records[-1]["reason"] == "interrupted"
