@@ -190,10 +190,23 @@ SLEEPER = """module.exports = { description: "Sleeps in a command.", parameters:
   execute(ctx) { ctx.log("sleeping"); ctx.system.exec("echo $$ > child.pid; exec sleep 60"); return "woke"; } };"""
 
 
-def start_run(home, work, *args):
-    env = {**os.environ, "RIENDA_HOME": str(home)}
-    return subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", *args], cwd=work, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+@pytest.fixture
+def start_run():
+    """Start ``rienda run`` processes; any still running when the test ends is killed."""
+    started = []
+
+    def start(home, work, *args):
+        env = {**os.environ, "RIENDA_HOME": str(home)}
+        proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", *args], cwd=work, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
 
 
 def read_until(stream, marker: str) -> str:
@@ -227,7 +240,7 @@ def session_records(home):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_sigterm_during_a_command_ends_its_children_runs_after_run_closes_the_session_and_exits_143(setup):
+def test_sigterm_during_a_command_ends_its_children_runs_after_run_closes_the_session_and_exits_143(setup, start_run):
     home, work = setup
     (home / "tools" / "sleeper").mkdir()
     (home / "tools" / "sleeper" / "index.js").write_text(SLEEPER)
@@ -247,7 +260,7 @@ def test_sigterm_during_a_command_ends_its_children_runs_after_run_closes_the_se
     assert [r["text"] for r in records if r.get("role") == "tool"] == ["interrupted before the tool finished"]
 
 
-def test_a_second_ctrl_c_stops_an_after_run_hook_that_never_returns(setup):
+def test_a_second_ctrl_c_stops_an_after_run_hook_that_never_returns(setup, start_run):
     home, work = setup
     (home / "hooks" / "audit" / "index.js").write_text(
         'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); for (;;) {} } };')

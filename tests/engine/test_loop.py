@@ -415,3 +415,43 @@ def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_sessi
     fresh = Person()
     engine.conversation("writer").run("deploy", fresh)
     assert fresh.asked == ["prod", "staging"]
+
+
+def test_a_second_interrupt_stops_after_model_response_reviewing_a_partial_answer(rig, engine):
+    rig.write_hook("review", 'module.exports = { afterModelResponse(ctx, r) { ctx.log("reviewing"); for (;;) {} },'
+                             ' afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    agent(rig, hooks=("review",))
+    script(rig, [{"text": " ".join(f"w{i}" for i in range(200)), "chunk_delay_ms": 10}])
+    streaming, reviewing = threading.Event(), threading.Event()
+
+    def watch(event):
+        if isinstance(event, TextDelta):
+            streaming.set()
+        elif isinstance(event, Log) and event.text == "reviewing":
+            reviewing.set()
+
+    ui = NonInteractiveUI(sink=watch)
+    cancel, box, thread = _run_in_thread(engine.conversation("writer"), "talk", ui)
+    assert streaming.wait(10)
+    cancel.cancel()
+    assert reviewing.wait(10), "the first interrupt lets afterModelResponse review the partial answer"
+    cancel.cancel()
+    thread.join(10)
+    result = box["result"]
+    assert result.reason == "interrupted"
+    assert [m.role for m in result.messages] == ["user"], "nothing unreviewed is saved"
+    stopped = [l for l in session_lines(rig, result.session_id) if l["type"] == "stopped"]
+    assert [s["point"] for s in stopped] == ["afterModelResponse", "afterRun"]
+    assert not any(isinstance(e, Log) and e.text.startswith("afterRun") for e in ui.events)
+    assert session_lines(rig, result.session_id)[-1]["type"] == "run_end"
+
+
+def test_a_wind_down_token_is_stopped_by_the_next_interrupt_and_at_the_latest_by_the_second():
+    token = CancelToken()
+    before = token.for_wind_down()
+    token.cancel()
+    assert token.cancelled and before.cancelled
+    after_first = token.for_wind_down()
+    assert not after_first.cancelled
+    token.cancel()
+    assert after_first.cancelled and token.for_wind_down().cancelled
