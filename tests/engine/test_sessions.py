@@ -341,3 +341,61 @@ def test_a_key_set_after_the_store_was_made_is_scrubbed_too(tmp_path, monkeypatc
         writer.append_message(Message.user(f"after: {late}"))
     texts = [m.text for m in store.load(writer.id).messages]
     assert texts == [f"before: {late}", "after: [redacted]"]
+
+
+# ---------------------------------------------------------------- tolerant readers
+
+ILL_TYPED = [
+    ('{"type": "message", "role": "assistant", "text": "x", "usage": "lots"}', "'usage' must be an object, got a string"),
+    ('{"type": "message", "role": "assistant", "text": "x", "usage": {"input_tokens": "x"}}',
+     "'usage.input_tokens' must be a whole number >= 0, got 'x'"),
+    ('{"type": "message", "role": "assistant", "text": "x", "tool_calls": "c1"}', "'tool_calls' must be a list, got a string"),
+    ('{"type": "message", "role": "assistant", "text": "x", "tool_calls": [{"name": "read"}]}', "'id' is missing"),
+    ('{"type": "message", "role": "user", "text": 5}', "'text' must be a string, got a number"),
+    ('{"type": "message", "role": "robot", "text": "beep"}', "'role' must be one of user, assistant, tool, got 'robot'"),
+    ('{"type": "message", "role": "tool", "text": "r", "tool_call_id": "c1", "isError": "yes"}',
+     "'isError' must be a boolean, got a string"),
+    ('{"type": "message", "role": "tool", "text": "r"}', "'tool_call_id' is missing"),
+]
+
+
+@pytest.mark.parametrize(("line", "problem"), ILL_TYPED)
+def test_a_message_line_with_a_missing_or_ill_typed_field_is_skipped_with_a_warning(store, line, problem):
+    with store.create("a", "p/m") as writer:
+        writer.append_message(Message.user("one"))
+    with open(writer.path, "a", encoding="utf-8") as file:
+        file.write(line + "\n")
+    with store.resume(writer.id) as again:
+        again.append_message(Message("assistant", "two"))
+    loaded = store.load(writer.id)
+    assert [m.text for m in loaded.messages] == ["one", "two"]
+    assert loaded.warnings == [f"{writer.path}:3: not a valid message ({problem}); skipped"]
+
+
+def test_resume_replay_and_script_survive_every_ill_typed_line(rig):
+    from rienda_kernel.engine import NonInteractiveUI
+    from rienda_kernel.engine.replay import replay_session, session_script
+    from rienda_kernel.engine.runtime import Rienda
+
+    rienda = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
+    (rig.workdir / "script.yaml").write_text("- text: first\n- text: second\n")
+    first = rienda.conversation()
+    session_id = first.run("hello", NonInteractiveUI()).session_id
+    first.close()
+    path = rig.home / "sessions" / f"{session_id}.jsonl"
+    with open(path, "a", encoding="utf-8") as file:
+        file.writelines(line + "\n" for line, _ in ILL_TYPED)
+        file.write('{"type": "approval", "title": ["not", "text"], "body": {}}\n')
+    resumed = rienda.conversation(session_id=session_id)
+    assert len(resumed.warnings) == len(ILL_TYPED)
+    assert resumed.run("again", NonInteractiveUI()).text == "second"
+    assert replay_session(rienda, session_id).calls == []
+    assert session_script(rienda, session_id).count("- text:") == 2
+
+
+def test_an_ill_typed_header_field_is_ignored_with_a_warning(store):
+    store.directory.mkdir()
+    (store.directory / "s.jsonl").write_text('{"type": "session", "version": 1, "id": "s", "agent": 7}\n')
+    loaded = store.load("s")
+    assert "agent" not in loaded.header
+    assert loaded.warnings == [f"{store.directory / 's.jsonl'}:1: the header's 'agent' is not a string (int); ignored"]
