@@ -276,3 +276,20 @@ def test_a_second_ctrl_c_stops_an_after_run_hook_that_never_returns(setup, start
     records = session_records(home)
     assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
     assert records[-2]["point"] == "afterRun" and records[-1]["reason"] == "interrupted"
+
+
+def test_two_runs_of_one_session_at_once_the_second_is_refused_before_it_writes(setup, start_run):
+    home, work = setup
+    write_script(work, [{"text": "first"}, {"text": " ".join(["word"] * 500), "chunk_delay_ms": 20}, {"text": "x"}])
+    session_id = rienda(home, work, "run", "hello").stderr.split("session ")[-1].strip()
+    path = home / "sessions" / f"{session_id}.jsonl"
+    holder = start_run(home, work, "--session", session_id, "talk")
+    assert holder.stdout.read(5) == "word "
+    before = path.read_bytes()
+    second = rienda(home, work, "run", "--session", session_id, "me too")
+    assert second.returncode == 1
+    assert f"rienda: session {session_id} is being written by another run (pid {holder.pid}): {path}" in second.stderr
+    assert path.read_bytes().startswith(before) and b"me too" not in path.read_bytes()
+    holder.send_signal(signal.SIGINT)
+    holder.communicate(timeout=30)
+    assert rienda(home, work, "run", "--session", session_id, "now").returncode == 0

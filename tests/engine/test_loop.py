@@ -455,3 +455,19 @@ def test_a_wind_down_token_is_stopped_by_the_next_interrupt_and_at_the_latest_by
     assert not after_first.cancelled
     token.cancel()
     assert after_first.cancelled and token.for_wind_down().cancelled
+
+
+def test_two_conversations_of_one_session_write_one_at_a_time_and_the_second_goes_on_from_the_file(rig, engine):
+    agent(rig, tools=())
+    script(rig, [{"text": "one"}, {"text": "two"}, {"text": "three"}])
+    first = engine.conversation("writer")
+    session_id = first.run("a", NonInteractiveUI()).session_id
+    second = engine.conversation(session_id=session_id)  # e.g. another notebook resuming it
+    refused = second.run("b", NonInteractiveUI())
+    assert refused.reason == "error" and refused.error.startswith(f"session {session_id} is being written by another run")
+    assert first.run("c", NonInteractiveUI()).text == "two"
+    first.close()
+    result = second.run("d", NonInteractiveUI())
+    assert result.text == "three"
+    texts = [l["text"] for l in session_lines(rig, session_id) if l["type"] == "message"]
+    assert texts == ["a", "one", "c", "two", "d", "three"]

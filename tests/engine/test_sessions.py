@@ -399,3 +399,25 @@ def test_an_ill_typed_header_field_is_ignored_with_a_warning(store):
     loaded = store.load("s")
     assert "agent" not in loaded.header
     assert loaded.warnings == [f"{store.directory / 's.jsonl'}:1: the header's 'agent' is not a string (int); ignored"]
+
+
+# ---------------------------------------------------------------- one writer per session
+
+
+def test_a_second_writer_is_refused_naming_the_session_and_the_pid_until_the_first_closes(store):
+    import os
+
+    from rienda_kernel.engine.errors import SessionBusy
+
+    writer = store.create("a", "p/m")
+    writer.append_message(Message.user("one"))
+    before = writer.path.read_bytes()
+    with pytest.raises(SessionBusy) as caught:
+        store.resume(writer.id)
+    assert str(caught.value).startswith(f"session {writer.id} is being written by another run (pid {os.getpid()}): "
+                                        f"{writer.path};")
+    assert writer.path.read_bytes() == before
+    writer.close()
+    with store.resume(writer.id) as again:
+        again.append_message(Message("assistant", "two"))
+    assert [m.text for m in store.load(writer.id).messages] == ["one", "two"]
