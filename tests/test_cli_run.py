@@ -293,3 +293,36 @@ def test_two_runs_of_one_session_at_once_the_second_is_refused_before_it_writes(
     holder.send_signal(signal.SIGINT)
     holder.communicate(timeout=30)
     assert rienda(home, work, "run", "--session", session_id, "now").returncode == 0
+
+
+def test_a_full_disk_ends_the_run_with_one_clear_line_and_leaves_a_session_that_loads(setup):
+    import resource
+
+    from rienda_kernel.engine.sessions import SessionStore
+
+    home, work = setup
+    (home / "tools" / "big").mkdir()
+    (home / "tools" / "big" / "index.js").write_text(
+        'module.exports = { description: "Big.", parameters: { type: "object" }, execute: () => "x".repeat(20000) };')
+    (home / "agents" / "pub.md").write_text((home / "agents" / "pub.md").read_text().replace("[publish]", "[big]"))
+    write_script(work, [{"text": "", "tool_calls": [{"name": "big", "arguments": {}}]}, {"text": "never"}])
+    limit = 4096  # bytes any file of the process may reach: the 20 kB result cannot be saved
+
+    def small_disk():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "go"], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=60, preexec_fn=small_disk)
+    [path] = (home / "sessions").glob("*.jsonl")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    [line] = [line for line in done.stderr.splitlines() if "cannot write" in line]
+    assert line.startswith(f"rienda: cannot write to session file {path}: File too large;")
+    assert "afterRun error" in done.stderr
+    data = path.read_bytes()
+    assert len(data) <= limit and data.endswith(b"\n")
+    loaded = SessionStore(home).load(path.stem)
+    assert loaded.warnings == []
+    assert [m.role for m in loaded.messages] == ["user", "assistant"]
+    assert json.loads(data.splitlines()[-1])["type"] == "run_end"
