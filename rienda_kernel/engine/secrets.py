@@ -41,6 +41,7 @@ __all__ = [
     "REDACTED",
     "Scrubber",
     "StreamGuard",
+    "is_credential_field",
     "is_secret_name",
     "redact_config",
     "remember",
