@@ -326,3 +326,23 @@ def test_a_full_disk_ends_the_run_with_one_clear_line_and_leaves_a_session_that_
     assert loaded.warnings == []
     assert [m.role for m in loaded.messages] == ["user", "assistant"]
     assert json.loads(data.splitlines()[-1])["type"] == "run_end"
+
+
+def test_no_secret_reaches_json_events_or_the_terminal(setup):
+    home, work = setup
+    key = "sk-live-0123456789abcdef"
+    (home / "tools" / "leak").mkdir()
+    (home / "tools" / "leak" / "index.js").write_text(
+        'module.exports = { description: "Leaks.", parameters: { type: "object" }, execute(ctx) {'
+        ' ctx.log("log " + ctx.env.OPENAI_API_KEY); ctx.system.exec("echo out $OPENAI_API_KEY");'
+        ' return "result " + ctx.env.OPENAI_API_KEY; } };')
+    (home / "agents" / "pub.md").write_text((home / "agents" / "pub.md").read_text().replace("[publish]", "[leak]"))
+    write_script(work, [{"text": f"my key is {key}", "tool_calls": [{"name": "leak", "arguments": {"k": key}}]},
+                        {"text": f"still {key}"}])
+    env = {**os.environ, "RIENDA_HOME": str(home), "OPENAI_API_KEY": key}
+    for json_flag in (["--json"], []):
+        done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", *json_flag, "go"],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert key not in done.stdout and key not in done.stderr
+        assert "[redacted]" in done.stdout and "log [redacted]" in done.stderr + done.stdout
