@@ -471,3 +471,17 @@ def test_two_conversations_of_one_session_write_one_at_a_time_and_the_second_goe
     assert result.text == "three"
     texts = [l["text"] for l in session_lines(rig, session_id) if l["type"] == "message"]
     assert texts == ["a", "one", "c", "two", "d", "three"]
+
+
+def test_a_schema_that_breaks_validation_gives_its_call_an_error_result_and_the_turn_goes_on(rig, engine, probe):
+    rig.write_tool("loopy", 'module.exports = { description: "l", execute: () => "ran", parameters: { type: "object",'
+                            ' properties: { x: { $ref: "#/$defs/a" } }, $defs: { a: { allOf: [{ $ref: "#/$defs/a" }] } } } };')
+    agent(rig, model="probe/m", tools=("loopy", "word-count"))
+    probe.answers = [{"calls": [("c1", "loopy", {"x": 1}), ("c2", "word-count", {"path": "notes.txt"})]},
+                     {"text": "done"}]
+    result = engine.conversation("writer").run("go", NonInteractiveUI())
+    assert result.reason == "end_turn"
+    [(_, broken), (_, counted)] = result.tool_calls
+    assert broken.is_error and broken.text.startswith(
+        "invalid arguments for loopy: the tool's parameters schema cannot be applied: maximum recursion depth")
+    assert (counted.text, counted.is_error) == ("4", False)
