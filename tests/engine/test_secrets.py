@@ -123,3 +123,15 @@ def test_an_authorization_header_the_http_tool_sent_is_redacted_where_the_server
     shown = json.dumps([event.to_dict() for event in ui.events])
     for output in (session, shown):
         assert "tok-echoed-0123456789" not in output and "[redacted]" in output
+
+
+def test_a_secret_a_command_prints_in_two_pieces_is_redacted_in_its_output_events(rig, monkeypatch):
+    monkeypatch.setenv("SPLIT_SECRET_TOKEN", "part-one-part-two")
+    rig.write_tool("split", 'module.exports = { description: "s", parameters: { type: "object" }, execute(ctx) {'
+                            ' return ctx.system.exec("printf part-one-; sleep 0.2; printf \'part-two\\\\n\'").stdout; } };')
+    agent(rig, tools=("split",))
+    script(rig, [{"text": "", "tool_calls": [{"name": "split", "arguments": {}}]}, {"text": "ok"}])
+    ui = NonInteractiveUI()
+    Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("writer").run("go", ui)
+    outputs = [event.text for event in ui.events if event.type == "output"]
+    assert "".join(outputs) == "[redacted]\n"
