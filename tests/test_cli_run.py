@@ -9,11 +9,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+
+from .processes import alive, wait_for_file
 
 PUBLISH_ASK = """module.exports = { description: "Asks first.", parameters: { type: "object" },
   execute(ctx) { return ctx.confirm({ title: "Publish", body: "Push?" }) ? "pushed" : { text: "cancelled", isError: true }; } };"""
@@ -217,22 +218,6 @@ def read_until(stream, marker: str) -> str:
         assert line, f"the stream ended before {marker!r}; got {seen!r}"
         seen += line
     return seen
-
-
-def wait_for_file(path: Path, deadline_s: float = 30) -> str:
-    deadline = time.monotonic() + deadline_s
-    while not (path.exists() and path.read_text().endswith("\n")):
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
-    return path.read_text().strip()
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie nobody reaped does not count)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
 
 
 def session_records(home):

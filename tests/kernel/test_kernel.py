@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
 
 from ..frontend import PUBLISH, SLOW, buttons, streams, texts, write_agent, write_extension, write_script
+from ..processes import alive, wait_for_file
 
 
 
@@ -294,3 +296,24 @@ def test_a_live_cell_ends_with_the_tokens_the_provider_reported(frontend_factory
     status = [m for m in messages if m["msg_type"] == "update_display_data"
               and "status" in m["content"]["transient"]["display_id"]]
     assert status[-1]["content"]["data"]["text/plain"].startswith("tokens: 2,500 in · 35 out over 2 model turns · ")
+
+
+def test_jupyter_shutdown_during_a_turn_ends_it_stops_a_stuck_after_run_and_closes_the_session(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "sleeper", 'module.exports = { description: "s", parameters: { type: "object" },'
+                    ' execute(ctx) { ctx.log("sleeping"); ctx.system.exec("echo $$ > child.pid; exec sleep 60"); return "woke"; } };')
+    write_extension(agent_home, "hooks", "stuck", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); for (;;) {} } };')
+    write_agent(agent_home, "agent", tools=["sleeper"], hooks=["stuck"])
+    write_script(work, call_script("sleeper"))
+    fe = frontend_factory()
+    fe.run("%rienda use agent")
+    msg_id = fe.submit("go")
+    fe.collect(msg_id, until=lambda m: m["msg_type"] == "stream" and "sleeping" in m["content"]["text"])
+    child = int(wait_for_file(work / "child.pid"))
+    fe.kc.stop_channels()
+    fe.km.shutdown_kernel(now=False)  # what Jupyter does: an interrupt, then a shutdown request
+    assert not alive(child)
+    [session] = (agent_home / "sessions").glob("*.jsonl")
+    records = [json.loads(line) for line in session.read_text().splitlines()]
+    assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
+    assert records[-2]["point"] == "afterRun" and records[-1]["reason"] == "interrupted"
