@@ -317,3 +317,23 @@ def test_jupyter_shutdown_during_a_turn_ends_it_stops_a_stuck_after_run_and_clos
     records = [json.loads(line) for line in session.read_text().splitlines()]
     assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
     assert records[-2]["point"] == "afterRun" and records[-1]["reason"] == "interrupted"
+
+
+def test_a_second_interrupt_stops_an_after_run_hook_that_never_returns(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "hooks", "stuck", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason);'
+                    ' while (e.reason === "interrupted") {} } };')
+    write_agent(agent_home, "agent", hooks=["stuck"])
+    write_script(work, [{"text": " ".join(["word"] * 400), "chunk_delay_ms": 20}, {"text": "next cell"}])
+    fe = frontend_factory()
+    fe.run("%rienda use agent")
+    msg_id = fe.submit("go", allow_stdin=True)  # a live cell: the text streams
+    fe.collect(msg_id, until=lambda m: m["msg_type"] == "update_display_data" and "word word word" in str(m["content"]))
+    fe.km.interrupt_kernel()
+    fe.collect(msg_id, until=lambda m: m["msg_type"] == "stream" and "afterRun interrupted" in m["content"]["text"])
+    reply, messages = _interrupted(fe, msg_id)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    [session] = (agent_home / "sessions").glob("*.jsonl")
+    records = [json.loads(line) for line in session.read_text().splitlines()]
+    assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
+    assert fe.run("next")[0]["status"] == "ok"
