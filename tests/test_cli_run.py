@@ -331,3 +331,20 @@ def test_no_secret_reaches_json_events_or_the_terminal(setup):
         assert done.returncode == 0, done.stderr
         assert key not in done.stdout and key not in done.stderr
         assert "[redacted]" in done.stdout and "log [redacted]" in done.stderr + done.stdout
+
+
+def test_config_yaml_says_what_it_ignored_and_refuses_a_wrong_type(setup):
+    home, work = setup
+    write_script(work, PUBLISH_SCRIPT)
+    config = home / "config.yaml"
+    config.write_text("auto_aprove: true\n")
+    done = rienda(home, work, "run", "--agent", "pub", "publish it")
+    hint = f"diagnostic: {config}:1: unknown setting 'auto_aprove' (did you mean 'auto_approve'?); ignored"
+    assert hint in done.stderr and "confirm 'Publish': denied (default-deny)" in done.stderr
+    for listing in ("agents", "tools", "hooks"):
+        assert hint in rienda(home, work, listing).stderr
+    config.write_text('# approvals\nauto_approve: "true"\n')
+    sessions = list((home / "sessions").glob("*.jsonl"))
+    done = rienda(home, work, "run", "--agent", "pub", "publish it")
+    assert done.returncode == 1 and list((home / "sessions").glob("*.jsonl")) == sessions
+    assert f"rienda: {config}:2: auto_approve must be true or false (a YAML boolean, without quotes), got the string 'true'" in done.stderr
