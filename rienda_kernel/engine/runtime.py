@@ -15,7 +15,7 @@ from typing import Any
 from .agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
 from .config import read_config, rienda_home
-from .errors import ConfigError
+from .errors import ConfigError, SessionWriteError
 from .events import Diagnostic, RunEnd
 from .extensions import Catalog, ExtensionLoader
 from .host import RunContext
@@ -139,7 +139,7 @@ class Conversation:
         ui = ScrubbingUI.around(ui)
         try:
             setup = self._setup(ui)
-        except ConfigError as exc:
+        except (ConfigError, SessionWriteError) as exc:  # bad setup, or the new session file cannot be written
             ui.emit(RunEnd("error", str(exc)))
             return RunResult(self.session_id or "", "error", [], str(exc))
         return run_prompt(setup, prompt, cancel)

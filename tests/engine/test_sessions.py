@@ -421,3 +421,44 @@ def test_a_second_writer_is_refused_naming_the_session_and_the_pid_until_the_fir
     with store.resume(writer.id) as again:
         again.append_message(Message("assistant", "two"))
     assert [m.text for m in store.load(writer.id).messages] == ["one", "two"]
+
+
+# ---------------------------------------------------------------- a full disk
+
+
+@pytest.fixture
+def file_size_limit():
+    """Lower this process's file-size limit (what a full disk looks like to a writer) for a while."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+
+def test_a_line_the_disk_refuses_is_cut_back_and_the_writer_goes_on_when_it_can(store, file_size_limit):
+    from rienda_kernel.engine.errors import SessionWriteError
+
+    writer = store.create("a", "p/m")
+    writer.append_message(Message.user("one"))
+    complete = writer.path.read_bytes()
+    file_size_limit(len(complete) + 100)
+    with pytest.raises(SessionWriteError) as caught:
+        writer.append_message(Message("assistant", "x" * 1000))
+    assert str(caught.value).startswith(f"cannot write to session file {writer.path}: File too large;")
+    assert writer.path.read_bytes() == complete and writer.failure is caught.value
+    writer.append_record({"type": "note", "text": "y" * 1000})  # after a failure a record is dropped quietly
+    writer.append_message(Message("assistant", "fits"))
+    assert writer.failure is None
+    writer.close()
+    loaded = store.load(writer.id)
+    assert ([m.text for m in loaded.messages], loaded.warnings) == (["one", "fits"], [])
+
+
+def test_a_session_whose_header_cannot_be_written_leaves_no_file(store, file_size_limit):
+    from rienda_kernel.engine.errors import SessionWriteError
+
+    file_size_limit(20)
+    with pytest.raises(SessionWriteError, match="File too large"):
+        store.create("a", "p/m")
+    assert list(store.directory.iterdir()) == []
