@@ -285,7 +285,8 @@ def test_the_scrubber_collects_secret_looking_variables_only():
         "DB_PASSWORD": "short",  # under 8 characters
         "HOME": "/home/someone/long/enough",
     })
-    assert set(scrubber.secrets) == {SECRET, "ghp_abcdefgh"}
+    found = set(scrubber.secrets)  # with any secret this process remembered (a header a tool sent)
+    assert {SECRET, "ghp_abcdefgh"} <= found and not {"short", "/home/someone/long/enough"} & found
     source = {"a": [f"key={SECRET}", ("ghp_abcdefgh",)], "home": "/home/someone/long/enough", "n": 3}
     assert scrubber.scrub(source) == {"a": ["key=[redacted]", ("[redacted]",)],
                                       "home": "/home/someone/long/enough", "n": 3}
