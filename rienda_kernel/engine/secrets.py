@@ -86,6 +86,7 @@ def remember(value: str) -> None:
     found = {value, value.partition(" ")[2].strip()}
     with _remembered_lock:
         _remembered.update(item for item in found if len(item) >= MIN_SECRET_LENGTH)
+        _Current.remembered = tuple(_remembered)
 
 
 class Scrubber:
@@ -97,14 +98,17 @@ class Scrubber:
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self._fixed = None if environ is None else _secrets_in(environ)
+        self._sorted: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
 
     @property
     def secrets(self) -> tuple[str, ...]:
         """The secrets now, longest first (a secret that contains another is replaced whole)."""
-        found = set(self._fixed if self._fixed is not None else _secrets_in(os.environ))
-        with _remembered_lock:
-            found.update(_remembered)
-        return tuple(sorted(found, key=len, reverse=True))
+        environment = self._fixed if self._fixed is not None else _environment_secrets()
+        remembered = _Current.remembered
+        if (environment, remembered) != self._sorted[:2]:  # sorted again only when they change
+            self._sorted = (environment, remembered,
+                            tuple(sorted(set(environment) | set(remembered), key=len, reverse=True)))
+        return self._sorted[2]
 
     def scrub(self, obj: Any) -> Any:
         """``obj`` (JSON-like: dicts, lists, tuples, scalars) with every secret inside any
@@ -181,9 +185,30 @@ def _secret_start(text: str, secrets: tuple[str, ...]) -> int:
     return longest
 
 
+class _Current:
+    """The remembered secrets as a tuple, replaced (never changed) by :func:`remember`."""
+
+    remembered: tuple[str, ...] = ()
+
+
 def _secrets_in(environ: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(value for name, value in environ.items()
                  if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH and is_secret_name(name))
+
+
+def _environment_secrets() -> tuple[str, ...]:
+    """:func:`_secrets_in` of ``os.environ`` as it is now. This runs for every event, so it
+    reads the mapping's own dict of bytes when there is one (CPython's ``_data``, 10x faster
+    than iterating the mapping) and decodes only the values that are secrets."""
+    raw = getattr(os.environ, "_data", None)
+    items = raw.items() if isinstance(raw, dict) else os.environb.items()
+    return tuple(os.fsdecode(value) for name, value in items
+                 if len(value) >= MIN_SECRET_LENGTH and _is_secret_name_bytes(name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_secret_name_bytes(name: bytes) -> bool:
+    return is_secret_name(os.fsdecode(name))
 
 
 def _scrub(obj: Any, secrets: tuple[str, ...]) -> Any:
