@@ -29,7 +29,7 @@ from .engine.cancel import run_interruptibly
 from .engine.host import RunContext
 from .engine.replay import replay_session, session_script
 from .engine.runtime import Rienda
-from .engine.secrets import redact_config
+from .engine.secrets import redact_config, scrub, scrub_text
 from .terminal import JsonLinesUI, TerminalUI
 
 __all__ = ["main"]
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.command(args)
     except RiendaError as exc:
-        print(f"rienda: {exc}", file=sys.stderr)
+        print(f"rienda: {scrub_text(str(exc))}", file=sys.stderr)
         return 1
 
 
@@ -231,11 +231,12 @@ def _replay(args: argparse.Namespace) -> int:
     report = replay_session(rienda, rienda.resolve_session(args.session), hooks=hooks, agent_id=args.agent,
                             run_tools=args.run_tools, ui=ui)
     if args.json:
-        print(json.dumps({"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
-                          "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
-                          "texts": [{"recorded": r, "now": n} for r, n in report.texts]}, ensure_ascii=False))
+        shown = {"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
+                 "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
+                 "texts": [{"recorded": r, "now": n} for r, n in report.texts]}
+        print(json.dumps(scrub(shown), ensure_ascii=False))  # tools run again (--run-tools) may return secrets
     else:
-        print("\n".join(report.lines()))
+        print(scrub_text("\n".join(report.lines())))
     return 1 if report.changed else 0
 
 
@@ -267,7 +268,7 @@ def _call(args: argparse.Namespace) -> int:
     if stopped_by or result is None:
         print("rienda: interrupted", file=sys.stderr)
         return 128 + (stopped_by or signal.SIGINT)
-    print(result.text)
+    print(scrub_text(result.text))  # what the tool returned is output too: no secret in it
     return 1 if result.is_error else 0
 
 
