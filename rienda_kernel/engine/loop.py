@@ -63,7 +63,7 @@ from .providers import (
     VendorStateChunk,
 )
 from .sandbox import Sandbox
-from .secrets import StreamGuard
+from .secrets import StreamGuard, scrub_text
 from .tools import ToolResult, invoke_tool
 from .ui import ALLOWED_EARLIER, FOR_THIS_SESSION, UI, ScrubbingUI
 
@@ -170,6 +170,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         reason, error = "error", f"internal error: {type(exc).__name__}: {exc}"
         ui.emit(Diagnostic("engine", traceback.format_exc()))
     reason, error = _end(setup, chain, reason, error, cancel)
+    error = None if error is None else scrub_text(error)  # front ends show it as it is
     ui.emit(RunEnd(reason, error))
     return RunResult(setup.session_id, reason, produced, error)
 

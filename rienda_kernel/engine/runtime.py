@@ -23,7 +23,7 @@ from .loop import RunResult, TurnSetup, run_prompt
 from .messages import Message
 from .providers import provider_for
 from .sandbox import Sandbox
-from .secrets import redact_config
+from .secrets import redact_config, scrub_text
 from .sessions import LoadedSession, SessionInfo, SessionStore, new_session_id
 from .ui import UI, ScrubbingUI
 
@@ -140,8 +140,9 @@ class Conversation:
         try:
             setup = self._setup(ui)
         except (ConfigError, SessionWriteError) as exc:  # bad setup, or the new session file cannot be written
-            ui.emit(RunEnd("error", str(exc)))
-            return RunResult(self.session_id or "", "error", [], str(exc))
+            error = scrub_text(str(exc))
+            ui.emit(RunEnd("error", error))
+            return RunResult(self.session_id or "", "error", [], error)
         return run_prompt(setup, prompt, cancel)
 
     def close(self) -> None:
