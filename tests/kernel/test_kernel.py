@@ -337,3 +337,19 @@ def test_a_second_interrupt_stops_an_after_run_hook_that_never_returns(frontend_
     records = [json.loads(line) for line in session.read_text().splitlines()]
     assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
     assert fe.run("next")[0]["status"] == "ok"
+
+
+def test_no_secret_reaches_a_notebook_output(frontend_factory, home):
+    agent_home, work = home
+    key = "sk-live-0123456789abcdef"
+    write_extension(agent_home, "tools", "leak", 'module.exports = { description: "l", parameters: { type: "object" },'
+                    ' execute(ctx) { ctx.log("log " + ctx.env.OPENAI_API_KEY); return "result " + ctx.env.OPENAI_API_KEY; } };')
+    write_agent(agent_home, "agent", tools=["leak"])
+    write_script(work, [{"text": f"the key is {key}", "tool_calls": [{"name": "leak", "arguments": {"k": key}}]},
+                        {"text": f"again {key}"}])
+    fe = frontend_factory(OPENAI_API_KEY=key)
+    fe.run("%rienda use agent")
+    reply, messages = fe.run("go", allow_stdin=True)
+    assert reply["status"] == "ok"
+    shown = json.dumps([m["content"] for m in messages])
+    assert key not in shown and "[redacted]" in shown
