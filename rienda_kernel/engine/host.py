@@ -20,7 +20,7 @@ from typing import Any
 from . import http_client, process
 from .cancel import CancelToken
 from .events import Log, Notify, Output
-from .ui import UI, ScrubbingUI
+from .ui import ScrubbingUI, UI
 from .workspace import Workspace
 
 __all__ = ["Host", "RunContext"]

@@ -65,7 +65,7 @@ from .providers import (
 from .sandbox import Sandbox
 from .secrets import StreamGuard, scrub_text
 from .tools import ToolResult, invoke_tool
-from .ui import ALLOWED_EARLIER, FOR_THIS_SESSION, UI, ScrubbingUI
+from .ui import ALLOWED_EARLIER, FOR_THIS_SESSION, ScrubbingUI, UI
 
 __all__ = ["UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
 

@@ -25,7 +25,7 @@ from .providers import provider_for
 from .sandbox import Sandbox
 from .secrets import redact_config, scrub_text
 from .sessions import LoadedSession, SessionInfo, SessionStore, new_session_id
-from .ui import UI, ScrubbingUI
+from .ui import ScrubbingUI, UI
 
 __all__ = ["Conversation", "Rienda"]
 

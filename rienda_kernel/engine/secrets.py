@@ -57,7 +57,6 @@ _SECRET_LAST_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "
                                 "AUTH", "AUTHORIZATION", "PASSPHRASE"})
 _CREDENTIAL_FIELDS = frozenset({"authorization", "proxyauthorization", "apikey", "xapikey"})
 
-_remembered: set[str] = set()
 _remembered_lock = threading.Lock()
 
 
@@ -83,10 +82,10 @@ def remember(value: str) -> None:
     """
     if not isinstance(value, str):
         return
-    found = {value, value.partition(" ")[2].strip()}
+    found = {item for item in (value, value.partition(" ")[2].strip()) if len(item) >= MIN_SECRET_LENGTH}
     with _remembered_lock:
-        _remembered.update(item for item in found if len(item) >= MIN_SECRET_LENGTH)
-        _Current.remembered = tuple(_remembered)
+        if not found <= set(_Current.remembered):
+            _Current.remembered = tuple(set(_Current.remembered) | found)
 
 
 class Scrubber:

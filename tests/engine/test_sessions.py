@@ -426,40 +426,56 @@ def test_a_second_writer_is_refused_naming_the_session_and_the_pid_until_the_fir
 
 # ---------------------------------------------------------------- a full disk
 
+UNDER_A_LIMIT = """
+import json, resource, sys
+from pathlib import Path
+from rienda_kernel.engine.errors import SessionWriteError
+from rienda_kernel.engine.messages import Message
+from rienda_kernel.engine.secrets import Scrubber
+from rienda_kernel.engine.sessions import SessionStore
 
-@pytest.fixture
-def file_size_limit():
-    """Lower this process's file-size limit (what a full disk looks like to a writer) for a while."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-
-
-def test_a_line_the_disk_refuses_is_cut_back_and_the_writer_goes_on_when_it_can(store, file_size_limit):
-    from rienda_kernel.engine.errors import SessionWriteError
-
-    writer = store.create("a", "p/m")
+store, limit = SessionStore(Path(sys.argv[1]), scrubber=Scrubber({})), int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+seen = []
+try:
+    writer = store.create("a", "p/m", session_id="s")
     writer.append_message(Message.user("one"))
-    complete = writer.path.read_bytes()
-    file_size_limit(len(complete) + 100)
-    with pytest.raises(SessionWriteError) as caught:
+    try:
         writer.append_message(Message("assistant", "x" * 1000))
-    assert str(caught.value).startswith(f"cannot write to session file {writer.path}: File too large;")
-    assert writer.path.read_bytes() == complete and writer.failure is caught.value
-    writer.append_record({"type": "note", "text": "y" * 1000})  # after a failure a record is dropped quietly
+    except SessionWriteError as exc:
+        seen.append(str(exc))
+    seen.append(writer.failure is not None)
+    writer.append_record({"type": "note", "text": "y" * 1000})  # after a failure: dropped quietly
     writer.append_message(Message("assistant", "fits"))
-    assert writer.failure is None
-    writer.close()
-    loaded = store.load(writer.id)
+    seen.append(writer.failure is None)
+except SessionWriteError as exc:
+    seen.append(str(exc))
+print(json.dumps(seen))
+"""
+
+
+def under_a_file_size_limit(directory, limit):
+    """What the writer does in a process whose files may not grow past ``limit`` bytes (a
+    full disk, as a writer sees it); run apart, so this process's own files are unaffected."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", UNDER_A_LIMIT, str(directory), str(limit)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_line_the_disk_refuses_is_cut_back_and_the_writer_goes_on_when_it_can(tmp_path):
+    path = tmp_path / "sessions" / "s.jsonl"
+    seen = under_a_file_size_limit(tmp_path, 400)  # the header and "one" fit, 1000 x's do not
+    assert seen[0].startswith(f"cannot write to session file {path}: File too large;")
+    assert seen[1:] == [True, True]
+    loaded = SessionStore(tmp_path).load("s")
     assert ([m.text for m in loaded.messages], loaded.warnings) == (["one", "fits"], [])
 
 
-def test_a_session_whose_header_cannot_be_written_leaves_no_file(store, file_size_limit):
-    from rienda_kernel.engine.errors import SessionWriteError
-
-    file_size_limit(20)
-    with pytest.raises(SessionWriteError, match="File too large"):
-        store.create("a", "p/m")
-    assert list(store.directory.iterdir()) == []
+def test_a_session_whose_header_cannot_be_written_leaves_no_file(tmp_path):
+    [error] = under_a_file_size_limit(tmp_path, 20)
+    assert "File too large" in error
+    assert list((tmp_path / "sessions").iterdir()) == []
