@@ -9,8 +9,8 @@ handler that cancels the run through the event loop; a second interrupt stops ``
 Shutting down never leaves a turn behind: SIGTERM during a turn ends it like an interrupt
 (its commands are ended, ``afterRun`` runs, the session gets its ``run_end``) and then
 terminates the kernel as asked; Jupyter's shutdown (an interrupt, then a shutdown request)
-waits for the turn to end, stopping ``afterRun`` if it takes too long, and releases the
-session before the kernel exits.
+waits for the turn to end (which releases its session), stopping ``afterRun`` if it takes
+too long, before the kernel exits.
 """
 
 from __future__ import annotations
@@ -141,8 +141,8 @@ class RiendaKernel(IPythonKernel):
         return self._ok(count)
 
     async def do_shutdown(self, restart: bool) -> dict[str, Any]:
-        """Let a running turn end (stopping its afterRun if it takes too long), then close
-        the session, before the kernel exits."""
+        """Let a running turn end (stopping its afterRun if it takes too long; the session
+        gets its run_end and is released) before the kernel exits."""
         if self._running is not None:
             cancel, done = self._running
             if not cancel.cancelled:  # jupyter_client interrupts before it asks for a shutdown
@@ -151,8 +151,6 @@ class RiendaKernel(IPythonKernel):
             if not await loop.run_in_executor(None, done.wait, _WIND_DOWN_S):
                 cancel.cancel()
                 await loop.run_in_executor(None, done.wait, _STOP_S)
-        if self.notebook is not None:
-            self.notebook.new()
         return super().do_shutdown(restart)
 
     # -- replies ---------------------------------------------------------------------------

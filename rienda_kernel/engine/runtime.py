@@ -24,7 +24,7 @@ from .messages import Message
 from .providers import provider_for
 from .sandbox import Sandbox
 from .secrets import redact_config, scrub_text
-from .sessions import LoadedSession, SessionInfo, SessionStore, new_session_id
+from .sessions import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
 from .ui import ScrubbingUI, UI
 
 __all__ = ["Conversation", "Rienda"]
@@ -105,11 +105,12 @@ class Conversation:
     """One session: its messages in memory, its file on disk, its agent and model.
 
     The session file is created by the first run (a run refused before it starts, e.g.
-    for an unknown hook, writes nothing). From its first run to :meth:`close`, the
-    conversation is the session's one writer: another conversation of the same session, in
-    any process, is refused at its first run (``error``, naming the session and the pid
-    holding it). A resumed conversation that gets the session after another writer added
-    to it reloads it first, so it goes on from the file's last message.
+    for an unknown hook, writes nothing). A run is the session's one writer while it runs:
+    a run of the same session that starts meanwhile, from any conversation in any process,
+    is refused (``error``, naming the session and the pid holding it) before it writes
+    anything. A run that finds the file changed since this conversation last read or wrote
+    it (another conversation ran in between) reloads it first, so it goes on from the
+    file's last message.
     """
 
     def __init__(self, rienda: Rienda, agent_id: str, session_id: str | None,
@@ -121,15 +122,14 @@ class Conversation:
         self.model = model
         self.warnings: list[str] = []
         self.approvals: set[tuple[str, str]] = set()  # confirms allowed for this session
-        self._writer = None
-        self._loaded_size: int | None = None
+        self._known_size: int | None = None  # the file's size when this conversation last read or wrote it
 
     def restore(self, loaded: LoadedSession) -> None:
         """Take the messages and the approvals "for this session" of a loaded session."""
         self.messages[:] = loaded.messages
         self.approvals = {(r["title"], r["body"]) for r in loaded.records if r.get("type") == "approval"
                           and isinstance(r.get("title"), str) and isinstance(r.get("body"), str)}
-        self._loaded_size = loaded.size
+        self._known_size = loaded.size
 
     def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
         """Run one prompt. Never raises for the run's own failures: the result's
@@ -143,12 +143,15 @@ class Conversation:
             error = scrub_text(str(exc))
             ui.emit(RunEnd("error", error))
             return RunResult(self.session_id or "", "error", [], error)
-        return run_prompt(setup, prompt, cancel)
+        try:
+            return run_prompt(setup, prompt, cancel)
+        finally:
+            self._known_size = setup.writer.size()
+            setup.writer.close()
 
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        """Nothing to release: a run releases the session when it ends. Kept so that front
+        ends can say when they are done with a conversation."""
 
     def _setup(self, ui: UI) -> TurnSetup:
         config, config_diagnostics = read_config(self.rienda.home)
@@ -170,16 +173,21 @@ class Conversation:
         return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
                          self.rienda.sandbox, run, writer, self.messages, self.approvals)
 
-    def _open_writer(self, agent: Agent, model_id: str):
-        if self._writer is None:
-            if self.session_id is None:
-                self.session_id = new_session_id()
-                self._writer = self.rienda.store.create(agent.id, model_id, session_id=self.session_id)
-            else:
-                self._writer = self.rienda.store.resume(self.session_id)
-                if self._writer.opened_size != self._loaded_size:
-                    self.restore(self.rienda.store.load(self.session_id))
-        return self._writer
+    def _open_writer(self, agent: Agent, model_id: str) -> SessionWriter:
+        """The session, held for one run: created on the first, reloaded if it changed."""
+        store = self.rienda.store
+        if self.session_id is None:
+            writer = store.create(agent.id, model_id, session_id=new_session_id())
+            self.session_id = writer.id
+            return writer
+        writer = store.resume(self.session_id)
+        if writer.opened_size != self._known_size:
+            try:
+                self.restore(store.load(self.session_id))
+            except Exception:
+                writer.close()
+                raise
+        return writer
 
 
 def _check_declared(agent: Agent, catalog: Catalog) -> None:

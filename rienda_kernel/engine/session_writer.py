@@ -101,6 +101,10 @@ class SessionWriter:
                 f"a record cannot have type {record['type']!r}; use append_message for messages")
         self._write({"type": record["type"], **record}, record=True)
 
+    def size(self) -> int:
+        """The file's size now, in bytes."""
+        return os.fstat(self._fd).st_size
+
     def write_header(self, header: dict[str, Any]) -> None:
         """Write the header line of a new session file."""
         self._write(header, record=False)

@@ -406,8 +406,7 @@ def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_sessi
     assert person.asked == ["prod", "staging"]
     assert [(e.body, e.how) for e in person.events if isinstance(e, Confirm)] == [
         ("prod", FOR_THIS_SESSION), ("prod", ALLOWED_EARLIER), ("staging", "user")]
-    # The session remembers it, also when resumed from its file (by its next writer)...
-    conversation.close()
+    # The session remembers it, also when resumed from its file...
     resumed_person = Person()
     engine.conversation(session_id=result.session_id).run("again", resumed_person)
     assert resumed_person.asked == ["staging"]
@@ -457,20 +456,23 @@ def test_a_wind_down_token_is_stopped_by_the_next_interrupt_and_at_the_latest_by
     assert after_first.cancelled and token.for_wind_down().cancelled
 
 
-def test_two_conversations_of_one_session_write_one_at_a_time_and_the_second_goes_on_from_the_file(rig, engine):
+def test_runs_of_one_session_never_overlap_and_the_next_goes_on_from_the_file(rig, engine):
     agent(rig, tools=())
-    script(rig, [{"text": "one"}, {"text": "two"}, {"text": "three"}])
+    script(rig, [{"text": "one"}, {"text": " ".join(["word"] * 300), "chunk_delay_ms": 10}, {"text": "three"}])
     first = engine.conversation("writer")
     session_id = first.run("a", NonInteractiveUI()).session_id
     second = engine.conversation(session_id=session_id)  # e.g. another notebook resuming it
-    refused = second.run("b", NonInteractiveUI())
+    streaming = threading.Event()
+    ui = NonInteractiveUI(sink=lambda e: streaming.set() if isinstance(e, TextDelta) else None)
+    cancel, box, thread = _run_in_thread(first, "b", ui)
+    assert streaming.wait(10)
+    refused = second.run("while it runs", NonInteractiveUI())
     assert refused.reason == "error" and refused.error.startswith(f"session {session_id} is being written by another run")
-    assert first.run("c", NonInteractiveUI()).text == "two"
-    first.close()
-    result = second.run("d", NonInteractiveUI())
-    assert result.text == "three"
-    texts = [l["text"] for l in session_lines(rig, session_id) if l["type"] == "message"]
-    assert texts == ["a", "one", "c", "two", "d", "three"]
+    thread.join(30)
+    assert box["result"].reason == "end_turn"
+    assert second.run("c", NonInteractiveUI()).text == "three"
+    texts = [l["text"][:4] for l in session_lines(rig, session_id) if l["type"] == "message"]
+    assert texts == ["a", "one", "b", "word", "c", "thre"]
 
 
 def test_a_schema_that_breaks_validation_gives_its_call_an_error_result_and_the_turn_goes_on(rig, engine, probe):
