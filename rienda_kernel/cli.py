@@ -15,18 +15,22 @@
 
 Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
 ``error`` or bad input, 2 when the default agent has no model (the message says how to
-give it one), 130 when interrupted (Ctrl-C stops the run wherever it is).
+give it one), 130 when interrupted (Ctrl-C stops the run wherever it is), 143 when
+terminated: SIGTERM is an interrupt too (commands are ended, ``afterRun`` runs, the session
+is closed). A second Ctrl-C or SIGTERM stops ``afterRun`` as well.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .engine.errors import RiendaError
+from .engine.errors import ConfigError, RiendaError
+from .engine.secrets import redact_config, scrub, scrub_text
 
 # The engine is imported by the commands that use it, not here: `rienda --help` (and a
 # run with no JavaScript extensions) loads only what it needs.
@@ -39,6 +43,7 @@ __all__ = ["main"]
 
 EXIT = {"end_turn": 0, "error": 1, "interrupted": 130}
 NO_MODEL_EXIT = 2
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # both stop a run the same way; exit 128 + the signal
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.command(args)
     except RiendaError as exc:
-        print(f"rienda: {exc}", file=sys.stderr)
+        print(f"rienda: {scrub_text(str(exc))}", file=sys.stderr)
         return 1
 
 
@@ -163,14 +168,14 @@ def _run(args: argparse.Namespace) -> int:
     conversation.max_turns = args.max_turns
     for warning in conversation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    result, interrupted = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel))
+    result, stopped_by = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel), signals=STOP_SIGNALS)
     conversation.close()
     if result.session_id and not args.json:
         usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"])
         print(f"session {result.session_id}" + (f" · {usage}" if usage else ""), file=sys.stderr)
     if isinstance(result.failure, NoModelError):
         return NO_MODEL_EXIT
-    return 130 if interrupted else EXIT[result.reason]
+    return 128 + stopped_by if stopped_by else EXIT[result.reason]
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -190,6 +195,16 @@ def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
         print(f"diagnostic: {diagnostic.message}", file=sys.stderr)
 
 
+def _config_diagnostics(rienda: Rienda) -> list[Diagnostic]:
+    """What a listing says about config.yaml: its unknown keys, or why it cannot be used."""
+    from .engine.events import Diagnostic
+
+    try:
+        return rienda.config_diagnostics()
+    except ConfigError as exc:
+        return [Diagnostic("config", str(exc))]
+
+
 def _agents(args: argparse.Namespace) -> int:
     agents, diagnostics = _rienda(args).agents()
     for agent in agents:
@@ -201,20 +216,24 @@ def _agents(args: argparse.Namespace) -> int:
 def _tools(args: argparse.Namespace) -> int:
     from .engine import BuiltinTool
 
-    catalog = _rienda(args).catalog()
+    rienda = _rienda(args)
+    catalog = rienda.catalog()
     for name, tool in sorted(catalog.tools.items()):
         origin = "built-in" if isinstance(tool, BuiltinTool) else tool.path
         note = " (shadows the built-in)" if name in catalog.shadowed else ""
         print(f"{name}\t{tool.description}\t[{origin}]{note}")
-    _print_diagnostics([d for d in catalog.diagnostics if d.source == "extensions:tool"])
+    _print_diagnostics(_config_diagnostics(rienda)
+                       + [d for d in catalog.diagnostics if d.source == "extensions:tool"])
     return 0
 
 
 def _hooks(args: argparse.Namespace) -> int:
-    catalog = _rienda(args).catalog()
+    rienda = _rienda(args)
+    catalog = rienda.catalog()
     for name, hook in sorted(catalog.hooks.items()):
         print(f"{name}\t{', '.join(hook.points)}\t[{hook.path}]")
-    _print_diagnostics([d for d in catalog.diagnostics if d.source == "extensions:hook"])
+    _print_diagnostics(_config_diagnostics(rienda)
+                       + [d for d in catalog.diagnostics if d.source == "extensions:hook"])
     return 0
 
 
@@ -313,12 +332,13 @@ def _replay(args: argparse.Namespace) -> int:
     report = replay_session(rienda, rienda.resolve_session(args.session), hooks=hooks, agent_id=args.agent,
                             run_tools=args.run_tools, ui=ui)
     if args.json:
-        print(json.dumps({"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
-                          "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
-                          "texts": [{"recorded": r, "now": n} for r, n in report.texts],
-                          "unmatched_expectations": report.unmatched}, ensure_ascii=False))
+        shown = {"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
+                 "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
+                 "texts": [{"recorded": r, "now": n} for r, n in report.texts],
+                 "unmatched_expectations": report.unmatched}
+        print(json.dumps(scrub(shown), ensure_ascii=False))  # tools run again (--run-tools) may return secrets
     else:
-        print("\n".join(report.lines()))
+        print(scrub_text("\n".join(report.lines())))
     return 1 if report.changed else 0
 
 
@@ -337,7 +357,6 @@ def _script(args: argparse.Namespace) -> int:
 
 def _call(args: argparse.Namespace) -> int:
     from .engine.cancel import run_interruptibly
-    from .engine.config import redact
     from .engine.host import RunContext
     from .terminal import TerminalUI
 
@@ -350,13 +369,14 @@ def _call(args: argparse.Namespace) -> int:
     ui = TerminalUI(_auto_approve(args, rienda), None)
     run = RunContext(workdir=rienda.workdir, ui=ui, session={"id": None},
                      agent={"id": None, "description": "", "model": None, "tools": [args.tool], "hooks": []},
-                     config=redact(rienda.config()))
+                     config=redact_config(rienda.config()))
     tool = catalog.tools[args.tool]
-    result, interrupted = run_interruptibly(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel))
-    if interrupted or result is None:
+    result, stopped_by = run_interruptibly(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel),
+                                           signals=STOP_SIGNALS)
+    if stopped_by or result is None:
         print("rienda: interrupted", file=sys.stderr)
-        return 130
-    print(result.text)
+        return 128 + (stopped_by or signal.SIGINT)
+    print(scrub_text(result.text))  # what the tool returned is output too: no secret in it
     return 1 if result.is_error else 0
 
 

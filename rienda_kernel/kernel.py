@@ -10,6 +10,12 @@ turn too, ``%rienda?`` pages the help), one starting with ``%%rienda_tool NAME``
 The turn runs in a worker thread while ``do_execute`` awaits it, so the kernel keeps
 handling widget clicks and view reports (ipykernel >= 7.4 dispatches comm messages while
 a cell awaits) and interrupts (a SIGINT handler that cancels the run through the loop).
+
+Shutting down never leaves a turn behind: SIGTERM during a turn ends it like an interrupt
+(its commands are ended, ``afterRun`` runs, the session gets its ``run_end``) and then
+terminates the kernel as asked; Jupyter's shutdown (an interrupt, then a shutdown request)
+waits for the turn to end (which releases its session), stopping ``afterRun`` if it takes
+too long, before the kernel exits. A second interrupt stops ``afterRun``.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import asyncio
 import contextvars
 import os
 import signal
+import threading
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
@@ -33,6 +40,10 @@ from .notebook import NotebookSession, advice, error_line, prewarm, turn_error
 __all__ = ["RiendaKernel"]
 
 _EXTENSION_CELLS = {"%%rienda_tool": "tools", "%%rienda_hook": "hooks"}
+# How long a shutdown lets a running turn wind down (afterRun) before a second interrupt,
+# and then how long it waits for that: both within jupyter_client's 2.5 s before SIGTERM.
+_WIND_DOWN_S = 1.5
+_STOP_S = 0.5
 
 
 class RiendaKernel(IPythonKernel):
@@ -58,6 +69,7 @@ class RiendaKernel(IPythonKernel):
         self.seen_diagnostics: set[str] = set()
         self.client_views = ClientViews()
         self.startup_error: str | None = None
+        self._running: tuple[CancelToken, threading.Event] | None = None
         try:
             self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd())
         except RiendaError as exc:
@@ -141,15 +153,32 @@ class RiendaKernel(IPythonKernel):
     async def _turn(self, prompt: str, target: CellTarget, count: int) -> dict[str, Any]:
         notebook = self.notebook
         ui = NotebookUI(target, notebook.confirm_policy, self.seen_diagnostics, self.client_views)
-        cancel = CancelToken()
+        cancel, done, terminated = CancelToken(), threading.Event(), []
         loop = asyncio.get_running_loop()
-        previous = signal.signal(signal.SIGINT, lambda *_: loop.call_soon_threadsafe(cancel.cancel))
+        context = contextvars.copy_context()
+        conversation = notebook.conversation
+
+        def stop(signum: int, _frame: Any) -> None:
+            if signum == signal.SIGTERM:
+                terminated.append(signum)
+            loop.call_soon_threadsafe(cancel.cancel)
+
+        def turn() -> Any:
+            try:
+                return context.run(conversation.run, prompt, ui, cancel)
+            finally:
+                done.set()
+
+        previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+        self._running = (cancel, done)
         try:
-            conversation = notebook.conversation
-            context = contextvars.copy_context()
-            result = await loop.run_in_executor(None, lambda: context.run(conversation.run, prompt, ui, cancel))
+            result = await loop.run_in_executor(None, turn)
         finally:
-            signal.signal(signal.SIGINT, previous)
+            self._running = None
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        if terminated:
+            os.kill(os.getpid(), signal.SIGTERM)  # the turn has ended; now terminate as asked
         shown = advice(result)
         if shown is not None:
             target.send("display_data", {"data": shown, "metadata": {}, "transient": {}})
@@ -157,6 +186,19 @@ class RiendaKernel(IPythonKernel):
         if error is not None:
             return self._error(count, error.ename, str(error), target)
         return self._ok(count)
+
+    async def do_shutdown(self, restart: bool) -> dict[str, Any]:
+        """Let a running turn end (stopping its afterRun if it takes too long; the session
+        gets its run_end and is released) before the kernel exits."""
+        if self._running is not None:
+            cancel, done = self._running
+            if not cancel.cancelled:  # jupyter_client interrupts before it asks for a shutdown
+                cancel.cancel()
+            loop = asyncio.get_running_loop()
+            if not await loop.run_in_executor(None, done.wait, _WIND_DOWN_S):
+                cancel.cancel()
+                await loop.run_in_executor(None, done.wait, _STOP_S)
+        return super().do_shutdown(restart)
 
     # -- replies ---------------------------------------------------------------------------
     def _ok(self, count: int) -> dict[str, Any]:

@@ -91,8 +91,9 @@ def rig(tmp_path: Path, sandbox: Sandbox) -> Rig:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    """/echo answers 201 with what it received; /repos/<o>/<r>/releases/latest is GitHub's
-    shape; /status/<n> answers n; anything else 404."""
+    """/echo answers 201 with what it received; /headers answers 200 with the request's
+    headers; /repos/<o>/<r>/releases/latest is GitHub's shape; /status/<n> answers n;
+    anything else 404."""
 
     def _reply(self, status: int, body: str, content_type: str = "application/json") -> None:
         data = body.encode("utf-8")
@@ -110,6 +111,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/echo":
             self._reply(201, json.dumps({"method": self.command, "path": self.path, "body": body,
                                          "x-test": self.headers.get("X-Test")}))
+        elif self.path == "/headers":
+            self._reply(200, json.dumps(dict(self.headers)))
         elif self.path.startswith("/repos/") and self.path.endswith("/releases/latest"):
             repo = self.path[len("/repos/"):-len("/releases/latest")]
             if repo == "rienda/rienda":

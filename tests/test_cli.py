@@ -89,3 +89,16 @@ def test_unknown_tool_lists_what_exists():
     done = rienda("call", "nope")
     assert done.returncode == 1
     assert "no tool named 'nope'" in done.stderr and "word-count" in done.stderr
+
+
+def test_call_never_prints_a_secret(tmp_path):
+    home = tmp_path / "home"
+    (home / "tools" / "leak").mkdir(parents=True)
+    (home / "tools" / "leak" / "index.js").write_text(
+        'module.exports = { description: "Leaks.", parameters: { type: "object" }, execute(ctx) {'
+        ' ctx.log("log " + ctx.env.GITHUB_TOKEN); return "result " + ctx.env.GITHUB_TOKEN; } };')
+    env = {**os.environ, "RIENDA_HOME": str(home), "GITHUB_TOKEN": "ghp_0123456789abcdef"}
+    done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "call", "leak"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "result [redacted]\n")
+    assert "[tool:leak] log [redacted]" in done.stderr and "ghp_0123456789abcdef" not in done.stderr

@@ -9,11 +9,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+
+from .processes import alive, wait_for_file
 
 PUBLISH_ASK = """module.exports = { description: "Asks first.", parameters: { type: "object" },
   execute(ctx) { return ctx.confirm({ title: "Publish", body: "Push?" }) ? "pushed" : { text: "cancelled", isError: true }; } };"""
@@ -185,3 +186,166 @@ def test_s_at_the_prompt_allows_the_same_request_for_the_rest_of_the_session(set
     assert "confirm 'Publish': allowed (allowed for this session)" in rest
     assert "confirm 'Publish': allowed (allowed earlier in this session)" in rest
     assert "s = for this session" not in rest  # the second request was not asked
+
+
+SLEEPER = """module.exports = { description: "Sleeps in a command.", parameters: { type: "object" },
+  execute(ctx) { ctx.log("sleeping"); ctx.system.exec("echo $$ > child.pid; exec sleep 60"); return "woke"; } };"""
+
+
+@pytest.fixture
+def start_run():
+    """Start ``rienda run`` processes; any still running when the test ends is killed."""
+    started = []
+
+    def start(home, work, *args):
+        env = {**os.environ, "RIENDA_HOME": str(home)}
+        proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", *args], cwd=work, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def read_until(stream, marker: str) -> str:
+    """Lines from ``stream`` up to the one holding ``marker`` (the process prints it when it gets there)."""
+    seen = ""
+    while marker not in seen:
+        line = stream.readline()
+        assert line, f"the stream ended before {marker!r}; got {seen!r}"
+        seen += line
+    return seen
+
+
+def session_records(home):
+    [path] = (home / "sessions").glob("*.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_sigterm_during_a_command_ends_its_children_runs_after_run_closes_the_session_and_exits_143(setup, start_run):
+    home, work = setup
+    (home / "tools" / "sleeper").mkdir()
+    (home / "tools" / "sleeper" / "index.js").write_text(SLEEPER)
+    (home / "agents" / "pub.md").write_text((home / "agents" / "pub.md").read_text().replace("[publish]", "[sleeper]"))
+    write_script(work, [{"text": "", "tool_calls": [{"name": "sleeper", "arguments": {}}]}, {"text": "never"}])
+    proc = start_run(home, work, "--agent", "pub", "sleep")
+    read_until(proc.stderr, "[tool:sleeper] sleeping")
+    child = int(wait_for_file(work / "child.pid"))
+    assert alive(child)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143
+    assert not alive(child), "the command's process group was ended"
+    assert "afterRun interrupted" in err
+    records = session_records(home)
+    assert records[-1] == {"type": "run_end", "reason": "interrupted", "error": None}
+    assert [r["text"] for r in records if r.get("role") == "tool"] == ["interrupted before the tool finished"]
+
+
+def test_a_second_ctrl_c_stops_an_after_run_hook_that_never_returns(setup, start_run):
+    home, work = setup
+    (home / "hooks" / "audit" / "index.js").write_text(
+        'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); for (;;) {} } };')
+    write_script(work, [{"text": " ".join(["word"] * 500), "chunk_delay_ms": 20}])
+    proc = start_run(home, work, "--agent", "pub", "talk")
+    assert proc.stdout.read(5) == "word "
+    proc.send_signal(signal.SIGINT)
+    read_until(proc.stderr, "afterRun interrupted")  # the first interrupt let afterRun run
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "afterRun was stopped by another interrupt" in err
+    records = session_records(home)
+    assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
+    assert records[-2]["point"] == "afterRun" and records[-1]["reason"] == "interrupted"
+
+
+def test_two_runs_of_one_session_at_once_the_second_is_refused_before_it_writes(setup, start_run):
+    home, work = setup
+    write_script(work, [{"text": "first"}, {"text": " ".join(["word"] * 500), "chunk_delay_ms": 20}, {"text": "x"}])
+    session_id = rienda(home, work, "run", "hello").stderr.split("session ")[-1].split()[0]
+    path = home / "sessions" / f"{session_id}.jsonl"
+    holder = start_run(home, work, "--session", session_id, "talk")
+    assert holder.stdout.read(5) == "word "
+    before = path.read_bytes()
+    second = rienda(home, work, "run", "--session", session_id, "me too")
+    assert second.returncode == 1
+    assert f"rienda: session {session_id} is being written by another run (pid {holder.pid}): {path}" in second.stderr
+    assert path.read_bytes().startswith(before) and b"me too" not in path.read_bytes()
+    holder.send_signal(signal.SIGINT)
+    holder.communicate(timeout=30)
+    assert rienda(home, work, "run", "--session", session_id, "now").returncode == 0
+
+
+def test_a_full_disk_ends_the_run_with_one_clear_line_and_leaves_a_session_that_loads(setup):
+    import resource
+
+    from rienda_kernel.engine.sessions import SessionStore
+
+    home, work = setup
+    (home / "tools" / "big").mkdir()
+    (home / "tools" / "big" / "index.js").write_text(
+        'module.exports = { description: "Big.", parameters: { type: "object" }, execute: () => "x".repeat(20000) };')
+    (home / "agents" / "pub.md").write_text((home / "agents" / "pub.md").read_text().replace("[publish]", "[big]"))
+    write_script(work, [{"text": "", "tool_calls": [{"name": "big", "arguments": {}}]}, {"text": "never"}])
+    limit = 4096  # bytes any file of the process may reach: the 20 kB result cannot be saved
+
+    def small_disk():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "go"], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=60, preexec_fn=small_disk)
+    [path] = (home / "sessions").glob("*.jsonl")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    [line] = [line for line in done.stderr.splitlines() if "cannot write" in line]
+    assert line.startswith(f"rienda: cannot write to session file {path}: File too large;")
+    assert "afterRun error" in done.stderr
+    data = path.read_bytes()
+    assert len(data) <= limit and data.endswith(b"\n")
+    loaded = SessionStore(home).load(path.stem)
+    assert loaded.warnings == []
+    assert [m.role for m in loaded.messages] == ["user", "assistant"]
+    assert json.loads(data.splitlines()[-1])["type"] == "run_end"
+
+
+def test_no_secret_reaches_json_events_or_the_terminal(setup):
+    home, work = setup
+    key = "sk-live-0123456789abcdef"
+    (home / "tools" / "leak").mkdir()
+    (home / "tools" / "leak" / "index.js").write_text(
+        'module.exports = { description: "Leaks.", parameters: { type: "object" }, execute(ctx) {'
+        ' ctx.log("log " + ctx.env.OPENAI_API_KEY); ctx.system.exec("echo out $OPENAI_API_KEY");'
+        ' return "result " + ctx.env.OPENAI_API_KEY; } };')
+    (home / "agents" / "pub.md").write_text((home / "agents" / "pub.md").read_text().replace("[publish]", "[leak]"))
+    write_script(work, [{"text": f"my key is {key}", "tool_calls": [{"name": "leak", "arguments": {"k": key}}]},
+                        {"text": f"still {key}"}])
+    env = {**os.environ, "RIENDA_HOME": str(home), "OPENAI_API_KEY": key}
+    for json_flag in (["--json"], []):
+        done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", *json_flag, "go"],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert key not in done.stdout and key not in done.stderr
+        assert "[redacted]" in done.stdout and "log [redacted]" in done.stderr + done.stdout
+
+
+def test_config_yaml_says_what_it_ignored_and_refuses_a_wrong_type(setup):
+    home, work = setup
+    write_script(work, PUBLISH_SCRIPT)
+    config = home / "config.yaml"
+    config.write_text("auto_aprove: true\n")
+    done = rienda(home, work, "run", "--agent", "pub", "publish it")
+    hint = f"diagnostic: {config}:1: unknown setting 'auto_aprove' (did you mean 'auto_approve'?); ignored"
+    assert hint in done.stderr and "confirm 'Publish': denied (default-deny)" in done.stderr
+    for listing in ("agents", "tools", "hooks"):
+        assert hint in rienda(home, work, listing).stderr
+    config.write_text('# approvals\nauto_approve: "true"\n')
+    sessions = list((home / "sessions").glob("*.jsonl"))
+    done = rienda(home, work, "run", "--agent", "pub", "publish it")
+    assert done.returncode == 1 and list((home / "sessions").glob("*.jsonl")) == sessions
+    assert f"rienda: {config}:2: auto_approve must be true or false (a YAML boolean, without quotes), got the string 'true'" in done.stderr

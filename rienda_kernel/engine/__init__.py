@@ -62,6 +62,10 @@ _WHERE = {  # name -> the submodule defining it
     "Sandbox": "sandbox",
     "SandboxError": "errors",
     "ScriptError": "errors",
+    "ScrubbingUI": "ui",
+    "SessionBusy": "errors",
+    "SessionError": "errors",
+    "SessionWriteError": "errors",
     "TextDelta": "events",
     "ThinkingDelta": "events",
     "ToolCall": "messages",
@@ -74,8 +78,10 @@ _WHERE = {  # name -> the submodule defining it
     "Via": "ui",
     "invoke_tool": "tools",
     "load_config": "config",
-    "redact": "config",
+    "read_config": "config",
+    "redact_config": "secrets",
     "rienda_home": "config",
+    "scrub": "secrets",
 }
 
 __all__ = [
@@ -124,6 +130,10 @@ __all__ = [
     "Sandbox",
     "SandboxError",
     "ScriptError",
+    "ScrubbingUI",
+    "SessionBusy",
+    "SessionError",
+    "SessionWriteError",
     "TextDelta",
     "ThinkingDelta",
     "ToolCall",
@@ -136,8 +146,10 @@ __all__ = [
     "Via",
     "invoke_tool",
     "load_config",
-    "redact",
+    "read_config",
+    "redact_config",
     "rienda_home",
+    "scrub",
 ]
 
 

@@ -3,10 +3,16 @@
 Stopping is cooperative except for JavaScript: the sandbox registers a callback that
 terminates the isolate, and every blocking host call (``ctx.confirm``, ``ctx.system.exec``,
 ``ctx.http.fetch``) waits on the token as well as on its own work.
+
+Front ends call :meth:`CancelToken.cancel` at every interrupt (Ctrl-C, the kernel's stop
+button, SIGTERM). The first stops the run; the work that must still have its chance after
+a stop (``afterRun``, ``afterModelResponse`` reviewing a partial answer) runs under a
+token from :meth:`CancelToken.for_wind_down`, which the next interrupt stops.
 """
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,21 +34,45 @@ class CancelToken:
         self._lock = threading.Lock()
         self._callbacks: dict[int, Callable[[], None]] = {}
         self._next_key = 0
+        self._interrupts = 0
+        self._wind_downs: list[tuple[int, CancelToken]] = []  # (interrupts that stop it, token)
 
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
 
     def cancel(self) -> None:
-        """Cancel and run the registered callbacks; a second call does nothing."""
+        """Count one interrupt. The first cancels this token and runs the registered
+        callbacks; each one cancels the :meth:`for_wind_down` tokens it is due to stop."""
         with self._lock:
-            if self._event.is_set():
-                return
+            self._interrupts += 1
+            first = not self._event.is_set()
             self._event.set()
-            callbacks = list(self._callbacks.values())
+            callbacks = list(self._callbacks.values()) if first else []
             self._callbacks.clear()
+            due = [token for stops_at, token in self._wind_downs if stops_at <= self._interrupts]
+            self._wind_downs = [(n, token) for n, token in self._wind_downs if n > self._interrupts]
         for callback in callbacks:
             callback()
+        for token in due:
+            token.cancel()
+
+    def for_wind_down(self) -> CancelToken:
+        """A token for work that follows a stop and must have its chance: cancelled by the
+        next interrupt of this token, and at the latest by the second one.
+
+        Made before any interrupt, the first stops it; made after the first (the run was
+        stopped, ``afterRun`` now runs), the second does; made after the second, it is
+        cancelled already.
+        """
+        token = CancelToken()
+        with self._lock:
+            stops_at = min(self._interrupts + 1, 2)
+            if self._interrupts < stops_at:
+                self._wind_downs.append((stops_at, token))
+                return token
+        token.cancel()
+        return token
 
     def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Register ``callback``; returns a function that unregisters it."""
@@ -64,31 +94,56 @@ class CancelToken:
             raise Interrupted("stopped")
 
 
-def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | None = None) -> tuple[Any, bool]:
-    """Run ``work(cancel)`` in a thread while the calling (main) thread waits, so Ctrl-C
-    cancels it instead of abandoning it; returns (its result, whether Ctrl-C came).
+def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | None = None, *,
+                      signals: tuple[int, ...] = (signal.SIGINT,)) -> tuple[Any, int | None]:
+    """Run ``work(cancel)`` in a thread while the calling (main) thread waits, so that each
+    of ``signals`` that arrives (SIGINT is Ctrl-C; add SIGTERM to treat it alike) cancels the
+    token once more instead of abandoning the work; returns (its result, the number of the
+    first signal that came, or None).
 
-    Waits on an Event, not ``Thread.join`` (a KeyboardInterrupt inside ``join`` can leave
-    ``is_alive()`` wrongly False), and checks it inside the ``try``: Ctrl-C may land on
-    any bytecode of the loop.
+    On the main thread the signals get handlers that only note them (restored afterwards),
+    so no KeyboardInterrupt can land inside ``cancel()``; elsewhere a KeyboardInterrupt
+    counts as SIGINT. Waits on Events, not ``Thread.join`` (a KeyboardInterrupt inside
+    ``join`` can leave ``is_alive()`` wrongly False).
     """
     cancel = cancel or CancelToken()
     box: dict[str, Any] = {}
+    wake = threading.Event()
     done = threading.Event()
+    arrived: list[int] = []
 
     def target() -> None:
         try:
             box["value"] = work(cancel)
         finally:
             done.set()
+            wake.set()
 
+    def noted(signum: int, _frame: Any) -> None:
+        arrived.append(signum)
+        wake.set()
+
+    previous = _handle(signals, noted)
     threading.Thread(target=target, name="rienda-run", daemon=True).start()
-    interrupted = False
-    while True:
-        try:
-            if done.wait(0.1):
-                break
-        except KeyboardInterrupt:
-            interrupted = True
-            cancel.cancel()
-    return box.get("value"), interrupted
+    handled = 0
+    try:
+        while not done.is_set() or handled < len(arrived):
+            try:
+                wake.wait(0.1)
+                wake.clear()
+            except KeyboardInterrupt:
+                arrived.append(signal.SIGINT)
+            while handled < len(arrived):
+                handled += 1
+                cancel.cancel()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return box.get("value"), (arrived[0] if arrived else None)
+
+
+def _handle(signals: tuple[int, ...], handler: Callable[[int, Any], None]) -> dict[int, Any]:
+    """Install ``handler`` for ``signals`` when on the main thread; the handlers it replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.signal(signum, handler) for signum in signals}

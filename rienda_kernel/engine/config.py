@@ -1,25 +1,60 @@
-"""Where Rienda's files live, the user's configuration, and redaction of secrets.
+"""Where Rienda's files live, and the user's configuration (``config.yaml``).
 
 ``RIENDA_HOME`` (default ``~/.rienda``) holds ``tools/``, ``hooks/``, ``agents/``,
 ``sessions/`` and ``config.yaml``. Extensions are read from there only, never from a
 workspace.
+
+``config.yaml`` is a mapping of the settings in :data:`SETTINGS`. A setting of the wrong
+type is a :class:`ConfigError` naming the file and line; an unknown key is a
+:class:`Diagnostic` (with the closest known key) and is ignored; a setting left empty is
+not set. ``providers`` entries are checked by the provider registry when a model uses them.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
-import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .errors import ConfigError
+from .events import Diagnostic
 
-__all__ = ["REDACTED", "load_config", "redact", "rienda_home", "yaml_problem"]
+__all__ = ["SETTINGS", "load_config", "read_config", "rienda_home", "yaml_problem"]
 
-REDACTED = "[redacted]"
-_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|authorization|credential)", re.I)
+DIAGNOSTIC_SOURCE = "config"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One top-level key of ``config.yaml``: ``accepts(value)`` says whether ``value``
+    fits; ``expected`` says what does, for the error message."""
+
+    accepts: Callable[[Any], bool]
+    expected: str
+
+
+def _model_id(value: Any) -> bool:
+    provider, slash, name = value.partition("/") if isinstance(value, str) else ("", "", "")
+    return bool(slash and provider.strip() and name.strip())
+
+
+def _positive_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+SETTINGS: dict[str, Setting] = {
+    "default_model": Setting(_model_id, "provider/model, e.g. openai/gpt-4o"),
+    "auto_approve": Setting(lambda v: isinstance(v, bool), "true or false (a YAML boolean, without quotes)"),
+    "providers": Setting(lambda v: isinstance(v, dict), "a mapping of provider names to their settings"),
+    "max_turns": Setting(lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
+                         "a positive whole number of model turns"),
+    "load_timeout": Setting(_positive_number, "a positive number of seconds"),
+}
 
 
 def rienda_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -29,51 +64,71 @@ def rienda_home(home: str | os.PathLike[str] | None = None) -> Path:
 
 
 def load_config(home: Path) -> dict[str, Any]:
-    """Parse ``home/config.yaml`` (an empty dict when absent).
+    """The settings of ``home/config.yaml`` (an empty dict when absent); see :func:`read_config`."""
+    return read_config(home)[0]
 
-    Raises :class:`ConfigError` naming the file and line for malformed YAML or a
-    document that is not a mapping.
+
+def read_config(home: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """Parse and check ``home/config.yaml``: its settings, and a diagnostic per unknown key.
+
+    Raises :class:`ConfigError` naming the file and line for malformed YAML, a document
+    that is not a mapping, or a setting of the wrong type. Unknown keys are kept in the
+    settings (a front end may read its own), empty ones are dropped.
     """
     path = home / "config.yaml"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return {}, []
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+    data, lines = _parse(path, text)
+    diagnostics = []
+    for key, value in list(data.items()):
+        line = lines.get(key, 1)
+        setting = SETTINGS.get(key)
+        if setting is None:
+            diagnostics.append(_unknown(path, line, key))
+        elif value is None:
+            del data[key]
+        elif not setting.accepts(value):
+            raise ConfigError(f"{path}:{line}: {key} must be {setting.expected}, got {_shown(value)}")
+    return data, diagnostics
+
+
+def _parse(path: Path, text: str) -> tuple[dict[Any, Any], dict[Any, int]]:
+    """The document as a dict and the 1-based line of each top-level key."""
+    loader = yaml.SafeLoader(text)
     try:
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         line, problem = yaml_problem(exc)
         raise ConfigError(f"{path}:{line + 1 if line is not None else '?'}: malformed YAML: {problem}") from exc
+    finally:
+        loader.dispose()
     if data is None:
-        return {}
+        return {}, {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
-    return data
+    lines = {key.value: key.start_mark.line + 1 for key, _ in node.value if isinstance(key, yaml.ScalarNode)}
+    return data, lines
+
+
+def _unknown(path: Path, line: int, key: Any) -> Diagnostic:
+    close = difflib.get_close_matches(str(key), SETTINGS, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return Diagnostic(DIAGNOSTIC_SOURCE, f"{path}:{line}: unknown setting {key!r}{hint}; ignored "
+                      f"(the settings are {', '.join(SETTINGS)})", path=str(path), line=line)
+
+
+def _shown(value: Any) -> str:
+    kind = {str: "the string", bool: "the boolean", int: "the number", float: "the number",
+            list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+    return f"{kind} {value!r:.60}" if not isinstance(value, (list, dict)) else kind
 
 
 def yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str]:
     """The 0-based line a YAML error points at (None if unknown) and what is wrong."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     return (mark.line if mark else None), (getattr(exc, "problem", None) or str(exc))
-
-
-def redact(value: Any) -> Any:
-    """A deep copy of ``value`` in which every secret-looking key's value is replaced.
-
-    A key is secret-looking when its name mentions a key, token, secret, password,
-    authorization or credential, unless it ends in ``_env`` (the *name* of a variable).
-    """
-    if isinstance(value, dict):
-        return {
-            key: REDACTED if _is_secret(key, item) else redact(item) for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [redact(item) for item in value]
-    return value
-
-
-def _is_secret(key: Any, value: Any) -> bool:
-    name = str(key)
-    return bool(_SECRET_KEY.search(name)) and not name.lower().endswith("_env") and value is not None

@@ -3,10 +3,13 @@
     RiendaError                 every error Rienda raises on purpose
      ├── ArgumentsError         a model's tool arguments do not fit the tool (names the field)
      ├── ConfigError            a malformed configuration or agent file (names file and line)
+     │    └── SessionError      a session that does not exist or cannot be read (names it)
+     │         └── SessionBusy  another process (or conversation) is writing that session
      ├── ExtensionError         a tool or hook file that cannot be used (names file and line)
      ├── Interrupted            the invocation or run was stopped from another thread
      ├── PayloadError           a payload that is not what a hook point receives (names the field)
      ├── ProviderError          a model provider failed; says what the server sent
+     ├── SessionWriteError      a session file could not be written (a full disk...)
      └── SandboxError           JavaScript failed inside an invocation
           ├── ScriptError       the script threw; carries the JS error's name and location
           └── OutOfMemory       the isolate reached its hard memory limit
@@ -28,6 +31,9 @@ __all__ = [
     "RiendaError",
     "SandboxError",
     "ScriptError",
+    "SessionBusy",
+    "SessionError",
+    "SessionWriteError",
 ]
 
 
@@ -41,6 +47,29 @@ class ArgumentsError(RiendaError):
 
 class ConfigError(RiendaError):
     """A configuration or agent file is malformed; the message names the file and line."""
+
+
+class SessionError(ConfigError):
+    """A session that does not exist, already exists, or whose file cannot be used.
+
+    The message names the session id and directory, or the file and line at fault.
+    """
+
+
+class SessionBusy(SessionError):
+    """The session is being written by another run (one writer per session at a time).
+
+    The message names the session, its file and, where the system tells, the pid of the
+    process holding it.
+    """
+
+
+class SessionWriteError(RiendaError):
+    """A line could not be appended to a session file (a full disk, a file-size limit).
+
+    The message names the file and the system's reason; the file keeps every complete
+    line written before.
+    """
 
 
 class ExtensionError(RiendaError):

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import imports
 from .builtin_tools import BUILTIN_TOOLS, BuiltinTool
 from .errors import ExtensionError
 from .events import Diagnostic
 from .sandbox import Sandbox
+from .schemas import schema_problems
 
 __all__ = [
     "HOOK_POINTS",
@@ -185,15 +185,8 @@ def _check_tool(
 
 
 def _schema_problems(parameters: Any) -> list[str]:
-    jsonschema = imports.jsonschema()
-    try:
-        jsonschema.validators.validator_for(parameters).check_schema(parameters)
-    except jsonschema.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path) or "(top)"
-        return [f"'parameters' is not a valid JSON Schema at {where}: {exc.message}"]
-    if parameters.get("type") != "object":
-        return ["'parameters' must describe an object (type: \"object\"), since arguments are a JSON object"]
-    return []
+    """The whole schema checked at load, every ``$ref`` resolved (:mod:`.schemas`)."""
+    return schema_problems(parameters)
 
 
 def _check_hook(path: Path, name: str, text: str, kinds: dict[str, str], found: list[Diagnostic]) -> Hook | None:

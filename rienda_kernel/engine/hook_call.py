@@ -30,7 +30,6 @@ import jsonschema
 
 from .agents import Agent
 from .cancel import CancelToken, run_interruptibly
-from .config import redact
 from .errors import ConfigError, Interrupted, PayloadError
 from .events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
 from .extensions import HOOK_POINTS, Hook
@@ -38,7 +37,8 @@ from .hooks import HookChain, ModelResponse
 from .host import RunContext
 from .messages import Message, ToolCall
 from .sandbox import JSValue, Sandbox
-from .sessions import Scrubber, new_session_id
+from .secrets import redact_config, scrub
+from .sessions import new_session_id
 from .tools import ToolResult
 from .ui import UI, RelayUI
 
@@ -118,7 +118,7 @@ class HookCall:
             "diagnostics": [e.message for e in self.events if isinstance(e, Diagnostic)],
             "output": "".join(e.text for e in self.events if isinstance(e, Output)),
         }
-        return Scrubber().scrub(data)
+        return scrub(data)
 
     def lines(self, activity: bool = True) -> list[str]:
         """The call for a person: what it returned and did, then (with ``activity``) its
@@ -189,7 +189,7 @@ def prepare_hook_call(rienda: Any, name: str, point: str, payload: str | dict[st
     session_id = session_id or new_session_id()
     fitted = fit_payload(point, payload, _defaults(point, agent, session_id))
     context = {"workdir": rienda.workdir, "session": {"id": session_id}, "agent": agent.to_ctx(),
-               "config": redact(rienda.config())}
+               "config": redact_config(rienda.config())}
     return HookInvocation(hook, point, fitted, rienda.sandbox, context)
 
 

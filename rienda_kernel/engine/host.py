@@ -20,7 +20,7 @@ from typing import Any
 from . import http_client, process
 from .cancel import CancelToken
 from .events import Log, Notify, Output
-from .ui import UI
+from .ui import ScrubbingUI, UI
 from .workspace import Workspace
 
 __all__ = ["Host", "RunContext"]
@@ -33,6 +33,9 @@ class RunContext:
     ``session`` holds at least ``id``; ``agent`` at least ``id``, ``description``,
     ``model``, ``tools`` and ``hooks``; ``config`` is the user's configuration with
     secrets already redacted; ``env`` the environment variables ``ctx.env`` shows.
+
+    ``ui`` is always a :class:`ScrubbingUI` (the given one is put behind one), so every
+    event an extension or the loop emits reaches the front end scrubbed.
     """
 
     workdir: Path
@@ -41,6 +44,9 @@ class RunContext:
     agent: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ui", ScrubbingUI.around(self.ui))
 
 
 class Host:

@@ -3,6 +3,9 @@
 Every request runs on a small worker thread so that the caller can stop waiting the
 moment its :class:`CancelToken` is cancelled or the overall timeout passes; an
 abandoned worker stops reading at the next body chunk and closes its response.
+
+A credential header sent (``Authorization``, ``X-Api-Key``...) is remembered as a secret
+(:func:`secrets.remember`), so a server that echoes it back cannot carry it into any output.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from . import imports
 from .cancel import CancelToken
 from .errors import Interrupted
+from .secrets import is_credential_field, remember
 
 with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
     import httpx
@@ -86,6 +90,9 @@ def fetch(
     if cancel is not None and cancel.cancelled:
         raise Interrupted(f"fetch {url} interrupted before it started")
     _check_url(url)
+    for name, value in (headers or {}).items():
+        if is_credential_field(name):
+            remember(value)
     request = _Request(client or shared_client(), method, url, headers, body, _timeout(timeout_ms))
     unregister = cancel.on_cancel(request.done.set) if cancel is not None else (lambda: None)
     try:

@@ -13,10 +13,20 @@ Contracts:
   ``meta.interrupted`` or ``meta.error``; calls that never ran get an error result, so the
   conversation stays valid for every vendor on resume).
 - The run ends with ``end_turn``, ``interrupted`` (the cancel token was set) or ``error``
-  (provider failure, exhausted script, unknown tool, ``max_turns`` model turns taken
-  without a final answer, internal error); ``afterRun`` sees that reason. Nothing but a :class:`RunResult` comes out: no exception escapes.
+  (provider failure, exhausted script, a session file that cannot be written, a model that
+  keeps calling undeclared tools, ``max_turns`` model turns taken without a final answer,
+  internal error); ``afterRun`` sees that reason. Nothing
+  but a :class:`RunResult` comes out: no exception escapes.
+- A stop lets the wind-down run: ``afterRun``, and ``afterModelResponse`` reviewing a
+  partial answer, run under :meth:`CancelToken.for_wind_down`, so the next interrupt stops
+  them; that is reported and recorded in the session (a ``stopped`` record).
+- Each call is labelled for what it is: a call to a tool the agent does not declare gets an
+  error result naming the agent's tools (the model can recover), and the other calls of the
+  turn run normally; :data:`UNKNOWN_TOOL_TURNS` model turns in a row with such calls end the
+  run with ``error``.
 - A refused call does not run and gets no ``afterToolExecute`` (no tool returned).
-- Everything is reported as events through the run's UI; hook decisions are also saved.
+- Everything is reported as events through the run's UI (scrubbed of secrets, streamed
+  text re-cut so that no secret is split across deltas); hook decisions are also saved.
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cancel import CancelToken
-from .errors import Interrupted, ProviderError, RiendaError
+from .errors import Interrupted, ProviderError, RiendaError, SessionWriteError
 from .events import (
     Diagnostic,
     Event,
@@ -56,10 +66,13 @@ from .providers import (
     VendorStateChunk,
 )
 from .sandbox import Sandbox
+from .secrets import StreamGuard, scrub_text
 from .tools import ToolResult, invoke_tool
-from .ui import UI, Answer, Approvals, decide
+from .ui import UI, Answer, Approvals, ScrubbingUI, decide
 
-__all__ = ["RunResult", "TurnSetup", "run_prompt"]
+__all__ = ["UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
+
+UNKNOWN_TOOL_TURNS = 3  # model turns in a row calling undeclared tools before the run ends
 
 
 @dataclass(frozen=True)
@@ -105,12 +118,13 @@ class TurnSetup:
     max_turns: int = 50  # model turns one run may take
 
 
-class _RunUI(UI):
-    """The front end's UI, plus the session's memory: hook decisions are saved, and a
-    request allowed "for this session" (same title and body) is not asked again."""
+class _RunUI(ScrubbingUI):
+    """The front end's (scrubbing) UI, plus the session's memory: hook decisions are saved,
+    and a request allowed "for this session" (same title and body) is not asked again.
+    Events are scrubbed once, by ``inner``."""
 
-    def __init__(self, inner: UI, record: Any, approvals: set[tuple[str, str]]) -> None:
-        super().__init__(record_events=False)
+    def __init__(self, inner: ScrubbingUI, record: Any, approvals: set[tuple[str, str]]) -> None:
+        super().__init__(inner)
         self._inner = inner
         self._record = record
         self._approvals = Approvals(approvals, lambda title, body: record({"type": "approval", "title": title,
@@ -142,16 +156,12 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     run = RunContext(setup.run.workdir, _RunUI(ui, setup.writer.append_record, setup.approvals), setup.run.session,
                      setup.run.agent, setup.run.config, setup.run.env)
     chain = HookChain([setup.catalog.hooks[name] for name in setup.agent.hooks], setup.sandbox, run)
-    save(Message.user(prompt))
-    ui.emit(RunStart(setup.session_id, setup.agent.id, setup.model_id))
     reason, error = "end_turn", None
     try:
+        save(Message.user(prompt))
+        ui.emit(RunStart(setup.session_id, setup.agent.id, setup.model_id))
         chain.before_run(setup.session_id, setup.agent.id, setup.model_id, cancel)
-        turns = 1
-        while _model_turn(setup, chain, run, save, cancel):
-            if turns == setup.max_turns:
-                raise RiendaError(_max_turns_message(setup.max_turns))
-            turns += 1
+        _turns(setup, chain, run, save, cancel)
     except Interrupted:
         reason = "interrupted"
     except (ProviderError, RiendaError) as exc:
@@ -159,8 +169,8 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     except Exception as exc:  # noqa: BLE001 - a bug must end the run, not lose the session
         reason, error = "error", f"internal error: {type(exc).__name__}: {exc}"
         ui.emit(Diagnostic("engine", traceback.format_exc()))
-    _after_run(chain, reason, ui)
-    setup.writer.append_record({"type": "run_end", "reason": reason, "error": error})
+    reason, error = _end(setup, chain, reason, error, cancel)
+    error = None if error is None else scrub_text(error)  # front ends show it as it is
     ui.emit(RunEnd(reason, error))
     return RunResult(setup.session_id, reason, produced, error)
 
@@ -170,15 +180,62 @@ def _max_turns_message(limit: int) -> str:
             "--max-turns N on rienda run, or max_turns: N in the agent's front matter or in config.yaml")
 
 
-def _after_run(chain: HookChain, reason: str, ui: UI) -> None:
+def _turns(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, cancel: CancelToken) -> None:
+    """Model turns until one calls no tool. ``max_turns`` turns that all called tools, or a
+    model that calls tools the agent does not declare in :data:`UNKNOWN_TOOL_TURNS` turns in
+    a row, end the run with an error."""
+    in_a_row, turns = 0, 1
+    while calls := _model_turn(setup, chain, run, save, cancel):
+        if turns == setup.max_turns:
+            raise RiendaError(_max_turns_message(setup.max_turns))
+        turns += 1
+        unknown = sorted({call.name for call in calls if call.name not in setup.agent.tools})
+        in_a_row = in_a_row + 1 if unknown else 0
+        if in_a_row >= UNKNOWN_TOOL_TURNS:
+            raise ProviderError(
+                f"the model kept calling tools agent {setup.agent.id} does not declare ({in_a_row} model turns "
+                f"in a row, lately {', '.join(map(repr, unknown))}; its tools: {_tool_list(setup.agent)})")
+
+
+def _end(setup: TurnSetup, chain: HookChain, reason: str, error: str | None,
+         cancel: CancelToken) -> tuple[str, str | None]:
+    """``afterRun`` (which the next interrupt stops), then the ``run_end`` record; the
+    reason and error the run ends with (``error`` if its session file could not be written)."""
     try:
-        chain.after_run(reason, CancelToken())
+        chain.after_run(reason, cancel.for_wind_down())
     except Interrupted:
-        ui.emit(Diagnostic("engine", "afterRun hooks were stopped"))
+        _stopped(setup, chain.run.ui, "afterRun", "its hooks did not finish")
+    except SessionWriteError:
+        pass  # kept as the writer's failure, reported below
+    failure = setup.writer.failure
+    if failure is not None and error is None:
+        reason, error = "error", str(failure)
+    _record(setup.writer, {"type": "run_end", "reason": reason, "error": error})
+    return reason, error
 
 
-def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, cancel: CancelToken) -> bool:
-    """One model call and its tool calls; True when another turn is needed."""
+def _stopped(setup: TurnSetup, ui: UI, point: str, what: str) -> None:
+    """Report and record that an interrupt stopped the wind-down at ``point``."""
+    message = f"{point} was stopped by another interrupt: {what}"
+    ui.emit(Diagnostic("engine", message))
+    _record(setup.writer, {"type": "stopped", "point": point, "message": message})
+
+
+def _record(writer: Any, record: dict[str, Any]) -> None:
+    """Append a record while the run ends; a write failure is already the writer's ``failure``."""
+    try:
+        writer.append_record(record)
+    except SessionWriteError:
+        pass
+
+
+def _tool_list(agent: Any) -> str:
+    return ", ".join(agent.tools) or "none"
+
+
+def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
+                cancel: CancelToken) -> tuple[ToolCall, ...]:
+    """One model call and its tool calls; the calls (none: the run is done)."""
     agent = setup.agent
     system = chain.before_model_request(agent.system, setup.model_id, setup.history, cancel)
     tools = [ToolSpec(t.name, t.description, t.parameters) for t in (setup.catalog.tools[n] for n in agent.tools)]
@@ -186,7 +243,7 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, 
     try:
         streamed, usage, vendor = _stream(setup.provider, request, run.ui, cancel)
     except _Partial as partial:
-        _save_partial(chain, partial, save)
+        _save_partial(setup, chain, partial, save, cancel)
         raise partial.cause from None
     try:
         response = chain.after_model_response(streamed, cancel)
@@ -199,21 +256,17 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, 
     message = Message("assistant", response.text, response.thinking, calls, usage=usage, meta=meta)
     save(message)
     run.ui.emit(MessageSaved(message.to_dict()))
-    unknown = [call.name for call in calls if call.name not in agent.tools]
-    if unknown:
-        for call in calls:
-            _save_result(call, ToolResult(f"unknown tool {call.name!r}; this agent's tools: "
-                                          f"{', '.join(agent.tools) or 'none'}", True), run.ui, save)
-        raise ProviderError(f"the model called {', '.join(map(repr, unknown))}, which agent "
-                            f"{agent.id} does not declare (its tools: {', '.join(agent.tools) or 'none'})")
     for index, call in enumerate(calls):
         try:
-            _tool_call(setup, chain, run, save, call, cancel)
+            if call.name in agent.tools:
+                _tool_call(setup, chain, run, save, call, cancel)
+            else:
+                _unknown_tool_call(agent, run, save, call)
         except Interrupted:
             for pending in calls[index:]:
                 _save_result(pending, ToolResult("interrupted before the tool finished", True), run.ui, save)
             raise
-    return bool(calls)
+    return calls
 
 
 class _Partial(Exception):
@@ -234,15 +287,16 @@ def _stream(provider: Provider, request: ModelRequest, ui: UI,
     calls: list[ToolCall] = []
     usage: Usage | None = None
     vendor: dict[str, Any] = {}
+    shown = _Deltas(ui)
     try:
         for chunk in provider.stream(request, cancel):
             cancel.raise_if_cancelled()
             if isinstance(chunk, TextChunk):
                 text.append(chunk.text)
-                ui.emit(TextDelta(chunk.text))
+                shown.add(TextDelta, chunk.text)
             elif isinstance(chunk, ThinkingChunk):
                 thinking.append(chunk.text)
-                ui.emit(ThinkingDelta(chunk.text))
+                shown.add(ThinkingDelta, chunk.text)
             elif isinstance(chunk, ToolCallChunk):
                 calls.append(chunk.call)
             elif isinstance(chunk, UsageChunk):
@@ -254,18 +308,46 @@ def _stream(provider: Provider, request: ModelRequest, ui: UI,
         cancel.raise_if_cancelled()
     except (Interrupted, RiendaError) as exc:
         raise _Partial(ModelResponse("".join(text), "".join(thinking)), exc) from exc
+    finally:
+        shown.flush()
     return ModelResponse("".join(text), "".join(thinking), tuple(calls)), usage, vendor
 
 
-def _save_partial(chain: HookChain, partial: _Partial, save: Any) -> None:
-    """Save a partial answer, reviewed by afterModelResponse first (as every answer is)."""
+class _Deltas:
+    """Streamed text and thinking on their way to the front end, re-cut so that no secret
+    is split across two deltas (each delta is scrubbed on its own)."""
+
+    def __init__(self, ui: UI) -> None:
+        self._ui = ui
+        self._guards = {TextDelta: StreamGuard(), ThinkingDelta: StreamGuard()}
+        self._last: type | None = None
+
+    def add(self, kind: type, piece: str) -> None:
+        if self._last is not None and self._last is not kind:
+            self._show(self._last, self._guards[self._last].flush())
+        self._last = kind
+        self._show(kind, self._guards[kind].feed(piece))
+
+    def flush(self) -> None:
+        for kind, guard in self._guards.items():
+            self._show(kind, guard.flush())
+
+    def _show(self, kind: type, text: str) -> None:
+        if text:
+            self._ui.emit(kind(text))
+
+
+def _save_partial(setup: TurnSetup, chain: HookChain, partial: _Partial, save: Any, cancel: CancelToken) -> None:
+    """Save a partial answer, reviewed by afterModelResponse first (as every answer is);
+    the next interrupt stops the review, and then nothing of the answer is saved."""
     response = partial.response
     if not (response.text or response.thinking):
         return
     flag = "interrupted" if isinstance(partial.cause, Interrupted) else "error"
     try:
-        response = chain.after_model_response(response, CancelToken())
+        response = chain.after_model_response(response, cancel.for_wind_down())
     except Interrupted:
+        _stopped(setup, chain.run.ui, "afterModelResponse", "the partial answer it was reviewing was not saved")
         return
     save(Message("assistant", response.text, response.thinking, meta={flag: True}))
 
@@ -280,6 +362,13 @@ def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, c
     result = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel)
     result = chain.after_tool_execute(call.id, call.name, gate.arguments, result, cancel)
     _save_result(call, result, run.ui, save, {"arguments": gate.arguments} if gate.arguments != call.arguments else None)
+
+
+def _unknown_tool_call(agent: Any, run: RunContext, save: Any, call: ToolCall) -> None:
+    """A call to a tool the agent does not declare: an error result the model can act on."""
+    run.ui.emit(ToolCallStarted(call.id, call.name, call.arguments))
+    _save_result(call, ToolResult(f"unknown tool {call.name!r}; this agent's tools: {_tool_list(agent)}", True),
+                 run.ui, save)
 
 
 def _save_result(call: ToolCall, result: ToolResult, ui: UI, save: Any, meta: dict[str, Any] | None = None) -> None:

@@ -2,7 +2,9 @@
 
 Vendor formats are the providers' business; this is the one shape the loop, the session
 store and the hooks (``[{role, text}]``) share. ``to_dict``/``from_dict`` are the session
-file's JSON form and round-trip exactly.
+file's JSON form and round-trip exactly; ``from_dict`` checks every field and raises
+``ValueError`` naming the first one missing or of the wrong type, so a reader can skip the
+line instead of building a message that breaks later.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Message", "ToolCall", "Usage"]
+__all__ = ["ROLES", "Message", "ToolCall", "Usage"]
+
+ROLES = ("user", "assistant", "tool")
 
 
 @dataclass(frozen=True)
@@ -26,8 +30,11 @@ class ToolCall:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
-        return cls(str(data["id"]), str(data["name"]), data.get("arguments"))
+    def from_dict(cls, data: Any) -> ToolCall:
+        """ValueError unless ``data`` is an object with a string ``id`` and ``name``."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a tool call must be an object, got {_kind(data)}")
+        return cls(_get(data, "id", str), _get(data, "name", str), data.get("arguments"))
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,20 @@ class Usage:
 
     def to_dict(self) -> dict[str, int]:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Usage:
+        """ValueError unless ``data`` is an object whose counts are whole numbers >= 0
+        (a count left out is 0; other keys are ignored)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"'usage' must be an object, got {_kind(data)}")
+        counts = {}
+        for key in ("input_tokens", "output_tokens"):
+            value = data.get(key, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"'usage.{key}' must be a whole number >= 0, got {value!r:.40}")
+            counts[key] = value
+        return cls(**counts)
 
 
 @dataclass(frozen=True)
@@ -85,15 +106,42 @@ class Message:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
+        """The message ``to_dict`` wrote; ValueError naming the first bad field."""
+        role = _get(data, "role", str)
+        if role not in ROLES:
+            raise ValueError(f"'role' must be one of {', '.join(ROLES)}, got {role!r:.40}")
+        calls = _get(data, "tool_calls", list, [])
         usage = data.get("usage")
         return cls(
-            role=str(data["role"]),
-            text=str(data.get("text") or ""),
-            thinking=str(data.get("thinking") or ""),
-            tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
-            tool_call_id=data.get("tool_call_id"),
-            name=data.get("name"),
-            is_error=bool(data.get("isError", False)),
-            usage=Usage(**usage) if usage else None,
-            meta=dict(data.get("meta") or {}),
+            role=role,
+            text=_get(data, "text", str, ""),
+            thinking=_get(data, "thinking", str, ""),
+            tool_calls=tuple(ToolCall.from_dict(c) for c in calls),
+            tool_call_id=_get(data, "tool_call_id", str, None if role != "tool" else _REQUIRED),
+            name=_get(data, "name", str, None),
+            is_error=_get(data, "isError", bool, False),
+            usage=None if usage is None else Usage.from_dict(usage),
+            meta=_get(data, "meta", dict, {}),
         )
+
+
+_REQUIRED = object()
+
+
+def _get(data: dict[str, Any], key: str, kind: type, default: Any = _REQUIRED) -> Any:
+    """``data[key]`` checked to be a ``kind``; ``default`` when absent or null (unless required)."""
+    value = data.get(key)
+    if type(value) is kind:  # what json.loads makes: the common case, checked first
+        return value
+    if value is None:
+        if default is _REQUIRED:
+            raise ValueError(f"{key!r} is missing")
+        return default
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ValueError(f"{key!r} must be {_kind(kind())}, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)

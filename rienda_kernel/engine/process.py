@@ -2,7 +2,9 @@
 
 A command runs as ``/bin/sh -c COMMAND`` in a process group of its own, with stdin
 from ``/dev/null``. Its stdout and stderr are read as they arrive, decoded as UTF-8
-incrementally, handed to ``on_output`` chunk by chunk and accumulated in full.
+incrementally, handed to ``on_output`` chunk by chunk and accumulated in full. The chunks
+are cut so that no secret is split across two of them (:class:`secrets.StreamGuard`), so
+that scrubbing each one on its way out catches every secret.
 
 Killing (on timeout, on cancel, or when background processes keep the output open
 after the shell exited) always targets the whole group: SIGTERM, then SIGKILL if the
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from .cancel import CancelToken
 from .errors import Interrupted
+from .secrets import StreamGuard
 
 __all__ = ["CommandResult", "run_command"]
 
@@ -184,6 +187,7 @@ class _Streams:
         self._on_output = on_output
         self._selector = selectors.DefaultSelector()
         self._decoders = {}
+        self._guards = {"stdout": StreamGuard(), "stderr": StreamGuard()}
         self._chunks: dict[str, list[str]] = {"stdout": [], "stderr": []}
         for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
             self._decoders[name] = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -202,13 +206,23 @@ class _Streams:
             if not data:
                 self._selector.unregister(key.fileobj)
             self.deliver(name, self._decoders[name].decode(data, final=not data))
+            if not data:
+                self.flush(name)
 
     def deliver(self, name: str, text: str) -> None:
-        """Record ``text`` on stream ``name`` and pass it on; empty text is dropped."""
+        """Record ``text`` on stream ``name`` and pass it on (but a tail that may begin a
+        secret, held until :meth:`flush` or more text); empty text is dropped."""
         if not text:
             return
         self._chunks[name].append(text)
-        if self._on_output is not None:
+        self._pass_on(name, self._guards[name].feed(text))
+
+    def flush(self, name: str) -> None:
+        """Pass on what stream ``name`` still holds."""
+        self._pass_on(name, self._guards[name].flush())
+
+    def _pass_on(self, name: str, text: str) -> None:
+        if text and self._on_output is not None:
             self._on_output(name, text)
 
     def text(self, name: str) -> str:
@@ -281,6 +295,7 @@ def _result(returncode: int | None, streams: _Streams, outcome: _Outcome, timeou
             "\n[rienda] background processes kept the command's output open and were killed"
             " (redirect their output, e.g. `cmd > log 2>&1 &`, to keep them running)\n",
         )
+    streams.flush("stderr")
     return CommandResult(
         code=_exit_code(returncode),
         stdout=streams.text("stdout"),

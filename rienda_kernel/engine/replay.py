@@ -22,13 +22,13 @@ from typing import Any
 import yaml
 
 from .cancel import CancelToken
-from .config import redact
 from .errors import ConfigError
 from .events import HookDecision
 from .expectations import CallExpectation, Expectations, expectations_beside
 from .hooks import HookChain, ModelResponse
 from .host import RunContext
 from .messages import Message, ToolCall
+from .secrets import redact_config
 from .sessions import LoadedSession, read_session
 from .tools import ToolResult, invoke_tool
 from .ui import UI, NonInteractiveUI, RelayUI
@@ -152,7 +152,7 @@ def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str
             decisions.append(event)
 
     run = RunContext(workdir=rienda.workdir, ui=RelayUI(ui, observe), session={"id": session_id},
-                     agent=agent.to_ctx(), config=redact(rienda.config()))
+                     agent=agent.to_ctx(), config=redact_config(rienda.config()))
     chain = HookChain([catalog.hooks[name] for name in names], rienda.sandbox, run)
     results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}
     calls, texts = [], []

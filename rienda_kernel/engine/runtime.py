@@ -14,8 +14,8 @@ from typing import Any
 
 from .agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
-from .config import load_config, redact, rienda_home
-from .errors import ConfigError, ProviderError
+from .config import read_config, rienda_home
+from .errors import ConfigError, ProviderError, SessionWriteError
 from .events import Diagnostic, Notify, RunEnd
 from .extensions import Catalog, ExtensionLoader
 from .host import RunContext
@@ -24,8 +24,9 @@ from .messages import Message
 from .model_choice import choose_default_model
 from .providers import provider_for
 from .sandbox import Sandbox
-from .sessions import SessionInfo, SessionStore, new_session_id
-from .ui import UI
+from .secrets import redact_config, scrub_text
+from .sessions import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
+from .ui import ScrubbingUI, UI
 
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda"]
 
@@ -55,14 +56,21 @@ class Rienda:
 
     # -- what exists ------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
-        """The parsed config.yaml (ConfigError if malformed)."""
-        return load_config(self.home)
+        """The checked config.yaml (ConfigError if malformed or a setting is of the wrong type)."""
+        return read_config(self.home)[0]
+
+    def config_diagnostics(self) -> list[Diagnostic]:
+        """What config.yaml holds that Rienda ignores (unknown keys); ConfigError as for :meth:`config`."""
+        return read_config(self.home)[1]
 
     def catalog(self) -> Catalog:
         return self.loader.discover(self.home)
 
     def agents(self) -> tuple[list[Agent], list[Diagnostic]]:
-        return list_agents(self.home, default_model=self.config().get("default_model"))
+        """The agents, with the diagnostics of the agent files and of config.yaml."""
+        config, config_diagnostics = read_config(self.home)
+        agents, diagnostics = list_agents(self.home, default_model=config.get("default_model"))
+        return agents, config_diagnostics + diagnostics
 
     def agent(self, agent_id: str) -> tuple[Agent, list[Diagnostic]]:
         return load_agent(self.home, agent_id, default_model=self.config().get("default_model"))
@@ -90,10 +98,9 @@ class Rienda:
         loaded = self.store.load(session_id)
         header = loaded.header
         chosen = agent_id if agent_id != "default" else header.get("agent", "default")
-        conversation = Conversation(self, chosen, session_id, loaded.messages, model or header.get("model"))
+        conversation = Conversation(self, chosen, session_id, [], model or header.get("model"))
         conversation.warnings = list(loaded.warnings)
-        conversation.approvals = {(r["title"], r["body"]) for r in loaded.records
-                                  if r.get("type") == "approval" and "title" in r and "body" in r}
+        conversation.restore(loaded)
         return conversation
 
 
@@ -101,7 +108,12 @@ class Conversation:
     """One session: its messages in memory, its file on disk, its agent and model.
 
     The session file is created by the first run (a run refused before it starts, e.g.
-    for an unknown hook, a missing API key or a bad option, writes nothing).
+    for an unknown hook, a missing API key or a bad option, writes nothing). A run is the session's one writer while it runs:
+    a run of the same session that starts meanwhile, from any conversation in any process,
+    is refused (``error``, naming the session and the pid holding it) before it writes
+    anything. A run that finds the file changed since this conversation last read or wrote
+    it (another conversation ran in between) reloads it first, so it goes on from the
+    file's last message.
     """
 
     def __init__(self, rienda: Rienda, agent_id: str, session_id: str | None,
@@ -114,29 +126,42 @@ class Conversation:
         self.warnings: list[str] = []
         self.approvals: set[tuple[str, str]] = set()  # confirms allowed for this session
         self.max_turns: int | None = None  # overrides the agent's and the configuration's
-        self._writer = None
+        self._known_size: int | None = None  # the file's size when this conversation last read or wrote it
+
+    def restore(self, loaded: LoadedSession) -> None:
+        """Take the messages and the approvals "for this session" of a loaded session."""
+        self.messages[:] = loaded.messages
+        self.approvals = {(r["title"], r["body"]) for r in loaded.records if r.get("type") == "approval"
+                          and isinstance(r.get("title"), str) and isinstance(r.get("body"), str)}
+        self._known_size = loaded.size
 
     def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
         """Run one prompt. Never raises for the run's own failures: the result's
-        ``reason`` and ``error`` say what happened (bad setup is ``error`` too)."""
+        ``reason`` and ``error`` say what happened (bad setup is ``error`` too). Every
+        event reaches ``ui`` scrubbed of secrets."""
         cancel = cancel or CancelToken()
+        ui = ScrubbingUI.around(ui)
         try:
             setup = self._setup(ui)
-        except (ConfigError, ProviderError) as exc:
-            ui.emit(RunEnd("error", str(exc)))
-            return RunResult(self.session_id or "", "error", [], str(exc), failure=exc)
-        return run_prompt(setup, prompt, cancel)
+        except (ConfigError, ProviderError, SessionWriteError) as exc:  # bad setup, or no session file
+            error = scrub_text(str(exc))
+            ui.emit(RunEnd("error", error))
+            return RunResult(self.session_id or "", "error", [], error, failure=exc)
+        try:
+            return run_prompt(setup, prompt, cancel)
+        finally:
+            self._known_size = setup.writer.size()
+            setup.writer.close()
 
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        """Nothing to release: a run releases the session when it ends. Kept so that front
+        ends can say when they are done with a conversation."""
 
     def _setup(self, ui: UI) -> TurnSetup:
-        config = self.rienda.config()
+        config, config_diagnostics = read_config(self.rienda.home)
         agent, diagnostics = self.rienda.agent(self.agent_id)
         catalog = self.rienda.catalog()
-        for diagnostic in diagnostics:
+        for diagnostic in config_diagnostics + diagnostics:
             ui.emit(diagnostic)
         _check_declared(agent, catalog)
         model_id = self.model or agent.model or self._choose_model(ui)
@@ -149,7 +174,7 @@ class Conversation:
             ui=ui,
             session={"id": self.session_id},
             agent={**agent.to_ctx(), "model": model_id},
-            config=redact(config),
+            config=redact_config(config),
         )
         return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
                          self.rienda.sandbox, run, writer, self.messages, self.approvals,
@@ -163,22 +188,25 @@ class Conversation:
         return choice.model
 
     def _max_turns(self, agent: Agent, config: dict[str, Any]) -> int:
-        """This conversation's override, else the agent's, else config.yaml's, else 50."""
-        configured = config.get("max_turns")
-        if configured is not None and (not isinstance(configured, int) or isinstance(configured, bool)
-                                       or configured < 1):
-            raise ConfigError(f"{self.rienda.home / 'config.yaml'}: max_turns must be a positive whole number "
-                              f"of model turns, got {configured!r}")
-        return self.max_turns or agent.max_turns or configured or DEFAULT_MAX_TURNS
+        """This conversation's override, else the agent's, else config.yaml's (checked by
+        :func:`.config.read_config`), else 50."""
+        return self.max_turns or agent.max_turns or config.get("max_turns") or DEFAULT_MAX_TURNS
 
-    def _open_writer(self, agent: Agent, model_id: str):
-        if self._writer is None:
-            if self.session_id is None:
-                self.session_id = new_session_id()
-                self._writer = self.rienda.store.create(agent.id, model_id, session_id=self.session_id)
-            else:
-                self._writer = self.rienda.store.resume(self.session_id)
-        return self._writer
+    def _open_writer(self, agent: Agent, model_id: str) -> SessionWriter:
+        """The session, held for one run: created on the first, reloaded if it changed."""
+        store = self.rienda.store
+        if self.session_id is None:
+            writer = store.create(agent.id, model_id, session_id=new_session_id())
+            self.session_id = writer.id
+            return writer
+        writer = store.resume(self.session_id)
+        if writer.opened_size != self._known_size:
+            try:
+                self.restore(store.load(self.session_id))
+            except Exception:
+                writer.close()
+                raise
+        return writer
 
 
 def _check_declared(agent: Agent, catalog: Catalog) -> None:

@@ -5,10 +5,14 @@
 lines hold a :class:`Message` (``{"type": "message", "time", **message.to_dict()}``), any
 other type is a record (an event, a note) kept as written.
 
-Each line is written with one ``write()`` of the complete line and flushed, so a crash
-leaves at most one torn last line; loading reports it as a warning and keeps everything
-before it, and resuming terminates it before appending. Every line passes through a
-:class:`Scrubber` first, so secrets from the environment never reach the file.
+Writing is :mod:`.session_writer`'s: one writer per session (an OS lock), whole lines,
+scrubbed of secrets, and a failed write (a full disk) truncated back so the file always
+loads. A crash leaves at most one torn last line; loading reports it as a warning and
+keeps everything before it, and resuming terminates it before appending.
+
+Reading tolerates any line: a torn line, a line that is not JSON, or a message line with a
+missing or ill-typed field (``usage`` as a string, ``tool_calls`` not a list) becomes a
+warning naming ``file:line`` and is skipped; everything else loads.
 """
 
 from __future__ import annotations
@@ -17,22 +21,22 @@ import difflib
 import json
 import os
 import re
-import secrets
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, BinaryIO
+from secrets import token_hex
+from typing import Any
 
-from .config import REDACTED
-from .errors import ConfigError
+from .errors import SessionBusy, SessionError
 from .messages import Message
+from .secrets import Scrubber
+from .session_writer import SessionWriter, iso_now
 
 __all__ = [
     "SESSION_VERSION",
     "LoadedSession",
-    "Scrubber",
+    "SessionBusy",
     "SessionError",
     "SessionInfo",
     "SessionStore",
@@ -51,13 +55,6 @@ _id_lock = threading.Lock()
 _last_clock_time: datetime | None = None
 
 
-class SessionError(ConfigError):
-    """A session that does not exist, already exists, or whose file cannot be used.
-
-    The message names the session id and directory, or the file and line at fault.
-    """
-
-
 # ---------------------------------------------------------------- ids and times
 
 
@@ -70,7 +67,7 @@ def new_session_id(now: datetime | None = None) -> str:
     as given and does not take part in that ordering.
     """
     stamp = _next_clock_time() if now is None else _as_utc(now)
-    return stamp.strftime("%Y%m%d-%H%M%S-%f-") + secrets.token_hex(2)
+    return stamp.strftime("%Y%m%d-%H%M%S-%f-") + token_hex(2)
 
 
 def _next_clock_time() -> datetime:
@@ -90,167 +87,6 @@ def _as_utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc)
 
 
-def _iso_now() -> str:
-    """The current time as ISO-8601 UTC with milliseconds, e.g. ``2024-05-01T12:00:00.123Z``."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-# ---------------------------------------------------------------- secrets
-
-
-_SECRET_NAME_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL")
-_SECRET_FIELDS = frozenset({"authorization", "proxyauthorization", "apikey", "xapikey"})
-_MIN_SECRET_LENGTH = 8
-
-
-class Scrubber:
-    """Removes secrets from anything about to be written to a session file.
-
-    The secrets are the values of environment variables whose name contains KEY, TOKEN,
-    SECRET, PASSWORD, PASSWD, AUTH or CREDENTIAL (any case) and that are at least 8
-    characters long. With ``environ`` given they are read from it once; by default they
-    are read from ``os.environ`` at every :meth:`scrub`, so a key set later in the process
-    (a notebook cell setting ``os.environ["OPENAI_API_KEY"]``) is covered from then on.
-    """
-
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self._fixed = None if environ is None else _secrets_in(environ)
-
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        """The secrets now, longest first (a secret that contains another is replaced whole)."""
-        return self._fixed if self._fixed is not None else _secrets_in(os.environ)
-
-    def scrub(self, obj: Any) -> Any:
-        """A deep copy of ``obj`` (JSON-like: dicts, lists, tuples, scalars) in which each
-        secret inside any string (keys included) is replaced by ``[redacted]``, and the
-        string value of any key named ``authorization``, ``proxy-authorization``,
-        ``api_key`` or ``x-api-key`` (any case, ``-`` or ``_``) is ``[redacted]``.
-        """
-        return _scrub(obj, self.secrets)
-
-
-def _secrets_in(environ: Mapping[str, str]) -> tuple[str, ...]:
-    found = {
-        value
-        for name, value in environ.items()
-        if isinstance(value, str)
-        and len(value) >= _MIN_SECRET_LENGTH
-        and any(word in name.upper() for word in _SECRET_NAME_WORDS)
-    }
-    return tuple(sorted(found, key=len, reverse=True))
-
-
-def _scrub(obj: Any, secrets: tuple[str, ...]) -> Any:
-    if isinstance(obj, str):
-        return _scrub_text(obj, secrets)
-    if isinstance(obj, dict):
-        return {(_scrub_text(key, secrets) if isinstance(key, str) else key):
-                (REDACTED if isinstance(value, str) and isinstance(key, str) and _is_secret_field(key)
-                 else _scrub(value, secrets))
-                for key, value in obj.items()}
-    if isinstance(obj, list):
-        return [_scrub(item, secrets) for item in obj]
-    if isinstance(obj, tuple):
-        return tuple(_scrub(item, secrets) for item in obj)
-    return obj
-
-
-def _scrub_text(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
-
-
-def _is_secret_field(key: str) -> bool:
-    return key.lower().replace("-", "").replace("_", "") in _SECRET_FIELDS
-
-
-# ---------------------------------------------------------------- writing
-
-
-def _encode_line(obj: dict[str, Any]) -> bytes:
-    """``obj`` as one UTF-8 JSON line ending in ``\\n``.
-
-    Non-ASCII text is kept readable; a string holding a lone surrogate (which UTF-8
-    cannot encode) makes the whole line fall back to ``\\u`` escapes. Raises
-    ``TypeError`` for values JSON cannot represent.
-    """
-    try:
-        return (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        return (json.dumps(obj) + "\n").encode("ascii")
-
-
-class SessionWriter:
-    """Appends to one session file; made by :meth:`SessionStore.create` or ``.resume``.
-
-    Every append is one ``write()`` of a complete line followed by ``flush()`` (not
-    fsync), under a lock, so appends from several threads never interleave. Usable as a
-    context manager; appending after :meth:`close` raises ``ValueError``.
-    """
-
-    def __init__(self, session_id: str, path: Path, file: BinaryIO, scrubber: Scrubber) -> None:
-        self.id = session_id
-        self.path = path
-        self._file = file
-        self._scrubber = scrubber
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def append_message(self, message: Message) -> None:
-        """Write ``{"type": "message", "time": <ISO UTC>, **message.to_dict()}``."""
-        self._write({"type": "message", "time": _iso_now(), **message.to_dict()})
-
-    def append_record(self, record: dict[str, Any]) -> None:
-        """Write any other JSON object, e.g. an event's ``to_dict()``, as given (scrubbed).
-
-        ``ValueError`` if it is not a dict with a string ``"type"``, or its type is
-        ``"session"`` or ``"message"`` (use :meth:`append_message`); ``TypeError`` if a
-        value is not JSON. Nothing is written in either case.
-        """
-        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-            raise ValueError(f"a session record must be a dict with a string 'type', got {record!r:.200}")
-        if record["type"] in ("session", "message"):
-            raise ValueError(
-                f"a record cannot have type {record['type']!r}; use append_message for messages")
-        self._write({"type": record["type"], **record})
-
-    def _write(self, obj: dict[str, Any]) -> None:
-        line = _encode_line(self._scrubber.scrub(obj))
-        with self._lock:
-            if self._closed:
-                raise ValueError(f"session {self.id} is closed ({self.path})")
-            self._file.write(line)
-            self._file.flush()
-
-    def _terminate_torn_line(self) -> None:
-        """End a last line left without its newline, so new lines start on their own."""
-        with open(self.path, "rb") as reader:
-            if reader.seek(0, os.SEEK_END) == 0:
-                return
-            reader.seek(-1, os.SEEK_END)
-            torn = reader.read(1) != b"\n"
-        if torn:
-            with self._lock:
-                self._file.write(b"\n")
-                self._file.flush()
-
-    def close(self) -> None:
-        """Close the file; closing twice is harmless."""
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._file.close()
-
-    def __enter__(self) -> SessionWriter:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-
 # ---------------------------------------------------------------- reading
 
 
@@ -266,6 +102,7 @@ class LoadedSession:
     warnings: list[str] = field(default_factory=list)
     entries: list[tuple[int, Message | dict[str, Any]]] = field(default_factory=list)
     path: Path | None = None
+    size: int = 0  # bytes read: a writer opened later sees whether the file grew since
 
 
 @dataclass(frozen=True)
@@ -330,8 +167,8 @@ def _parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSessi
             try:
                 session.messages.append(Message.from_dict(obj))
                 session.entries.append((number, session.messages[-1]))
-            except (KeyError, TypeError, ValueError) as exc:
-                session.warnings.append(f"{path}:{number}: not a valid message ({exc!r}); skipped")
+            except ValueError as exc:
+                session.warnings.append(f"{path}:{number}: not a valid message ({exc}); skipped")
         elif not isinstance(kind, str):
             session.warnings.append(f"{path}:{number}: not a JSON object with a string 'type'; skipped")
         elif kind == "session":
@@ -401,12 +238,17 @@ def read_session(path: Path) -> LoadedSession:
     or a bad header raises :class:`SessionError` naming the file."""
     path = Path(path)
     session_id = path.stem
-    lines, torn = _split_lines(_read_bytes(path))
+    data = _read_bytes(path)
+    lines, torn = _split_lines(data)
     header = _check_header(path, lines[0] if lines else b"")
-    session = LoadedSession(header, path=path)
+    session = LoadedSession(header, path=path, size=len(data))
     if header.get("id") != session_id:
         session.warnings.append(
             f"{path}:1: the header says id {header.get('id')!r}; using the file name {session_id!r}")
+    for key in ("agent", "model", "created"):
+        if key in header and not isinstance(header[key], str):
+            session.warnings.append(f"{path}:1: the header's {key!r} is not a string "
+                                    f"({type(header.pop(key)).__name__}); ignored")
     _parse_body(path, lines, torn, session)
     return session
 
@@ -427,10 +269,11 @@ class SessionStore:
         self.scrubber = scrubber if scrubber is not None else Scrubber()
 
     def create(self, agent: str, model: str, *, session_id: str | None = None) -> SessionWriter:
-        """Start a new session file and write its header.
+        """Start a new session file, take its lock and write its header.
 
         ``session_id`` defaults to :func:`new_session_id`; :class:`SessionError` if it is
-        not 1-128 letters, digits, ``_`` or ``-``, or the session already exists.
+        not 1-128 letters, digits, ``_`` or ``-``, or the session already exists;
+        :class:`SessionWriteError` (and no file) if the header cannot be written.
         """
         session_id = new_session_id() if session_id is None else self._checked_id(session_id)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -439,38 +282,44 @@ class SessionStore:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         except FileExistsError:
             raise SessionError(f"session {session_id!r} already exists: {path}") from None
-        writer = SessionWriter(session_id, path, os.fdopen(fd, "ab"), self.scrubber)
-        writer._write({
-            "type": "session",
-            "version": SESSION_VERSION,
-            "id": session_id,
-            "agent": agent,
-            "model": model,
-            "created": _iso_now(),
-        })
+        writer = SessionWriter(session_id, path, fd, self.scrubber)
+        header = {"type": "session", "version": SESSION_VERSION, "id": session_id, "agent": agent,
+                  "model": model, "created": iso_now()}
+        try:
+            writer.write_header(header)
+        except Exception:
+            writer.close()
+            path.unlink(missing_ok=True)
+            raise
         return writer
 
     def resume(self, session_id: str) -> SessionWriter:
-        """A writer appending to an existing session, after checking its header.
+        """A writer appending to an existing session, holding its lock, after checking its
+        header.
 
-        A torn last line (no trailing newline) is terminated first, so it stays one bad
-        line instead of swallowing the next one. :class:`SessionError` if the session
-        does not exist or its header is missing, wrong or from a newer version.
+        :class:`SessionBusy` if another writer holds the session (nothing is written);
+        :class:`SessionError` if the session does not exist or its header is missing,
+        wrong or from a newer version. A torn last line (no trailing newline) is terminated
+        first, so it stays one bad line instead of swallowing the next one.
         """
         path = self._existing(session_id)
-        with open(path, "rb") as reader:
-            _check_header(path, reader.readline().rstrip(b"\n"))
-        writer = SessionWriter(session_id, path, open(path, "ab"), self.scrubber)
-        writer._terminate_torn_line()
+        writer = SessionWriter(session_id, path, os.open(path, os.O_RDWR | os.O_APPEND), self.scrubber)
+        try:
+            with open(path, "rb") as reader:
+                _check_header(path, reader.readline().rstrip(b"\n"))
+            writer.terminate_torn_line()
+        except Exception:
+            writer.close()
+            raise
         return writer
 
     def load(self, session_id: str) -> LoadedSession:
         """Read a whole session back.
 
-        Damaged lines never raise: a torn last line or a garbled, non-object or invalid
-        message line becomes a warning naming its line and is skipped; the rest is kept.
-        :class:`SessionError` if the session does not exist or its header is missing,
-        wrong or from a newer version.
+        Damaged lines never raise: a torn last line, a line that is not a JSON object, or a
+        message line with a missing or ill-typed field becomes a warning naming its line and
+        is skipped; the rest is kept. :class:`SessionError` if the session does not exist or
+        its header is missing, wrong or from a newer version.
         """
         return read_session(self._existing(session_id))
 

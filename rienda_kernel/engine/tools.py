@@ -17,13 +17,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from . import imports
 from .builtin_tools import BuiltinTool
 from .cancel import CancelToken
 from .errors import ArgumentsError, Interrupted, SandboxError
 from .extensions import JSTool, Tool
 from .host import Host, RunContext
 from .sandbox import JSValue, Sandbox
+from .schemas import arguments_problem
 
 __all__ = ["OUTPUT_CAP", "ToolResult", "cap_text", "decode_arguments", "invoke_tool"]
 
@@ -63,13 +63,9 @@ def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
         raise ArgumentsError(
             f"arguments for {tool.name} must be a JSON object, got {_json_kind(arguments)}"
         )
-    jsonschema = imports.jsonschema()
-    validator = jsonschema.validators.validator_for(tool.parameters)(tool.parameters)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
-    if error is not None:
-        field = "/".join(str(p) for p in error.absolute_path)
-        where = f"field {field!r}" if field else "arguments"
-        raise ArgumentsError(f"invalid arguments for {tool.name}: {where}: {error.message}")
+    problem = arguments_problem(tool.parameters, arguments)
+    if problem is not None:
+        raise ArgumentsError(f"invalid arguments for {tool.name}: {problem}")
     return arguments
 
 

@@ -11,19 +11,25 @@ render events; it never decides how a confirm is answered. It states two facts i
 :func:`decide` is the one place that turns those facts (and the session's remembered
 approvals) into an :class:`Answer`, in this order: an explicit policy; a request allowed
 "for this session"; the person; otherwise no.
+
+The engine puts every front end's UI behind a :class:`ScrubbingUI`, so what a front end
+receives (events, and the title and body of a confirm it asks) never holds a secret.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import fields, replace
 from typing import Literal, NamedTuple, Protocol
 
 from .cancel import CancelToken
 from .events import Confirm, Event, How, Via
+from .secrets import scrub
 
 __all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "FOR_THIS_SESSION", "Answer", "Approvals", "How", "NonInteractiveUI",
-           "Person", "Policy", "RelayUI", "UI", "Via", "decide", "policy_of", "typed_answer"]
+           "Person", "Policy", "RelayUI", "ScrubbingUI", "UI", "Via", "decide", "policy_of", "scrub_event",
+           "typed_answer"]
 
 Policy = Literal["ask", "allow", "deny"]
 
@@ -181,3 +187,36 @@ class RelayUI(UI):
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         return Answer(*self._inner.ask(title, body, cancel))
+
+
+class ScrubbingUI(UI):
+    """A front end's UI as the engine uses it: each event is scrubbed once
+    (:func:`scrub_event`) before ``front`` receives it, and so are the title and body of a
+    confirm ``front`` asks. Everything else is ``front``'s."""
+
+    def __init__(self, front: UI) -> None:
+        super().__init__(record_events=False, policy=front.policy, person=front.person)
+        self.front = front
+
+    @classmethod
+    def around(cls, ui: UI) -> ScrubbingUI:
+        """``ui`` itself when it already scrubs, else ``ui`` behind a ScrubbingUI."""
+        return ui if isinstance(ui, ScrubbingUI) else cls(ui)
+
+    @property
+    def interactive(self) -> bool:  # type: ignore[override]
+        return self.front.interactive
+
+    def emit(self, event: Event) -> None:
+        self.front.emit(scrub_event(event))
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        return Answer(*self.front.ask(scrub(title), scrub(body), cancel))
+
+
+def scrub_event(event: Event) -> Event:
+    """``event`` with every field scrubbed (:func:`secrets.scrub`); the same object when
+    there was nothing to replace."""
+    values = {item.name: getattr(event, item.name) for item in fields(event)}
+    clean = scrub(values)
+    return event if clean is values else replace(event, **clean)

@@ -1,10 +1,10 @@
-"""RIENDA_HOME's config.yaml and the redaction ctx.config relies on."""
+"""RIENDA_HOME's config.yaml: its settings checked, and the redaction ctx.config relies on."""
 
 from __future__ import annotations
 
 import pytest
 
-from rienda_kernel.engine import ConfigError, load_config, redact
+from rienda_kernel.engine import ConfigError, load_config, read_config, redact_config
 
 
 def test_a_missing_config_is_empty(tmp_path):
@@ -40,7 +40,7 @@ def test_secrets_are_redacted_and_the_rest_kept():
         "github_token": "ghp_abc",
         "password": None,
     }
-    assert redact(config) == {
+    assert redact_config(config) == {
         "auto_approve": False,
         "providers": {
             "openai": {"api_key": "[redacted]", "base_url": "http://x"},
@@ -55,5 +55,37 @@ def test_secrets_are_redacted_and_the_rest_kept():
 def test_T19_ctx_config_never_shows_a_secret(rig):
     rig.write_tool("cfg", """module.exports = { description: "c", parameters: { type: "object" },
       execute: (ctx) => JSON.stringify(ctx.config) };""")
-    text = rig.tool("cfg", {}, config=redact({"openai": {"api_key": "sk-live-123"}})).text
+    text = rig.tool("cfg", {}, config=redact_config({"openai": {"api_key": "sk-live-123"}})).text
     assert "sk-live-123" not in text and "[redacted]" in text
+
+
+@pytest.mark.parametrize(("line", "problem"), [
+    ('auto_approve: "true"', "auto_approve must be true or false (a YAML boolean, without quotes), got the string 'true'"),
+    ("default_model: gpt-4o", "default_model must be provider/model, e.g. openai/gpt-4o, got the string 'gpt-4o'"),
+    ("providers: [openai]", "providers must be a mapping of provider names to their settings, got a list"),
+    ("max_turns: 0", "max_turns must be a positive whole number of model turns, got the number 0"),
+    ("max_turns: true", "max_turns must be a positive whole number of model turns, got the boolean True"),
+    ("load_timeout: -2", "load_timeout must be a positive number of seconds, got the number -2"),
+])
+def test_a_setting_of_the_wrong_type_is_an_error_naming_the_file_and_line(tmp_path, line, problem):
+    (tmp_path / "config.yaml").write_text(f"# settings\n\n{line}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    assert str(caught.value) == f"{tmp_path / 'config.yaml'}:3: {problem}"
+
+
+def test_the_known_settings_load_and_an_empty_one_is_not_set(tmp_path):
+    (tmp_path / "config.yaml").write_text(
+        "default_model: openai/gpt-4o\nauto_approve: false\nmax_turns: 12\nload_timeout: 2.5\nproviders:\n")
+    assert read_config(tmp_path) == (
+        {"default_model": "openai/gpt-4o", "auto_approve": False, "max_turns": 12, "load_timeout": 2.5}, [])
+
+
+def test_an_unknown_key_is_a_diagnostic_with_a_did_you_mean(tmp_path):
+    (tmp_path / "config.yaml").write_text("auto_aprove: true\nmystery: 1\n")
+    config, diagnostics = read_config(tmp_path)
+    path = tmp_path / "config.yaml"
+    assert [(d.path, d.line) for d in diagnostics] == [(str(path), 1), (str(path), 2)]
+    assert diagnostics[0].message.startswith(f"{path}:1: unknown setting 'auto_aprove' (did you mean 'auto_approve'?); ignored")
+    assert diagnostics[1].message.startswith(f"{path}:2: unknown setting 'mystery'; ignored (the settings are default_model,")
+    assert "auto_approve" not in config

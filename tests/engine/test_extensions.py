@@ -193,3 +193,36 @@ def test_discovery_with_no_home_directories_lists_only_builtins(tmp_path, sandbo
     catalog = ExtensionLoader(sandbox).discover(tmp_path / "missing")
     assert set(catalog.tools) == set(BUILTIN_TOOLS)
     assert catalog.hooks == {} and catalog.diagnostics == []
+
+
+# -- schemas are checked whole at load: every $ref resolves ---------------------------------------
+def schema_tool(parameters: str) -> str:
+    return f'module.exports = {{ description: "d", parameters: {parameters}, execute: () => "ok" }};'
+
+
+@pytest.mark.parametrize(("parameters", "ref"), [
+    ('{ type: "object", properties: { a: { $ref: "#/$defs/missing" } } }', "#/$defs/missing"),
+    ('{ type: "object", $defs: { a: { items: { $ref: "#/nowhere" } } } }', "#/nowhere"),
+    ('{ type: "object", properties: { a: { $ref: "https://example.com/schema.json" } } }',
+     "https://example.com/schema.json"),
+    ('{ type: "object", properties: { a: { $ref: "#/$defs/b" } }, $defs: { b: { $ref: "#/$defs/c" }, c: { $ref: "#/$defs/b" } } }',
+     "#/$defs/b"),
+])
+def test_a_schema_with_a_ref_that_does_not_resolve_is_skipped_at_load(rig, parameters, ref):
+    path = rig.write_tool("broken", schema_tool(parameters))
+    catalog = rig.catalog()
+    assert "broken" not in catalog.tools
+    [diagnostic] = catalog.diagnostics
+    assert diagnostic.message.startswith(f"{path}: skipped: 'parameters' has a $ref that cannot be resolved: ")
+    assert f"cannot be resolved: {ref!r} (" in diagnostic.message
+
+
+@pytest.mark.parametrize("parameters", [
+    '{ type: "object", properties: { a: { $ref: "#/$defs/name" }, tree: { $ref: "#" } }, $defs: { name: { type: "string" } } }',
+    '{ type: "object", properties: { s: { $ref: "https://json-schema.org/draft/2020-12/schema" } } }',
+    '{ $id: "https://rienda.example/p", type: "object", properties: { a: { $ref: "p#/$defs/x" } }, $defs: { x: {} } }',
+])
+def test_a_schema_whose_refs_all_resolve_loads(rig, parameters):
+    rig.write_tool("fine", schema_tool(parameters))
+    catalog = rig.catalog()
+    assert "fine" in catalog.tools, messages(catalog)

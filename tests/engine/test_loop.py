@@ -238,12 +238,37 @@ def test_T05_the_model_is_offered_only_the_declared_tools(rig, engine, probe):
     assert [tool.name for tool in probe.requests[0].tools] == ["word-count"]
 
 
-def test_T05_a_tool_the_agent_does_not_declare_is_not_the_models_to_call(rig, engine):
-    agent(rig)
-    script(rig, [{"text": "x", "tool_calls": [{"name": "rm-everything", "arguments": {}}]}])
+def test_T05_a_call_to_an_undeclared_tool_is_an_error_result_and_the_other_calls_run(rig, engine, probe):
+    agent(rig, model="probe/m")
+    probe.answers = [{"calls": [("c1", "word-count", {"path": "notes.txt"}), ("c2", "echo", {"text": "hi"}),
+                                ("c3", "word-count", {"path": "notes.txt"})]},
+                     {"text": "There are 4 words."}]
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("go", ui)
+    assert (result.reason, result.text) == ("end_turn", "There are 4 words.")
+    assert [(call.name, answer.text, answer.is_error) for call, answer in result.tool_calls] == [
+        ("word-count", "4", False),
+        ("echo", "unknown tool 'echo'; this agent's tools: word-count", True),
+        ("word-count", "4", False)]
+    assert [m.text for m in probe.requests[1].messages if m.role == "tool"][1].startswith("unknown tool 'echo'")
+    assert [e.name for e in ui.events if isinstance(e, ToolCallStarted)] == ["word-count", "echo", "word-count"]
+
+
+@pytest.mark.parametrize(("turns", "reason"), [
+    (["echo", "echo", "word-count", "echo", "echo"], "end_turn"),  # a good turn in between resets the count
+    (["echo", "nope", "echo"], "error"),
+])
+def test_a_model_that_keeps_calling_undeclared_tools_ends_the_run_after_three_turns(rig, engine, probe, turns, reason):
+    agent(rig, model="probe/m")
+    probe.answers = [{"calls": [(f"c{i}", name, {"path": "notes.txt"})]} for i, name in enumerate(turns)]
+    probe.answers.append({"text": "done"})
     result = engine.conversation("writer").run("go", NonInteractiveUI())
-    assert result.reason == "error" and "'rm-everything'" in result.error
-    assert result.messages[-1].role == "tool" and result.messages[-1].is_error
+    assert result.reason == reason
+    assert len(probe.requests) == (len(turns) + 1 if reason == "end_turn" else 3)
+    if reason == "error":
+        assert result.error == ("the model kept calling tools agent writer does not declare (3 model turns in a row, "
+                                "lately 'echo'; its tools: word-count)")
+        assert result.messages[-1].role == "tool" and result.messages[-1].is_error
 
 
 def test_resume_continues_the_session_and_the_model_sees_earlier_messages(rig, engine, probe):
@@ -389,3 +414,76 @@ def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_sessi
     fresh = Person()
     engine.conversation("writer").run("deploy", fresh)
     assert fresh.asked == ["prod", "staging"]
+
+
+def test_a_second_interrupt_stops_after_model_response_reviewing_a_partial_answer(rig, engine):
+    rig.write_hook("review", 'module.exports = { afterModelResponse(ctx, r) { ctx.log("reviewing"); for (;;) {} },'
+                             ' afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    agent(rig, hooks=("review",))
+    script(rig, [{"text": " ".join(f"w{i}" for i in range(200)), "chunk_delay_ms": 10}])
+    streaming, reviewing = threading.Event(), threading.Event()
+
+    def watch(event):
+        if isinstance(event, TextDelta):
+            streaming.set()
+        elif isinstance(event, Log) and event.text == "reviewing":
+            reviewing.set()
+
+    ui = NonInteractiveUI(sink=watch)
+    cancel, box, thread = _run_in_thread(engine.conversation("writer"), "talk", ui)
+    assert streaming.wait(10)
+    cancel.cancel()
+    assert reviewing.wait(10), "the first interrupt lets afterModelResponse review the partial answer"
+    cancel.cancel()
+    thread.join(10)
+    result = box["result"]
+    assert result.reason == "interrupted"
+    assert [m.role for m in result.messages] == ["user"], "nothing unreviewed is saved"
+    stopped = [l for l in session_lines(rig, result.session_id) if l["type"] == "stopped"]
+    assert [s["point"] for s in stopped] == ["afterModelResponse", "afterRun"]
+    assert not any(isinstance(e, Log) and e.text.startswith("afterRun") for e in ui.events)
+    assert session_lines(rig, result.session_id)[-1]["type"] == "run_end"
+
+
+def test_a_wind_down_token_is_stopped_by_the_next_interrupt_and_at_the_latest_by_the_second():
+    token = CancelToken()
+    before = token.for_wind_down()
+    token.cancel()
+    assert token.cancelled and before.cancelled
+    after_first = token.for_wind_down()
+    assert not after_first.cancelled
+    token.cancel()
+    assert after_first.cancelled and token.for_wind_down().cancelled
+
+
+def test_runs_of_one_session_never_overlap_and_the_next_goes_on_from_the_file(rig, engine):
+    agent(rig, tools=())
+    script(rig, [{"text": "one"}, {"text": " ".join(["word"] * 300), "chunk_delay_ms": 10}, {"text": "three"}])
+    first = engine.conversation("writer")
+    session_id = first.run("a", NonInteractiveUI()).session_id
+    second = engine.conversation(session_id=session_id)  # e.g. another notebook resuming it
+    streaming = threading.Event()
+    ui = NonInteractiveUI(sink=lambda e: streaming.set() if isinstance(e, TextDelta) else None)
+    cancel, box, thread = _run_in_thread(first, "b", ui)
+    assert streaming.wait(10)
+    refused = second.run("while it runs", NonInteractiveUI())
+    assert refused.reason == "error" and refused.error.startswith(f"session {session_id} is being written by another run")
+    thread.join(30)
+    assert box["result"].reason == "end_turn"
+    assert second.run("c", NonInteractiveUI()).text == "three"
+    texts = [l["text"][:4] for l in session_lines(rig, session_id) if l["type"] == "message"]
+    assert texts == ["a", "one", "b", "word", "c", "thre"]
+
+
+def test_a_schema_that_breaks_validation_gives_its_call_an_error_result_and_the_turn_goes_on(rig, engine, probe):
+    rig.write_tool("loopy", 'module.exports = { description: "l", execute: () => "ran", parameters: { type: "object",'
+                            ' properties: { x: { $ref: "#/$defs/a" } }, $defs: { a: { allOf: [{ $ref: "#/$defs/a" }] } } } };')
+    agent(rig, model="probe/m", tools=("loopy", "word-count"))
+    probe.answers = [{"calls": [("c1", "loopy", {"x": 1}), ("c2", "word-count", {"path": "notes.txt"})]},
+                     {"text": "done"}]
+    result = engine.conversation("writer").run("go", NonInteractiveUI())
+    assert result.reason == "end_turn"
+    [(_, broken), (_, counted)] = result.tool_calls
+    assert broken.is_error and broken.text.startswith(
+        "invalid arguments for loopy: the tool's parameters schema cannot be applied: maximum recursion depth")
+    assert (counted.text, counted.is_error) == ("4", False)

@@ -11,8 +11,8 @@ import pytest
 
 from rienda_kernel.engine.errors import ConfigError
 from rienda_kernel.engine.messages import Message, ToolCall, Usage
+from rienda_kernel.engine.secrets import Scrubber
 from rienda_kernel.engine.sessions import (
-    Scrubber,
     SessionError,
     SessionStore,
     new_session_id,
@@ -285,7 +285,8 @@ def test_the_scrubber_collects_secret_looking_variables_only():
         "DB_PASSWORD": "short",  # under 8 characters
         "HOME": "/home/someone/long/enough",
     })
-    assert set(scrubber.secrets) == {SECRET, "ghp_abcdefgh"}
+    found = set(scrubber.secrets)  # with any secret this process remembered (a header a tool sent)
+    assert {SECRET, "ghp_abcdefgh"} <= found and not {"short", "/home/someone/long/enough"} & found
     source = {"a": [f"key={SECRET}", ("ghp_abcdefgh",)], "home": "/home/someone/long/enough", "n": 3}
     assert scrubber.scrub(source) == {"a": ["key=[redacted]", ("[redacted]",)],
                                       "home": "/home/someone/long/enough", "n": 3}
@@ -341,3 +342,141 @@ def test_a_key_set_after_the_store_was_made_is_scrubbed_too(tmp_path, monkeypatc
         writer.append_message(Message.user(f"after: {late}"))
     texts = [m.text for m in store.load(writer.id).messages]
     assert texts == [f"before: {late}", "after: [redacted]"]
+
+
+# ---------------------------------------------------------------- tolerant readers
+
+ILL_TYPED = [
+    ('{"type": "message", "role": "assistant", "text": "x", "usage": "lots"}', "'usage' must be an object, got a string"),
+    ('{"type": "message", "role": "assistant", "text": "x", "usage": {"input_tokens": "x"}}',
+     "'usage.input_tokens' must be a whole number >= 0, got 'x'"),
+    ('{"type": "message", "role": "assistant", "text": "x", "tool_calls": "c1"}', "'tool_calls' must be a list, got a string"),
+    ('{"type": "message", "role": "assistant", "text": "x", "tool_calls": [{"name": "read"}]}', "'id' is missing"),
+    ('{"type": "message", "role": "user", "text": 5}', "'text' must be a string, got a number"),
+    ('{"type": "message", "role": "robot", "text": "beep"}', "'role' must be one of user, assistant, tool, got 'robot'"),
+    ('{"type": "message", "role": "tool", "text": "r", "tool_call_id": "c1", "isError": "yes"}',
+     "'isError' must be a boolean, got a string"),
+    ('{"type": "message", "role": "tool", "text": "r"}', "'tool_call_id' is missing"),
+]
+
+
+@pytest.mark.parametrize(("line", "problem"), ILL_TYPED)
+def test_a_message_line_with_a_missing_or_ill_typed_field_is_skipped_with_a_warning(store, line, problem):
+    with store.create("a", "p/m") as writer:
+        writer.append_message(Message.user("one"))
+    with open(writer.path, "a", encoding="utf-8") as file:
+        file.write(line + "\n")
+    with store.resume(writer.id) as again:
+        again.append_message(Message("assistant", "two"))
+    loaded = store.load(writer.id)
+    assert [m.text for m in loaded.messages] == ["one", "two"]
+    assert loaded.warnings == [f"{writer.path}:3: not a valid message ({problem}); skipped"]
+
+
+def test_resume_replay_and_script_survive_every_ill_typed_line(rig):
+    from rienda_kernel.engine import NonInteractiveUI
+    from rienda_kernel.engine.replay import replay_session, session_script
+    from rienda_kernel.engine.runtime import Rienda
+
+    rienda = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
+    (rig.workdir / "script.yaml").write_text("- text: first\n- text: second\n")
+    (rig.home / "config.yaml").write_text("default_model: scripted/script.yaml\n")
+    first = rienda.conversation()
+    session_id = first.run("hello", NonInteractiveUI()).session_id
+    first.close()
+    path = rig.home / "sessions" / f"{session_id}.jsonl"
+    with open(path, "a", encoding="utf-8") as file:
+        file.writelines(line + "\n" for line, _ in ILL_TYPED)
+        file.write('{"type": "approval", "title": ["not", "text"], "body": {}}\n')
+    resumed = rienda.conversation(session_id=session_id)
+    assert len(resumed.warnings) == len(ILL_TYPED)
+    assert resumed.run("again", NonInteractiveUI()).text == "second"
+    assert replay_session(rienda, session_id).calls == []
+    assert session_script(rienda, session_id).count("- text:") == 2
+
+
+def test_an_ill_typed_header_field_is_ignored_with_a_warning(store):
+    store.directory.mkdir()
+    (store.directory / "s.jsonl").write_text('{"type": "session", "version": 1, "id": "s", "agent": 7}\n')
+    loaded = store.load("s")
+    assert "agent" not in loaded.header
+    assert loaded.warnings == [f"{store.directory / 's.jsonl'}:1: the header's 'agent' is not a string (int); ignored"]
+
+
+# ---------------------------------------------------------------- one writer per session
+
+
+def test_a_second_writer_is_refused_naming_the_session_and_the_pid_until_the_first_closes(store):
+    import os
+
+    from rienda_kernel.engine.errors import SessionBusy
+
+    writer = store.create("a", "p/m")
+    writer.append_message(Message.user("one"))
+    before = writer.path.read_bytes()
+    with pytest.raises(SessionBusy) as caught:
+        store.resume(writer.id)
+    assert str(caught.value).startswith(f"session {writer.id} is being written by another run (pid {os.getpid()}): "
+                                        f"{writer.path};")
+    assert writer.path.read_bytes() == before
+    writer.close()
+    with store.resume(writer.id) as again:
+        again.append_message(Message("assistant", "two"))
+    assert [m.text for m in store.load(writer.id).messages] == ["one", "two"]
+
+
+# ---------------------------------------------------------------- a full disk
+
+UNDER_A_LIMIT = """
+import json, resource, sys
+from pathlib import Path
+from rienda_kernel.engine.errors import SessionWriteError
+from rienda_kernel.engine.messages import Message
+from rienda_kernel.engine.secrets import Scrubber
+from rienda_kernel.engine.sessions import SessionStore
+
+store, limit = SessionStore(Path(sys.argv[1]), scrubber=Scrubber({})), int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+seen = []
+try:
+    writer = store.create("a", "p/m", session_id="s")
+    writer.append_message(Message.user("one"))
+    try:
+        writer.append_message(Message("assistant", "x" * 1000))
+    except SessionWriteError as exc:
+        seen.append(str(exc))
+    seen.append(writer.failure is not None)
+    writer.append_record({"type": "note", "text": "y" * 1000})  # after a failure: dropped quietly
+    writer.append_message(Message("assistant", "fits"))
+    seen.append(writer.failure is None)
+except SessionWriteError as exc:
+    seen.append(str(exc))
+print(json.dumps(seen))
+"""
+
+
+def under_a_file_size_limit(directory, limit):
+    """What the writer does in a process whose files may not grow past ``limit`` bytes (a
+    full disk, as a writer sees it); run apart, so this process's own files are unaffected."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", UNDER_A_LIMIT, str(directory), str(limit)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_line_the_disk_refuses_is_cut_back_and_the_writer_goes_on_when_it_can(tmp_path):
+    path = tmp_path / "sessions" / "s.jsonl"
+    seen = under_a_file_size_limit(tmp_path, 400)  # the header and "one" fit, 1000 x's do not
+    assert seen[0].startswith(f"cannot write to session file {path}: File too large;")
+    assert seen[1:] == [True, True]
+    loaded = SessionStore(tmp_path).load("s")
+    assert ([m.text for m in loaded.messages], loaded.warnings) == (["one", "fits"], [])
+
+
+def test_a_session_whose_header_cannot_be_written_leaves_no_file(tmp_path):
+    [error] = under_a_file_size_limit(tmp_path, 20)
+    assert "File too large" in error
+    assert list((tmp_path / "sessions").iterdir()) == []

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ..frontend import SLOW, Console, streams, texts, write_agent, write_extension, write_script
+from ..processes import alive, wait_for_file
 
 
 def call_script(tool: str, then: str = "Finished.") -> list:
@@ -289,3 +292,62 @@ def test_a_live_cell_ends_with_the_tokens_the_provider_reported(frontend_factory
     assert reply["status"] == "ok"
     status = displays(messages, "status")
     assert status[-1]["content"]["data"]["text/plain"].startswith("tokens: 2,500 in · 35 out over 2 model turns · ")
+
+
+def test_jupyter_shutdown_during_a_turn_ends_it_stops_a_stuck_after_run_and_closes_the_session(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "sleeper", 'module.exports = { description: "s", parameters: { type: "object" },'
+                    ' execute(ctx) { ctx.log("sleeping"); ctx.system.exec("echo $$ > child.pid; exec sleep 60"); return "woke"; } };')
+    write_extension(agent_home, "hooks", "stuck", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); for (;;) {} } };')
+    write_agent(agent_home, "agent", tools=["sleeper"], hooks=["stuck"])
+    write_script(work, call_script("sleeper"))
+    fe = frontend_factory()
+    fe.run("%rienda use agent")
+    msg_id = fe.submit("go")
+    fe.collect(msg_id, until=lambda m: m["msg_type"] == "stream" and "sleeping" in m["content"]["text"])
+    child = int(wait_for_file(work / "child.pid"))
+    fe.kc.stop_channels()
+    fe.km.shutdown_kernel(now=False)  # what Jupyter does: an interrupt, then a shutdown request
+    assert not alive(child)
+    [session] = (agent_home / "sessions").glob("*.jsonl")
+    records = [json.loads(line) for line in session.read_text().splitlines()]
+    assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
+    assert records[-2]["point"] == "afterRun" and records[-1]["reason"] == "interrupted"
+
+
+def test_a_second_interrupt_stops_an_after_run_hook_that_never_returns(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "hooks", "stuck", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason);'
+                    ' while (e.reason === "interrupted") {} } };')
+    write_agent(agent_home, "agent", hooks=["stuck"])
+    write_script(work, [{"text": " ".join(["word"] * 400), "chunk_delay_ms": 20}, {"text": "next cell"}])
+    fe = frontend_factory()
+    fe.run("%rienda use agent")
+    msg_id = fe.submit("go", allow_stdin=True)  # a live cell: the text streams
+    fe.collect(msg_id, until=lambda m: m["msg_type"] == "update_display_data" and "word word word" in str(m["content"]))
+    fe.km.interrupt_kernel()
+    fe.collect(msg_id, until=lambda m: m["msg_type"] == "stream" and "afterRun interrupted" in m["content"]["text"])
+    fe.km.interrupt_kernel()  # the second interrupt stops afterRun
+    fe.collect(msg_id, timeout=30)
+    reply = fe.reply(msg_id)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    [session] = (agent_home / "sessions").glob("*.jsonl")
+    records = [json.loads(line) for line in session.read_text().splitlines()]
+    assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
+    assert fe.run("next")[0]["status"] == "ok"
+
+
+def test_no_secret_reaches_a_notebook_output(frontend_factory, home):
+    agent_home, work = home
+    key = "sk-live-0123456789abcdef"
+    write_extension(agent_home, "tools", "leak", 'module.exports = { description: "l", parameters: { type: "object" },'
+                    ' execute(ctx) { ctx.log("log " + ctx.env.OPENAI_API_KEY); return "result " + ctx.env.OPENAI_API_KEY; } };')
+    write_agent(agent_home, "agent", tools=["leak"])
+    write_script(work, [{"text": f"the key is {key}", "tool_calls": [{"name": "leak", "arguments": {"k": key}}]},
+                        {"text": f"again {key}"}])
+    fe = frontend_factory(OPENAI_API_KEY=key)
+    fe.run("%rienda use agent")
+    reply, messages = fe.run("go", allow_stdin=True)
+    assert reply["status"] == "ok"
+    shown = json.dumps([m["content"] for m in messages])
+    assert key not in shown and "[redacted]" in shown

@@ -327,15 +327,18 @@ def test_a_run_with_thinking_and_a_tool_end_to_end(rig, server):
     ]
 
 
-def test_an_unknown_tool_name_ends_the_run_with_an_error_and_keeps_the_session(rig, server):
+def test_an_unknown_tool_name_is_an_error_result_the_model_reads_back(rig, server):
     counting_agent(rig, "writer", f"anthropic/{MODEL}")
-    server.replies.append({"events": tool_stream("toolu_x", "delete-everything", "{}", text="Sure.")})
+    server.replies += [{"events": tool_stream("toolu_x", "delete-everything", "{}", text="Sure.")},
+                       {"events": text_stream("I cannot do that.")}]
     engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
     result = engine.conversation("writer").run("Go", NonInteractiveUI())
-    assert result.reason == "error" and "'delete-everything'" in result.error and "word-count" in result.error
+    assert (result.reason, result.text) == ("end_turn", "I cannot do that.")
+    assert server.requests[1]["messages"][-1] == {"role": "user", "content": [{
+        "type": "tool_result", "tool_use_id": "toolu_x", "is_error": True,
+        "content": "unknown tool 'delete-everything'; this agent's tools: word-count"}]}
     loaded = engine.store.load(result.session_id)
-    assert [m.role for m in loaded.messages] == ["user", "assistant", "tool"]
-    assert loaded.messages[1].text == "Sure." and loaded.messages[2].is_error
+    assert [m.role for m in loaded.messages] == ["user", "assistant", "tool", "assistant"]
 
 
 def test_a_cut_answer_keeps_what_arrived_in_the_session(rig, server):

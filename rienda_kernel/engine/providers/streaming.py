@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import re
 import threading
 from collections import deque
 from collections.abc import Generator, Iterator, Mapping
@@ -33,6 +32,7 @@ from typing import Any, ClassVar
 from .. import imports
 from ..cancel import CancelToken
 from ..errors import Interrupted, ProviderError
+from ..secrets import scrub_text
 from ..text import repair
 from .base import ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
@@ -51,7 +51,6 @@ __all__ = [
 ]
 
 _POLL = 0.05
-_SECRET_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")  # sk-..., sk-proj-..., sk-ant-...
 _DEFAULT = object()  # "not configured"
 
 
@@ -374,7 +373,5 @@ def decode_arguments(arguments: str) -> Any:
 
 
 def redact(text: str, key: str) -> str:
-    """``text`` without ``key`` and without anything shaped like a vendor key."""
-    if key:
-        text = text.replace(key, "***")
-    return _SECRET_LIKE.sub("sk-***", text)
+    """``text`` without ``key`` and without the process's other secrets (:mod:`..secrets`)."""
+    return scrub_text(text, also=(key,))
