@@ -255,3 +255,21 @@ def test_H21_fresh_state_per_hook_invocation(rig):
     chain = rig.chain("counter", "counter2")
     assert chain.before_model_request("s", "m", [], go()) == "s11"
     assert chain.before_model_request("s", "m", [], go()) == "s11"
+
+
+@pytest.mark.parametrize(("returned", "kind"), [("42", "a number"), ('"rm -rf /"', "a string"),
+                                                ('["a.txt"]', "an array"), ("true", "a boolean")])
+def test_H18_arguments_that_are_not_an_object_are_ignored_and_the_tool_sees_the_previous_ones(rig, returned, kind):
+    rig.write_hook("pin", hook(beforeToolExecute='function () { return { arguments: { path: "b.txt" } }; }'))
+    path = rig.write_hook("bad", hook(beforeToolExecute=f"function () {{ return {{ arguments: {returned} }}; }}"))
+    rig.write_tool("cat", """module.exports = {
+      description: "Cat.", parameters: { type: "object", properties: { path: { type: "string" } } },
+      execute: function (ctx, args) { return ctx.file.read(args.path); } };""")
+    (rig.workdir / "b.txt").write_text("B")
+    gate = rig.chain("pin", "bad").before_tool_execute("c1", "cat", {"path": "a.txt"}, go())
+    assert gate.allowed and gate.arguments == {"path": "b.txt"}
+    assert rig.tool("cat", gate.arguments) == ToolResult("B")
+    [diagnostic] = rig.events(Diagnostic)
+    assert diagnostic.source == "hook:bad.beforeToolExecute" and diagnostic.path == str(path)
+    assert f"arguments must be an object, got {kind}; ignored" in diagnostic.message
+    assert [(d.hook, d.effect) for d in rig.events(HookDecision)] == [("pin", "rewrote"), ("bad", "invalid")]

@@ -510,3 +510,15 @@ def test_an_allocation_bomb_ends_that_invocation_and_the_process_survives(rig):
     assert "memory limit" in result.text
     rig.write_tool("after", returning('"alive"'))
     assert rig.tool("after", {}).text == "alive"
+
+
+def test_T20_a_built_in_tools_result_is_capped_and_its_live_output_is_not(rig):
+    """The cap applies to every tool's result, the built-in ``shell`` included."""
+    megabyte = 1024 * 1024
+    result = rig.tool("shell", {"command": f"head -c {megabyte} /dev/zero | tr '\\0' x"})
+    encoded = result.text.encode("utf-8")
+    assert not result.is_error
+    assert OUTPUT_CAP - 100 < len(encoded) <= OUTPUT_CAP
+    assert result.text.endswith("\n[rienda: output cut at 256 KiB]")
+    assert set(result.text[: -len("\n[rienda: output cut at 256 KiB]")]) == {"x"}
+    assert sum(len(e.text) for e in rig.events(Output)) == megabyte
