@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "home"
 
 
@@ -89,3 +91,14 @@ def test_unknown_tool_lists_what_exists():
     done = rienda("call", "nope")
     assert done.returncode == 1
     assert "no tool named 'nope'" in done.stderr and "word-count" in done.stderr
+
+
+def test_call_shows_the_tool_ctx_config_without_the_secrets_of_config_yaml(tmp_path):
+    home = tmp_path / "home"
+    (home / "tools" / "cfg").mkdir(parents=True)
+    (home / "tools" / "cfg" / "index.js").write_text(CONFIG_TOOL)
+    (home / "config.yaml").write_text(CONFIG_WITH_SECRETS)
+    done = rienda("call", "cfg", "--workdir", str(tmp_path), home=home)
+    assert done.returncode == 0, done.stderr
+    assert_redacted(done.stdout)
+    assert not [secret for secret in SECRETS if secret in done.stderr]
