@@ -7,6 +7,7 @@ terminates the isolate, and every blocking host call (``ctx.confirm``, ``ctx.sys
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -65,16 +66,18 @@ class CancelToken:
 
 
 def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | None = None) -> tuple[Any, bool]:
-    """Run ``work(cancel)`` in a thread while the calling (main) thread waits, so Ctrl-C
-    cancels it instead of abandoning it; returns (its result, whether Ctrl-C came).
+    """Run ``work(cancel)`` in a thread while the calling thread waits, so Ctrl-C cancels
+    it instead of abandoning it; returns (its result, whether Ctrl-C came).
 
-    Waits on an Event, not ``Thread.join`` (a KeyboardInterrupt inside ``join`` can leave
-    ``is_alive()`` wrongly False), and checks it inside the ``try``: Ctrl-C may land on
-    any bytecode of the loop.
+    On the main thread, SIGINT is handled by a handler that cancels the token, installed
+    for the whole call: a KeyboardInterrupt could land on any bytecode (inside
+    ``Thread.start``, on the wait loop's jump) where no ``except`` would catch it. Elsewhere
+    (no signal reaches another thread) it simply waits.
     """
     cancel = cancel or CancelToken()
     box: dict[str, Any] = {}
     done = threading.Event()
+    interrupted = threading.Event()
 
     def target() -> None:
         try:
@@ -82,13 +85,17 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
         finally:
             done.set()
 
-    threading.Thread(target=target, name="rienda-run", daemon=True).start()
-    interrupted = False
-    while True:
-        try:
-            if done.wait(0.1):
-                break
-        except KeyboardInterrupt:
-            interrupted = True
-            cancel.cancel()
-    return box.get("value"), interrupted
+    def on_sigint(signum: int, frame: Any) -> None:
+        interrupted.set()
+        cancel.cancel()
+
+    on_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if on_main else None
+    try:
+        threading.Thread(target=target, name="rienda-run", daemon=True).start()
+        while not done.wait(0.1):  # a timeout, so the handler runs soon after the signal
+            pass
+    finally:
+        if on_main:  # None: a handler not set from Python; Python's own is the fallback
+            signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+    return box.get("value"), interrupted.is_set()
