@@ -8,11 +8,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.pipes import read_until
 from tests.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "home"
@@ -80,9 +80,12 @@ def test_ctrl_c_stops_the_tool_and_exits_130(tmp_path):
     env = {**os.environ, "RIENDA_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "call", "spin"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stderr.readline()
-    assert "spinning" in line
-    time.sleep(0.2)
+    try:
+        read_until(proc.stderr, "spinning")  # logged by the tool itself: it is running
+    except AssertionError:
+        proc.kill()
+        proc.communicate()
+        raise
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=10) == 130
 

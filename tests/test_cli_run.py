@@ -9,11 +9,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.pipes import read_until
 
 PUBLISH_ASK = """module.exports = { description: "Asks first.", parameters: { type: "object" },
   execute(ctx) { return ctx.confirm({ title: "Publish", body: "Push?" }) ? "pushed" : { text: "cancelled", isError: true }; } };"""
@@ -99,9 +100,12 @@ def answer_on_a_terminal(home, work, answer: bytes) -> tuple[int, str]:
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "go"], cwd=work,
                             env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     os.close(slave)
-    errors = ""
-    while "Allow? [y = once, s = for this session, N = no]" not in errors:
-        errors += proc.stderr.read(1)
+    try:
+        read_until(proc.stderr, "Allow? [y = once, s = for this session, N = no]")
+    except AssertionError:
+        proc.kill()
+        proc.communicate()
+        raise
     os.write(master, answer)
     _, rest = proc.communicate(timeout=30)
     os.close(master)
@@ -145,7 +149,12 @@ def test_ctrl_c_mid_run_exits_130_and_after_run_sees_interrupted(setup):
     env = {**os.environ, "RIENDA_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "talk"], cwd=work,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout.read(5) == "word "
+    try:
+        assert read_until(proc.stdout, "word ") == "word "
+    except AssertionError:
+        proc.kill()
+        proc.communicate()
+        raise
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import textwrap
 import threading
-import time
 
 import pytest
 
@@ -20,6 +19,7 @@ from rienda_kernel.engine.events import (
     Log,
     MessageSaved,
     Notify,
+    Output,
     RunEnd,
     RunStart,
     TextDelta,
@@ -310,27 +310,29 @@ def test_stopping_mid_stream_ends_interrupted_and_keeps_the_partial_answer(rig, 
 
 @pytest.mark.parametrize("where", ["tool", "confirm"])
 def test_stopping_mid_tool_or_confirm_ends_interrupted_and_the_next_run_works(rig, engine, where):
-    body = ('ctx.system.exec("sleep 30")' if where == "tool"
+    body = ('ctx.system.exec("echo running; sleep 30")' if where == "tool"
             else 'ctx.confirm({ title: "wait", body: "forever" })')
     rig.write_tool("slow", f'module.exports = {{ description: "s", parameters: {{ type: "object" }}, '
-                           f'execute(ctx) {{ ctx.log("started"); {body}; return "done"; }} }};')
+                           f'execute(ctx) {{ {body}; return "done"; }} }};')
     agent(rig, tools=("slow",))
     script(rig, [{"text": "", "tool_calls": [{"name": "slow", "arguments": {}}, {"name": "slow", "arguments": {}}]},
                  {"text": "after"}, {"text": "next run"}])
 
+    started = threading.Event()  # the command is running, or the confirm is asked
+
     class Waiting(NonInteractiveUI):
         def ask(self, title, body, cancel):
+            started.set()
             cancel.wait()
             return False, "interrupted"
 
-    started = threading.Event()
-    ui = Waiting(sink=lambda e: started.set() if isinstance(e, Log) else None)
+    ui = Waiting(sink=lambda e: started.set() if isinstance(e, Output) and "running" in e.text else None)
     conversation = engine.conversation("writer")
     cancel, box, thread = _run_in_thread(conversation, "go", ui)
-    assert started.wait(10)
-    time.sleep(0.2)
+    assert started.wait(30), f"the {where} never started"
     cancel.cancel()
-    thread.join(10)
+    thread.join(30)
+    assert not thread.is_alive(), "the run did not end on the stop"
     result = box["result"]
     assert result.reason == "interrupted"
     results = [m for m in result.messages if m.role == "tool"]
