@@ -68,3 +68,18 @@ def test_T19_a_runs_ctx_config_never_shows_a_secret_from_config_yaml(rig):
     assert_redacted(result.tool_calls[0][1].text)
     session = (rig.home / "sessions" / f"{result.session_id}.jsonl").read_text()
     assert not [secret for secret in SECRETS if secret in session]
+
+
+def test_an_unreadable_config_is_a_clear_error_naming_the_file(unprivileged):
+    config = unprivileged.directory / "config.yaml"
+    config.write_text("auto_approve: true\n")
+    config.chmod(0)
+    assert unprivileged.run("""
+        import json
+        from pathlib import Path
+        from rienda_kernel.engine import ConfigError, load_config
+        try:
+            print(json.dumps(load_config(Path.cwd())))
+        except ConfigError as exc:
+            print(json.dumps(str(exc)))
+    """) == f"{config}: cannot be read: Permission denied"
