@@ -13,7 +13,7 @@ lowest CPU priority, one test process at a time, and is stopped after ``--time-l
 seconds (what finished by then is reported).
 
 Prints the score (killed / (killed + survived); timeouts count as killed) and the diff of
-every surviving mutant. Exits 0 whatever the score: it informs, it does not gate.
+every surviving mutant. Exits 0 whatever the score (it informs, it does not gate); 1 if mutmut could not run.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ def settings(files: list[str], tests: list[str]) -> str:
         'source_paths = ["rienda_kernel"]\n'
         f"only_mutate = {quoted(files)}\n"
         f"pytest_add_cli_args_test_selection = {quoted(tests)}\n"
+        'also_copy = ["examples"]\n'  # the documentation's examples, which tests read
         # No nbval, no cache, quiet: each mutant's run is a plain pytest of engine tests.
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-o", "addopts=", "-q", "-x"]\n'
         # V8 (mini-racer) is not fork-safe: fork workers from a server that never ran a test.
@@ -124,7 +125,11 @@ def main() -> int:
         started = time.monotonic()
         run = mutmut(workdir, "run", "--max-children", "1", timeout=args.time_limit)
         print(run.stdout[-3000:], file=sys.stderr)
-        text = report(workdir, results(workdir), time.monotonic() - started)
+        grouped = results(workdir)
+        if not set(grouped) - {"not checked"}:
+            print("mutation.py: mutmut checked no mutant (its output is above)", file=sys.stderr)
+            return 1
+        text = report(workdir, grouped, time.monotonic() - started)
     finally:
         if args.keep:
             print(f"mutation.py: the copy is kept in {workdir}", file=sys.stderr)
