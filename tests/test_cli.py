@@ -80,12 +80,7 @@ def test_ctrl_c_stops_the_tool_and_exits_130(tmp_path):
     env = {**os.environ, "RIENDA_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "call", "spin"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        read_until(proc.stderr, "spinning")  # logged by the tool itself: it is running
-    except AssertionError:
-        proc.kill()
-        proc.communicate()
-        raise
+    read_until(proc, "stderr", "spinning")  # logged by the tool itself: it is running
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=10) == 130
 

@@ -100,12 +100,7 @@ def answer_on_a_terminal(home, work, answer: bytes) -> tuple[int, str]:
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "go"], cwd=work,
                             env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     os.close(slave)
-    try:
-        read_until(proc.stderr, "Allow? [y = once, s = for this session, N = no]")
-    except AssertionError:
-        proc.kill()
-        proc.communicate()
-        raise
+    read_until(proc, "stderr", "Allow? [y = once, s = for this session, N = no]")
     os.write(master, answer)
     _, rest = proc.communicate(timeout=30)
     os.close(master)
@@ -149,12 +144,7 @@ def test_ctrl_c_mid_run_exits_130_and_after_run_sees_interrupted(setup):
     env = {**os.environ, "RIENDA_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "talk"], cwd=work,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert read_until(proc.stdout, "word ") == "word "
-    except AssertionError:
-        proc.kill()
-        proc.communicate()
-        raise
+    assert read_until(proc, "stdout", "word ") == "word "
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
