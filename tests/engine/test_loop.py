@@ -373,21 +373,67 @@ def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_sessi
             self.asked = []
 
         def ask(self, title, body, cancel):
-            self.asked.append(body)
+            self.asked.append((title, body))
             return (True, FOR_THIS_SESSION) if body == "prod" else (False, "user")
 
     person = Person()
     conversation = engine.conversation("writer")
     result = conversation.run("deploy", person)
     assert [m.text for m in result.messages if m.role == "tool"] == ["true", "true", "false"]
-    assert person.asked == ["prod", "staging"]
+    assert person.asked == [("Deploy", "prod"), ("Deploy", "staging")]
     assert [(e.body, e.how) for e in person.events if isinstance(e, Confirm)] == [
         ("prod", FOR_THIS_SESSION), ("prod", ALLOWED_EARLIER), ("staging", "user")]
     # The session remembers it, also when resumed from its file...
     resumed_person = Person()
     engine.conversation(session_id=result.session_id).run("again", resumed_person)
-    assert resumed_person.asked == ["staging"]
+    assert resumed_person.asked == [("Deploy", "staging")]
     # ...and a new session asks again.
     fresh = Person()
     engine.conversation("writer").run("deploy", fresh)
-    assert fresh.asked == ["prod", "staging"]
+    assert fresh.asked == [("Deploy", "prod"), ("Deploy", "staging")]
+
+
+GATE_HOOK = """module.exports = {
+  beforeToolExecute(ctx, call) {
+    if (call.arguments.path === "secret.txt") return { allow: false, reason: "not that one" };
+    return { arguments: { path: "other.txt" } };
+  },
+  afterToolExecute(ctx, call, result) { ctx.log("after " + call.id + " " + call.name + " " + JSON.stringify(call.arguments)); },
+};"""
+
+
+def test_the_session_keeps_what_hooks_changed_or_refused_and_for_which_call(rig, engine):
+    """A result saves the arguments the tool really got when hooks changed them, or the
+    refusing hook; every hook decision names its call (the session replays the run)."""
+    rig.write_hook("gate", GATE_HOOK)
+    agent(rig, hooks=("gate",))
+    (rig.workdir / "other.txt").write_text("a b")
+    calls = [{"id": call_id, "name": "word-count", "arguments": {"path": path}}
+             for call_id, path in (("c1", "notes.txt"), ("c2", "secret.txt"), ("c3", "other.txt"))]
+    script(rig, [{"text": "", "tool_calls": calls}, {"text": "done"}])
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("count", ui)
+    assert result.reason == "end_turn", result.error
+    lines = session_lines(rig, result.session_id)
+    results = [(l["tool_call_id"], l["text"], l.get("meta")) for l in lines if l.get("role") == "tool"]
+    assert results == [("c1", "2", {"arguments": {"path": "other.txt"}}),
+                       ("c2", "not that one", {"refused_by": "gate"}),
+                       ("c3", "2", None)]
+    decisions = [(l["point"], l["effect"], l["call_id"]) for l in lines if l["type"] == "hook_decision"]
+    assert decisions == [("beforeToolExecute", "rewrote", "c1"), ("afterToolExecute", "none", "c1"),
+                         ("beforeToolExecute", "refused", "c2"),
+                         ("beforeToolExecute", "none", "c3"), ("afterToolExecute", "none", "c3")]
+    assert [e.text for e in ui.events if isinstance(e, Log)] == [
+        'after c1 word-count {"path":"other.txt"}', 'after c3 word-count {"path":"other.txt"}']
+
+
+def test_a_tool_in_a_run_sees_the_runs_session_and_agent(rig, engine):
+    rig.write_tool("whoami", 'module.exports = { description: "w", parameters: { type: "object" }, '
+                             'execute: (ctx) => JSON.stringify({ session: ctx.session, agent: ctx.agent }) };')
+    agent(rig, tools=("whoami",), hooks=())
+    script(rig, [{"text": "", "tool_calls": [{"name": "whoami", "arguments": {}}]}, {"text": "done"}])
+    result = engine.conversation("writer").run("who?", NonInteractiveUI())
+    assert json.loads(result.tool_calls[0][1].text) == {
+        "session": {"id": result.session_id},
+        "agent": {"id": "writer", "description": "A test agent.", "model": "scripted/script.yaml",
+                  "tools": ["whoami"], "hooks": []}}

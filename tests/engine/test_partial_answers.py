@@ -96,7 +96,8 @@ def test_a_stream_cut_by_the_server_is_saved_reviewed_by_after_model_response(ri
 
 def test_an_interrupted_stream_is_saved_reviewed_by_after_model_response(rig):
     words = " ".join(f"w{i}" for i in range(200))
-    (rig.workdir / "script.yaml").write_text(yaml.safe_dump([{"text": f"card {CARD} {words}", "chunk_delay_ms": 10}]))
+    (rig.workdir / "script.yaml").write_text(yaml.safe_dump([{"thinking": "pondering it", "text": f"card {CARD} {words}",
+                                                               "chunk_delay_ms": 10}]))
     _redacting_agent(rig, "scripted/script.yaml")
     seen = threading.Event()
     ui = NonInteractiveUI(sink=lambda e: seen.set() if isinstance(e, TextDelta) and e.text.startswith("w5") else None)
@@ -113,5 +114,6 @@ def test_an_interrupted_stream_is_saved_reviewed_by_after_model_response(rig):
     assert result.reason == "interrupted"
     saved = _saved_assistant(rig, result.session_id)
     assert saved["meta"] == {"interrupted": True}
+    assert saved["thinking"] == "pondering it"
     assert saved["text"].startswith("card [redacted] w0 w1 w2 w3 w4 w5") and "w199" not in saved["text"]
     assert CARD not in _session_text(rig, result.session_id)
