@@ -425,6 +425,10 @@ def test_the_session_keeps_what_hooks_changed_or_refused_and_for_which_call(rig,
                          ("beforeToolExecute", "none", "c3"), ("afterToolExecute", "none", "c3")]
     assert [e.text for e in ui.events if isinstance(e, Log)] == [
         'after c1 word-count {"path":"other.txt"}', 'after c3 word-count {"path":"other.txt"}']
+    assert [(e.id, e.arguments, e.refused_by) for e in ui.events if isinstance(e, ToolCallStarted)] == [
+        ("c1", {"path": "other.txt"}, None), ("c2", {"path": "secret.txt"}, "gate"), ("c3", {"path": "other.txt"}, None)]
+    assert [(e.id, e.name, e.text, e.isError) for e in ui.events if isinstance(e, ToolResultReady)] == [
+        ("c1", "word-count", "2", False), ("c2", "word-count", "not that one", True), ("c3", "word-count", "2", False)]
 
 
 def test_a_tool_in_a_run_sees_the_runs_session_and_agent(rig, engine):
