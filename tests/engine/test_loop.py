@@ -14,6 +14,7 @@ import pytest
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.events import (
+    Confirm,
     Diagnostic,
     HookDecision,
     Log,
@@ -337,6 +338,9 @@ def test_stopping_mid_tool_or_confirm_ends_interrupted_and_the_next_run_works(ri
     assert result.reason == "interrupted"
     results = [m for m in result.messages if m.role == "tool"]
     assert [(m.text, m.is_error) for m in results] == [("interrupted before the tool finished", True)] * 2
+    if where == "confirm":  # the pending confirm itself returned on the stop
+        assert [(e.title, e.answer, e.how) for e in ui.events if isinstance(e, Confirm)] == [
+            ("wait", False, "interrupted")]
     assert conversation.run("again", NonInteractiveUI()).text == "after"
 
 
@@ -357,7 +361,6 @@ def test_no_secret_reaches_the_session_file(rig, monkeypatch, sandbox):
 
 
 def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_session(rig, engine):
-    from rienda_kernel.engine.events import Confirm
     from rienda_kernel.engine.ui import ALLOWED_EARLIER, FOR_THIS_SESSION
 
     rig.write_tool("ask", 'module.exports = { description: "a", parameters: { type: "object", properties: '
