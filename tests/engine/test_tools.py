@@ -59,6 +59,11 @@ def test_T07_arguments_arrive_decoded_from_json(rig):
         ('{"n": 1, "extra": true}', "Additional properties are not allowed ('extra' was unexpected)"),
         ('{"n": 1', "not valid JSON"),
         ("[1, 2]", "must be a JSON object, got an array"),
+        ('"n=1"', "must be a JSON object, got a string"),
+        ("3", "must be a JSON object, got a number"),
+        ("2.5", "must be a JSON object, got a number"),
+        ("true", "must be a JSON object, got a boolean"),
+        ("null", "must be a JSON object, got null"),
     ],
 )
 def test_T07_mismatched_arguments_are_an_error_result_and_execute_does_not_run(rig, arguments, expected):
@@ -105,9 +110,13 @@ def test_T08_string_and_text_object_returns(rig):
         ("[1, 2]", "an array ([1, 2])"),
         ("null", "returned null"),
         ("undefined", "returned undefined"),
-        ('{ count: 3 }', "an object without a string 'text'"),
-        ('{ text: 5 }', "an object without a string 'text'"),
+        ('{ count: 3 }', """an object without a string 'text' ({"count": 3})"""),
+        ('{ text: 5 }', """an object without a string 'text' ({"text": 5})"""),
         ('{ text: "x", isError: "yes" }', "isError as a string"),
+        ('{ text: "x", isError: 1 }', "isError as a number"),
+        ('{ text: "x", isError: {} }', "isError as an object"),
+        ('["é", "ñ"]', 'an array (["é", "ñ"])'),  # the preview keeps the characters as they are
+        ("Array(50).fill(7)", f"an array ({json.dumps([7] * 50)[:77]}...)"),  # cut at 80 characters
     ],
 )
 def test_T08_anything_else_is_an_error_result_saying_what_came_back(rig, expression, says):
