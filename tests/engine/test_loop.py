@@ -112,6 +112,9 @@ def test_a_run_calls_the_tool_and_saves_every_message(rig, engine):
     assert types[0] is RunStart and types[-1] is RunEnd
     assert TextDelta in types and MessageSaved in types and ToolCallStarted in types and ToolResultReady in types
     assert "".join(e.text for e in ui.events if isinstance(e, TextDelta)) == "Let me count.There are 4 words."
+    assert ui.events[0] == RunStart(result.session_id, "writer", "scripted/script.yaml")
+    assert ui.events[-1] == RunEnd("end_turn", None)
+    assert lines[-1] == {"type": "run_end", "reason": "end_turn", "error": None}
 
 
 def test_text_streams_in_small_chunks(rig, engine):
@@ -444,3 +447,28 @@ def test_a_tool_in_a_run_sees_the_runs_session_and_agent(rig, engine):
         "session": {"id": result.session_id},
         "agent": {"id": "writer", "description": "A test agent.", "model": "scripted/script.yaml",
                   "tools": ["whoami"], "hooks": []}}
+
+
+class ExplodingProvider(Provider):
+    """A provider with a bug: it fails with an exception no provider should raise."""
+
+    def stream(self, request, cancel):
+        yield TextChunk("half an ")
+        raise ValueError("boom")
+
+
+def test_an_engine_bug_ends_the_run_with_error_and_the_session_says_so(rig, engine, monkeypatch):
+    monkeypatch.setitem(PROVIDERS, "exploding", lambda config: ExplodingProvider())
+    rig.write_hook("audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    agent(rig, model="exploding/m", hooks=("audit",))
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("go", ui)
+    assert (result.reason, result.error) == ("error", "internal error: ValueError: boom")
+    [diagnostic] = [e for e in ui.events if isinstance(e, Diagnostic)]
+    assert diagnostic.source == "engine" and diagnostic.message.rstrip().endswith("ValueError: boom")
+    assert "Traceback" in diagnostic.message
+    assert [e.text for e in ui.events if isinstance(e, Log)] == ["afterRun error"]
+    assert ui.events[0] == RunStart(result.session_id, "writer", "exploding/m")
+    assert ui.events[-1] == RunEnd("error", "internal error: ValueError: boom")
+    lines = session_lines(rig, result.session_id)
+    assert lines[-1] == {"type": "run_end", "reason": "error", "error": "internal error: ValueError: boom"}
