@@ -27,7 +27,14 @@ from rienda_kernel.engine.events import (
     ToolCallStarted,
     ToolResultReady,
 )
-from rienda_kernel.engine.providers import PROVIDERS, Provider, TextChunk, ToolCallChunk
+from rienda_kernel.engine.providers import (
+    PROVIDERS,
+    Provider,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallChunk,
+    VendorStateChunk,
+)
 from rienda_kernel.engine.messages import ToolCall
 from rienda_kernel.engine.runtime import Rienda
 
@@ -239,15 +246,20 @@ def test_T05_the_model_is_offered_only_the_declared_tools(rig, engine, probe):
     agent(rig, model="probe/m", tools=("word-count",))
     probe.answers = [{"text": "ok"}]
     engine.conversation("writer").run("hi", NonInteractiveUI())
-    assert [tool.name for tool in probe.requests[0].tools] == ["word-count"]
+    [spec] = probe.requests[0].tools
+    assert (spec.name, spec.description, spec.parameters) == (
+        "word-count", "Counts words.", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
 
 
 def test_T05_a_tool_the_agent_does_not_declare_is_not_the_models_to_call(rig, engine):
     agent(rig)
     script(rig, [{"text": "x", "tool_calls": [{"name": "rm-everything", "arguments": {}}]}])
     result = engine.conversation("writer").run("go", NonInteractiveUI())
-    assert result.reason == "error" and "'rm-everything'" in result.error
-    assert result.messages[-1].role == "tool" and result.messages[-1].is_error
+    assert result.reason == "error"
+    assert result.error == ("the model called 'rm-everything', which agent writer does not declare "
+                            "(its tools: word-count)")
+    assert (result.messages[-1].role, result.messages[-1].text, result.messages[-1].is_error) == (
+        "tool", "unknown tool 'rm-everything'; this agent's tools: word-count", True)
 
 
 def test_resume_continues_the_session_and_the_model_sees_earlier_messages(rig, engine, probe):
@@ -472,3 +484,49 @@ def test_an_engine_bug_ends_the_run_with_error_and_the_session_says_so(rig, engi
     assert ui.events[-1] == RunEnd("error", "internal error: ValueError: boom")
     lines = session_lines(rig, result.session_id)
     assert lines[-1] == {"type": "run_end", "reason": "error", "error": "internal error: ValueError: boom"}
+
+
+def test_an_agent_without_tools_is_told_so_when_the_model_calls_one(rig, engine):
+    agent(rig, tools=())
+    script(rig, [{"text": "x", "tool_calls": [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]}])
+    result = engine.conversation("writer").run("go", NonInteractiveUI())
+    assert result.error == "the model called 'a', 'b', which agent writer does not declare (its tools: none)"
+    assert [m.text for m in result.messages if m.role == "tool"] == [
+        "unknown tool 'a'; this agent's tools: none", "unknown tool 'b'; this agent's tools: none"]
+
+
+def test_the_saved_answer_keeps_thinking_and_usage_and_the_front_end_gets_it_as_saved(rig, engine):
+    agent(rig, tools=())
+    script(rig, [{"thinking": "hmm", "text": "yes", "usage": {"input_tokens": 12, "output_tokens": 3}}])
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("go", ui)
+    [saved] = [l for l in session_lines(rig, result.session_id) if l.get("role") == "assistant"]
+    assert (saved["text"], saved["thinking"], saved["usage"]) == ("yes", "hmm", {"input_tokens": 12, "output_tokens": 3})
+    [shown] = [e.message for e in ui.events if isinstance(e, MessageSaved)]
+    assert shown == {key: value for key, value in saved.items() if key not in ("type", "time")}
+
+
+class VendorProvider(Provider):
+    """Streams thinking with the vendor state that vouches for it."""
+
+    def stream(self, request, cancel):
+        yield ThinkingChunk("signed thought")
+        yield TextChunk("answer")
+        yield VendorStateChunk({"anthropic": {"thinking": [{"signature": "sig"}]}})
+
+
+@pytest.mark.parametrize("rewrite", [False, True])
+def test_vendor_state_is_saved_unless_a_hook_changed_the_thinking_it_vouches_for(rig, engine, monkeypatch, rewrite):
+    monkeypatch.setitem(PROVIDERS, "vendor", lambda config: VendorProvider())
+    hooks = ()
+    if rewrite:
+        rig.write_hook("rethink", 'module.exports = { afterModelResponse(ctx, r) { return { thinking: "[hidden]" }; } };')
+        hooks = ("rethink",)
+    agent(rig, model="vendor/m", tools=(), hooks=hooks)
+    result = engine.conversation("writer").run("go", NonInteractiveUI())
+    [saved] = [l for l in session_lines(rig, result.session_id) if l.get("role") == "assistant"]
+    if rewrite:
+        assert (saved["thinking"], saved.get("meta")) == ("[hidden]", None)
+    else:
+        assert (saved["thinking"], saved["meta"]) == (
+            "signed thought", {"vendor": {"anthropic": {"thinking": [{"signature": "sig"}]}}})

@@ -117,3 +117,38 @@ def test_an_interrupted_stream_is_saved_reviewed_by_after_model_response(rig):
     assert saved["thinking"] == "pondering it"
     assert saved["text"].startswith("card [redacted] w0 w1 w2 w3 w4 w5") and "w199" not in saved["text"]
     assert CARD not in _session_text(rig, result.session_id)
+
+
+def test_a_stop_during_after_model_response_saves_no_unreviewed_text(rig):
+    """The review itself is interrupted (a hook waits on a confirm): what it had not
+    reviewed is withheld, and the session says so."""
+    rig.write_hook("review", 'module.exports = { afterModelResponse(ctx, r) {'
+                             ' ctx.confirm({ title: "Keep this answer?", body: "" }); return { text: "[reviewed]" }; } };')
+    (rig.home / "agents").mkdir()
+    (rig.home / "agents" / "talker.md").write_text(
+        "---\ndescription: Talks.\nmodel: scripted/script.yaml\ntools: []\nhooks: [review]\n---\nTalk.\n")
+    (rig.workdir / "script.yaml").write_text(yaml.safe_dump([{"text": f"card {CARD}"}]))
+    asked = threading.Event()
+
+    class Reviewer(NonInteractiveUI):
+        def ask(self, title, body, cancel):
+            asked.set()
+            cancel.wait()
+            return False, "interrupted"
+
+    cancel = CancelToken()
+    conversation = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("talker")
+    box: dict = {}
+    worker = threading.Thread(target=lambda: box.setdefault("result", conversation.run("hi", Reviewer(), cancel)))
+    worker.start()
+    assert asked.wait(30), "the review never asked"
+    cancel.cancel()
+    worker.join(30)
+    assert not worker.is_alive(), "the run did not end after the interrupt"
+    result = box["result"]
+    assert result.reason == "interrupted"
+    saved = _saved_assistant(rig, result.session_id)
+    assert saved["text"] == "" and saved["meta"] == {
+        "interrupted": True,
+        "withheld": "stopped during afterModelResponse; the text those hooks had not reviewed was not saved"}
+    assert CARD not in _session_text(rig, result.session_id)
