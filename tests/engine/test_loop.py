@@ -24,6 +24,7 @@ from rienda_kernel.engine.events import (
     RunEnd,
     RunStart,
     TextDelta,
+    ThinkingDelta,
     ToolCallStarted,
     ToolResultReady,
 )
@@ -497,11 +498,13 @@ def test_an_agent_without_tools_is_told_so_when_the_model_calls_one(rig, engine)
 
 def test_the_saved_answer_keeps_thinking_and_usage_and_the_front_end_gets_it_as_saved(rig, engine):
     agent(rig, tools=())
-    script(rig, [{"thinking": "hmm", "text": "yes", "usage": {"input_tokens": 12, "output_tokens": 3}}])
+    script(rig, [{"thinking": "let me think", "text": "yes", "usage": {"input_tokens": 12, "output_tokens": 3}}])
     ui = NonInteractiveUI()
     result = engine.conversation("writer").run("go", ui)
+    assert [e.text for e in ui.events if isinstance(e, ThinkingDelta)] == ["let ", "me ", "think"]
     [saved] = [l for l in session_lines(rig, result.session_id) if l.get("role") == "assistant"]
-    assert (saved["text"], saved["thinking"], saved["usage"]) == ("yes", "hmm", {"input_tokens": 12, "output_tokens": 3})
+    assert (saved["text"], saved["thinking"], saved["usage"]) == (
+        "yes", "let me think", {"input_tokens": 12, "output_tokens": 3})
     [shown] = [e.message for e in ui.events if isinstance(e, MessageSaved)]
     assert shown == {key: value for key, value in saved.items() if key not in ("type", "time")}
 
