@@ -273,3 +273,32 @@ def test_H18_arguments_that_are_not_an_object_are_ignored_and_the_tool_sees_the_
     assert diagnostic.source == "hook:bad.beforeToolExecute" and diagnostic.path == str(path)
     assert f"arguments must be an object, got {kind}; ignored" in diagnostic.message
     assert [(d.hook, d.effect) for d in rig.events(HookDecision)] == [("pin", "rewrote"), ("bad", "invalid")]
+
+
+@pytest.mark.parametrize(("returned", "problem"), [
+    ("{ text: {} }", "text must be a string, got an object"),
+    ("{ text: [1] }", "text must be a string, got an array"),
+    ("{ text: 2.5 }", "text must be a string, got a number"),
+    ("{ text: true }", "text must be a string, got a boolean"),
+    ('{ isError: "yes" }', "isError must be a boolean, got a string"),
+    ("{ isError: 1 }", "isError must be a boolean, got a number"),
+    ('{ text: 1, isError: "no", extra: 1, more: 2 }',
+     "text must be a string, got a number; isError must be a boolean, got a string; unknown field(s) extra, more"),
+])
+def test_H18_the_diagnostic_names_each_wrong_field_and_what_came(rig, returned, problem):
+    path = rig.write_hook("sloppy", hook(afterToolExecute=f"function () {{ return {returned}; }}"))
+    out = rig.chain("sloppy").after_tool_execute("c7", "t", {}, ToolResult("kept"), go())
+    assert out == ToolResult("kept")
+    [diagnostic] = rig.events(Diagnostic)
+    assert (diagnostic.source, diagnostic.path) == ("hook:sloppy.afterToolExecute", str(path))
+    assert diagnostic.message == f"hook sloppy afterToolExecute: {problem}; ignored"
+    [decision] = rig.events(HookDecision)
+    assert (decision.effect, decision.call_id, decision.error) == ("invalid", "c7", problem)
+
+
+def test_H18_allow_that_is_not_a_boolean_is_ignored(rig):
+    rig.write_hook("vague", hook(beforeToolExecute='function () { return { allow: "no" }; }'))
+    gate = rig.chain("vague").before_tool_execute("c1", "shell", {"command": "ls"}, go())
+    assert (gate.allowed, gate.arguments) == (True, {"command": "ls"})
+    [diagnostic] = rig.events(Diagnostic)
+    assert diagnostic.message == "hook vague beforeToolExecute: allow must be a boolean, got a string; ignored"
