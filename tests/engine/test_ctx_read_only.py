@@ -1,8 +1,8 @@
 """``ctx.session``, ``ctx.agent`` and ``ctx.config`` are read-only values (T19, H20).
 
 A tool or hook cannot change them: in strict code an assignment throws a TypeError; in
-sloppy code it is ignored; either way the next read, the next hook and the next tool see
-the original values.
+sloppy code it is ignored; either way the next read and the next hook see the original
+values.
 """
 
 from __future__ import annotations
