@@ -537,3 +537,55 @@ def test_T20_a_built_in_tools_result_is_capped_and_its_live_output_is_not(rig):
     assert result.text.endswith("\n[rienda: output cut at 256 KiB]")
     assert set(result.text[: -len("\n[rienda: output cut at 256 KiB]")]) == {"x"}
     assert sum(len(e.text) for e in rig.events(Output)) == megabyte
+
+
+def test_T08_a_wrong_return_is_named_with_the_tool_and_the_way_to_fix_it(rig):
+    rig.write_tool("bad", returning("42"))
+    assert rig.tool("bad", {}) == ToolResult(
+        "bad returned a number (42); execute must return a string or { text, isError } "
+        "(serialize structured data with JSON.stringify)", True)
+
+
+NESTED_TOOL = """
+module.exports = {
+  description: "Nested.",
+  parameters: { type: "object", properties: { opts: { type: "object", properties: { depth: { type: "integer" } } } } },
+  execute: function (ctx, args) { return JSON.stringify(args); },
+};
+"""
+
+
+def test_T07_the_error_names_the_nested_field_or_the_arguments_as_a_whole(rig):
+    rig.write_tool("nested", NESTED_TOOL)
+    rig.write_tool("echo", ECHO_TOOL)
+    assert rig.tool("nested", {"opts": {"depth": "x"}}) == ToolResult(
+        "invalid arguments for nested: field 'opts/depth': 'x' is not of type 'integer'", True)
+    assert rig.tool("echo", {}) == ToolResult("invalid arguments for echo: arguments: 'n' is a required property", True)
+
+
+def test_T07_empty_arguments_text_is_an_empty_object(rig):
+    rig.write_tool("nested", NESTED_TOOL)
+    assert rig.tool("nested", "") == ToolResult("{}")
+    assert rig.tool("nested", "  \n") == ToolResult("{}")
+
+
+def test_T20_text_of_exactly_the_cap_is_kept_whole(rig):
+    rig.write_tool("full", returning(f'"x".repeat({OUTPUT_CAP})'))
+    assert rig.tool("full", {}) == ToolResult("x" * OUTPUT_CAP)
+    rig.write_tool("over", returning(f'"x".repeat({OUTPUT_CAP + 1})'))
+    assert rig.tool("over", {}).text.endswith("[rienda: output cut at 256 KiB]")
+
+
+def test_a_built_in_tools_failure_is_an_error_result(rig):
+    assert rig.tool("shell", {"command": "echo oops >&2; exit 3"}) == ToolResult("oops\n\nexit code 3", True)
+    assert rig.tool("shell", {"command": "echo fine"}) == ToolResult("fine\n\nexit code 0", False)
+
+
+def test_T20_a_lone_surrogate_in_the_text_does_not_break_the_cap(rig):
+    """JavaScript strings may hold half a surrogate pair; the result keeps it as it came."""
+    rig.write_tool("half", returning('"a" + String.fromCharCode(0xD800) + "b"'))
+    assert rig.tool("half", {}) == ToolResult("a\ud800b")
+    rig.write_tool("long", returning(f'String.fromCharCode(0xD800) + "x".repeat({OUTPUT_CAP})'))
+    cut = rig.tool("long", {}).text
+    assert len(cut.encode("utf-8", "surrogatepass")) <= OUTPUT_CAP
+    assert cut.lstrip("\ud800").startswith("xxx") and cut.endswith("[rienda: output cut at 256 KiB]")
