@@ -302,3 +302,35 @@ def test_H18_allow_that_is_not_a_boolean_is_ignored(rig):
     assert (gate.allowed, gate.arguments) == (True, {"command": "ls"})
     [diagnostic] = rig.events(Diagnostic)
     assert diagnostic.message == "hook vague beforeToolExecute: allow must be a boolean, got a string; ignored"
+
+
+@pytest.mark.parametrize("reason", ["42", '""', "null"])
+def test_H14_a_refusal_whose_reason_is_not_a_non_empty_string_names_the_hook(rig, reason):
+    rig.write_hook("deny", hook(beforeToolExecute=f"function () {{ return {{ allow: false, reason: {reason} }}; }}"))
+    gate = rig.chain("deny").before_tool_execute("c1", "shell", {"command": "ls"}, go())
+    assert (gate.allowed, gate.arguments, gate.refused_by) == (False, {"command": "ls"}, "deny")
+    assert gate.refusal() == ToolResult("refused by hook deny", True)
+
+
+def test_H13_allow_true_with_a_reason_is_a_valid_answer_that_changes_nothing(rig):
+    rig.write_hook("fine", hook(beforeToolExecute='function () { return { allow: true, reason: "looks safe" }; }'))
+    gate = rig.chain("fine").before_tool_execute("c1", "shell", {"command": "ls"}, go())
+    assert (gate.allowed, gate.arguments) == (True, {"command": "ls"})
+    assert rig.events(Diagnostic) == []
+    assert [(d.effect, d.changes) for d in rig.events(HookDecision)] == [("none", {})]
+
+
+def test_H08_after_run_fields_are_unknown_and_reported(rig):
+    rig.write_hook("chatty", hook(afterRun="function () { return { summary: 'done' }; }"))
+    rig.chain("chatty").after_run("end_turn", go())
+    [diagnostic] = rig.events(Diagnostic)
+    assert diagnostic.message == "hook chatty afterRun: unknown field(s) summary; ignored"
+
+
+def test_the_ledger_records_only_what_a_hook_really_changed(rig):
+    rig.write_hook("same", hook(afterToolExecute="function (ctx, c, r) { return { text: r.text }; }"))
+    rig.write_hook("flag", hook(afterToolExecute="function (ctx, c, r) { return { text: r.text, isError: true }; }"))
+    out = rig.chain("same", "flag").after_tool_execute("c1", "t", {}, ToolResult("kept"), go())
+    assert out == ToolResult("kept", True)
+    assert [(d.hook, d.effect, d.changes) for d in rig.events(HookDecision)] == [
+        ("same", "none", {}), ("flag", "rewrote", {"isError": {"before": False, "after": True}})]
