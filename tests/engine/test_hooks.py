@@ -334,3 +334,70 @@ def test_the_ledger_records_only_what_a_hook_really_changed(rig):
     assert out == ToolResult("kept", True)
     assert [(d.hook, d.effect, d.changes) for d in rig.events(HookDecision)] == [
         ("same", "none", {}), ("flag", "rewrote", {"isError": {"before": False, "after": True}})]
+
+
+# -- the decision ledger: every hook call, exactly ------------------------------------------------
+def _ledger(rig) -> list[tuple]:
+    decisions = rig.events(HookDecision)
+    assert all(isinstance(d.duration_ms, float) and d.duration_ms >= 0 for d in decisions)
+    return [(d.hook, d.point, d.effect, d.call_id, d.changes, d.error) for d in decisions]
+
+
+def _diagnostics(rig) -> list[tuple]:
+    return [(d.source, d.message, d.path) for d in rig.events(Diagnostic)]
+
+
+@pytest.mark.parametrize(("body", "effect", "error", "message"), [
+    ("return null;", "none", None, None),
+    ("return;", "none", None, None),
+    ("return 42;", "invalid", "returned number",
+     "hook h returned number from afterToolExecute; expected an object or nothing; ignored"),
+    ('return "text";', "invalid", "returned string",
+     "hook h returned string from afterToolExecute; expected an object or nothing; ignored"),
+    ('throw new Error("oops");', "threw", "Error: oops", "hook h threw in afterToolExecute and was skipped: Error: oops"),
+])
+def test_the_ledger_records_a_hook_that_has_no_say(rig, body, effect, error, message):
+    path = rig.write_hook("h", hook(afterToolExecute=f"function () {{ {body} }}"))
+    assert rig.chain("h").after_tool_execute("c4", "t", {}, ToolResult("kept"), go()) == ToolResult("kept")
+    [(hook_name, point, got_effect, call_id, changes, got_error)] = _ledger(rig)
+    assert (hook_name, point, got_effect, call_id, changes) == ("h", "afterToolExecute", effect, "c4", {})
+    assert got_error == error or (effect == "threw" and got_error.startswith(error))
+    diagnostics = _diagnostics(rig)
+    if message is None:
+        assert diagnostics == []
+    else:
+        [(source, got_message, got_path)] = diagnostics
+        assert (source, got_path) == ("hook:h.afterToolExecute", str(path))
+        assert got_message == message or (effect == "threw" and got_message.startswith(message))
+
+
+def test_the_ledger_names_each_point_and_what_changed(rig):
+    path = rig.write_hook("all", hook(
+        beforeRun="function () { return { note: 1 }; }",
+        beforeModelRequest='function (ctx, r) { return { system: r.system + "!" }; }',
+        afterModelResponse='function (ctx, r) { return { text: "[x]", thinking: r.thinking }; }',
+        beforeToolExecute="function (ctx, c) { const a = { ...c.arguments, flag: null }; delete a.old; return { arguments: a }; }",
+        afterToolExecute='function () { return { text: "done" }; }',
+        afterRun="function () { return { summary: 2 }; }",
+    ))
+    chain = rig.chain("all")
+    chain.before_run("s", "a", "m", go())
+    assert chain.before_model_request("sys", "m", [], go()) == "sys!"
+    assert chain.after_model_response(ModelResponse("card", "hmm"), go()) == ModelResponse("[x]", "hmm")
+    gate = chain.before_tool_execute("c1", "t", {"old": 1, "kept": 2}, go())
+    assert gate.arguments == {"kept": 2, "flag": None}
+    assert chain.after_tool_execute("c1", "t", gate.arguments, ToolResult("4"), go()) == ToolResult("done")
+    chain.after_run("end_turn", go())
+    assert _ledger(rig) == [
+        ("all", "beforeRun", "invalid", None, {}, "unknown field(s) note"),
+        ("all", "beforeModelRequest", "rewrote", None, {"system": {"before_chars": 3, "after_chars": 4}}, None),
+        ("all", "afterModelResponse", "rewrote", None, {"text": {"before_chars": 4, "after_chars": 3}}, None),
+        ("all", "beforeToolExecute", "rewrote", "c1",
+         {"arguments.flag": {"before": None, "after": None}, "arguments.old": {"before": 1, "after": None}}, None),
+        ("all", "afterToolExecute", "rewrote", "c1", {"text": {"before_chars": 1, "after_chars": 4}}, None),
+        ("all", "afterRun", "invalid", None, {}, "unknown field(s) summary"),
+    ]
+    assert _diagnostics(rig) == [
+        ("hook:all.beforeRun", "hook all beforeRun: unknown field(s) note; ignored", str(path)),
+        ("hook:all.afterRun", "hook all afterRun: unknown field(s) summary; ignored", str(path)),
+    ]
