@@ -2,6 +2,7 @@
 
     nice -n 19 .venv/bin/python bench/mutation.py                 # the three files, about an hour
     .venv/bin/python bench/mutation.py --files rienda_kernel/engine/tools.py --time-limit 900
+    .venv/bin/python bench/mutation.py --mutants NAME...          # re-check some (last run's survivors)
 
 mutmut (``pip install mutmut==3.8.1``; not a project dependency) changes one thing at a
 time in ``rienda_kernel/engine/{hooks,tools,loop}.py`` (a flipped condition, a changed
@@ -84,13 +85,13 @@ def mutmut(workdir: Path, *args: str, timeout: float | None = None) -> subproces
     return subprocess.CompletedProcess(command, process.returncode, out, "")
 
 
-def results(workdir: Path) -> dict[str, list[str]]:
-    """Mutant names grouped by status (killed, survived, timeout, no tests, ...)."""
+def results(workdir: Path, only: list[str]) -> dict[str, list[str]]:
+    """Mutant names (of ``only``, if given) grouped by status (killed, survived, timeout...)."""
     listed = mutmut(workdir, "results", "--all", "true").stdout
     grouped: dict[str, list[str]] = {}
     for line in listed.splitlines():
         name, sep, status = line.strip().rpartition(": ")
-        if sep and name.startswith("rienda_kernel."):
+        if sep and name.startswith("rienda_kernel.") and (not only or name in only):
             grouped.setdefault(status.strip(), []).append(name)
     return grouped
 
@@ -111,6 +112,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", nargs="+", default=FILES, help="files to mutate (repository paths)")
     parser.add_argument("--tests", nargs="+", default=TESTS, help="test files mutmut may run")
+    parser.add_argument("--mutants", nargs="+", default=[], metavar="NAME",
+                        help="check only these mutants (names as the report prints them), e.g. last run's survivors")
     parser.add_argument("--time-limit", type=float, default=3600, help="stop mutmut after this many seconds")
     parser.add_argument("--output", type=Path, help="also write the report to this file")
     parser.add_argument("--keep", action="store_true", help="keep the throwaway copy (its path is printed)")
@@ -123,9 +126,9 @@ def main() -> int:
     try:
         prepare(workdir, args.files, args.tests)
         started = time.monotonic()
-        run = mutmut(workdir, "run", "--max-children", "1", timeout=args.time_limit)
+        run = mutmut(workdir, "run", "--max-children", "1", *args.mutants, timeout=args.time_limit)
         print(run.stdout[-3000:], file=sys.stderr)
-        grouped = results(workdir)
+        grouped = results(workdir, args.mutants)
         if not set(grouped) - {"not checked"}:
             print("mutation.py: mutmut checked no mutant (its output is above)", file=sys.stderr)
             return 1
