@@ -401,3 +401,9 @@ def test_the_ledger_names_each_point_and_what_changed(rig):
         ("hook:all.beforeRun", "hook all beforeRun: unknown field(s) note; ignored", str(path)),
         ("hook:all.afterRun", "hook all afterRun: unknown field(s) summary; ignored", str(path)),
     ]
+
+
+def test_the_ledger_names_the_call_a_silent_before_tool_execute_was_asked_about(rig):
+    rig.write_hook("quiet", hook(beforeToolExecute="function () {}"))
+    rig.chain("quiet").before_tool_execute("c9", "t", {}, go())
+    assert _ledger(rig) == [("quiet", "beforeToolExecute", "none", "c9", {}, None)]

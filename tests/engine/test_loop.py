@@ -414,6 +414,7 @@ def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_sessi
 
 GATE_HOOK = """module.exports = {
   beforeToolExecute(ctx, call) {
+    ctx.log("before " + call.id + " " + call.name);
     if (call.arguments.path === "secret.txt") return { allow: false, reason: "not that one" };
     return { arguments: { path: "other.txt" } };
   },
@@ -443,9 +444,11 @@ def test_the_session_keeps_what_hooks_changed_or_refused_and_for_which_call(rig,
                          ("beforeToolExecute", "refused", "c2"),
                          ("beforeToolExecute", "none", "c3"), ("afterToolExecute", "none", "c3")]
     assert [e.text for e in ui.events if isinstance(e, Log)] == [
-        'after c1 word-count {"path":"other.txt"}', 'after c3 word-count {"path":"other.txt"}']
-    assert [(e.id, e.arguments, e.refused_by) for e in ui.events if isinstance(e, ToolCallStarted)] == [
-        ("c1", {"path": "other.txt"}, None), ("c2", {"path": "secret.txt"}, "gate"), ("c3", {"path": "other.txt"}, None)]
+        "before c1 word-count", 'after c1 word-count {"path":"other.txt"}', "before c2 word-count",
+        "before c3 word-count", 'after c3 word-count {"path":"other.txt"}']
+    assert [(e.id, e.name, e.arguments, e.refused_by) for e in ui.events if isinstance(e, ToolCallStarted)] == [
+        ("c1", "word-count", {"path": "other.txt"}, None), ("c2", "word-count", {"path": "secret.txt"}, "gate"),
+        ("c3", "word-count", {"path": "other.txt"}, None)]
     assert [(e.id, e.name, e.text, e.isError) for e in ui.events if isinstance(e, ToolResultReady)] == [
         ("c1", "word-count", "2", False), ("c2", "word-count", "not that one", True), ("c3", "word-count", "2", False)]
 
