@@ -1,4 +1,5 @@
-"""Shared fixtures: a throwaway RIENDA_HOME, a workspace, and one sandbox per session.
+"""Shared fixtures: a throwaway RIENDA_HOME, a workspace, one sandbox per session, a local
+HTTP server, and a way to run code as an unprivileged user (for permission tests).
 
 Everything runs through the real parts: real V8 isolates, real files, real processes.
 """
@@ -6,6 +7,12 @@ Everything runs through the real parts: real V8 isolates, real files, real proce
 from __future__ import annotations
 
 import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
 import textwrap
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -158,3 +165,52 @@ def http_server():
     server = LocalServer()
     yield server
     server.close()
+
+
+NOBODY = 65534  # the conventional unprivileged uid and gid
+
+
+class Unprivileged:
+    """Runs Python snippets as a user whom file permissions bind.
+
+    As root (CI always is) through ``setpriv`` (or ``runuser``) as uid/gid 65534 with no
+    supplementary groups; as any other user, as that user. :attr:`directory` is a fresh
+    directory that user owns. A snippet prints one JSON value as its last line of output,
+    which :meth:`run` returns; a snippet that fails fails the test with its stderr.
+    """
+
+    def __init__(self, directory: Path, prefix: list[str]) -> None:
+        self.directory = directory
+        self._prefix = prefix
+
+    def run(self, code: str) -> Any:
+        env = {**os.environ, "HOME": str(self.directory), "PYTHONDONTWRITEBYTECODE": "1"}
+        done = subprocess.run([*self._prefix, sys.executable, "-c", textwrap.dedent(code)], cwd=self.directory,
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"the unprivileged snippet failed (exit {done.returncode}):\n{done.stderr}"
+        return json.loads(done.stdout.splitlines()[-1])
+
+
+def _drop_privileges() -> list[str] | None:
+    """The command prefix that runs a program unprivileged; [] when we already are."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv"):
+        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    if shutil.which("runuser"):
+        return ["runuser", "-u", pwd.getpwuid(NOBODY).pw_name, "--"]
+    return None
+
+
+@pytest.fixture
+def unprivileged():
+    prefix = _drop_privileges()
+    if prefix is None:
+        pytest.skip("running as root with neither setpriv nor runuser to drop privileges")
+    directory = Path(tempfile.mkdtemp(prefix="rienda-unprivileged-"))
+    try:
+        if os.geteuid() == 0:
+            os.chown(directory, NOBODY, NOBODY)
+        yield Unprivileged(directory, prefix)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

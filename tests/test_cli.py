@@ -8,10 +8,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.pipes import read_until
+from tests.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "home"
 
@@ -78,9 +80,7 @@ def test_ctrl_c_stops_the_tool_and_exits_130(tmp_path):
     env = {**os.environ, "RIENDA_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "call", "spin"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stderr.readline()
-    assert "spinning" in line
-    time.sleep(0.2)
+    read_until(proc, "stderr", "spinning")  # logged by the tool itself: it is running
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=10) == 130
 
@@ -102,3 +102,14 @@ def test_call_never_prints_a_secret(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "result [redacted]\n")
     assert "[tool:leak] log [redacted]" in done.stderr and "ghp_0123456789abcdef" not in done.stderr
+
+
+def test_call_shows_the_tool_ctx_config_without_the_secrets_of_config_yaml(tmp_path):
+    home = tmp_path / "home"
+    (home / "tools" / "cfg").mkdir(parents=True)
+    (home / "tools" / "cfg" / "index.js").write_text(CONFIG_TOOL)
+    (home / "config.yaml").write_text(CONFIG_WITH_SECRETS)
+    done = rienda("call", "cfg", "--workdir", str(tmp_path), home=home)
+    assert done.returncode == 0, done.stderr
+    assert_redacted(done.stdout)
+    assert not [secret for secret in SECRETS if secret in done.stderr]

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from .processes import alive, wait_for_file
+from tests.pipes import read_until
 
 PUBLISH_ASK = """module.exports = { description: "Asks first.", parameters: { type: "object" },
   execute(ctx) { return ctx.confirm({ title: "Publish", body: "Push?" }) ? "pushed" : { text: "cancelled", isError: true }; } };"""
@@ -101,9 +102,7 @@ def answer_on_a_terminal(home, work, answer: bytes) -> tuple[int, str]:
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "go"], cwd=work,
                             env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     os.close(slave)
-    errors = ""
-    while "Allow? [y = once, s = for this session, N = no]" not in errors:
-        errors += proc.stderr.read(1)
+    read_until(proc, "stderr", "Allow? [y = once, s = for this session, N = no]")
     os.write(master, answer)
     _, rest = proc.communicate(timeout=30)
     os.close(master)
@@ -147,7 +146,7 @@ def test_ctrl_c_mid_run_exits_130_and_after_run_sees_interrupted(setup):
     env = {**os.environ, "RIENDA_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "talk"], cwd=work,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout.read(5) == "word "
+    assert read_until(proc, "stdout", "word ") == "word "
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
@@ -211,16 +210,6 @@ def start_run():
             proc.communicate()
 
 
-def read_until(stream, marker: str) -> str:
-    """Lines from ``stream`` up to the one holding ``marker`` (the process prints it when it gets there)."""
-    seen = ""
-    while marker not in seen:
-        line = stream.readline()
-        assert line, f"the stream ended before {marker!r}; got {seen!r}"
-        seen += line
-    return seen
-
-
 def session_records(home):
     [path] = (home / "sessions").glob("*.jsonl")
     return [json.loads(line) for line in path.read_text().splitlines()]
@@ -233,7 +222,7 @@ def test_sigterm_during_a_command_ends_its_children_runs_after_run_closes_the_se
     (home / "agents" / "pub.md").write_text((home / "agents" / "pub.md").read_text().replace("[publish]", "[sleeper]"))
     write_script(work, [{"text": "", "tool_calls": [{"name": "sleeper", "arguments": {}}]}, {"text": "never"}])
     proc = start_run(home, work, "--agent", "pub", "sleep")
-    read_until(proc.stderr, "[tool:sleeper] sleeping")
+    read_until(proc, "stderr", "[tool:sleeper] sleeping")
     child = int(wait_for_file(work / "child.pid"))
     assert alive(child)
     proc.send_signal(signal.SIGTERM)
@@ -252,9 +241,9 @@ def test_a_second_ctrl_c_stops_an_after_run_hook_that_never_returns(setup, start
         'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); for (;;) {} } };')
     write_script(work, [{"text": " ".join(["word"] * 500), "chunk_delay_ms": 20}])
     proc = start_run(home, work, "--agent", "pub", "talk")
-    assert proc.stdout.read(5) == "word "
+    assert read_until(proc, "stdout", "word ") == "word "
     proc.send_signal(signal.SIGINT)
-    read_until(proc.stderr, "afterRun interrupted")  # the first interrupt let afterRun run
+    read_until(proc, "stderr", "afterRun interrupted")  # the first interrupt let afterRun run
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
@@ -270,7 +259,7 @@ def test_two_runs_of_one_session_at_once_the_second_is_refused_before_it_writes(
     session_id = rienda(home, work, "run", "hello").stderr.split("session ")[-1].split()[0]
     path = home / "sessions" / f"{session_id}.jsonl"
     holder = start_run(home, work, "--session", session_id, "talk")
-    assert holder.stdout.read(5) == "word "
+    assert read_until(holder, "stdout", "word ") == "word "
     before = path.read_bytes()
     second = rienda(home, work, "run", "--session", session_id, "me too")
     assert second.returncode == 1

@@ -137,8 +137,9 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
                 handled += 1
                 cancel.cancel()
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for signum, handler in previous.items():  # None: a handler not set from Python
+            signal.signal(signum, signal.default_int_handler if handler is None and signum == signal.SIGINT
+                          else signal.SIG_DFL if handler is None else handler)
     return box.get("value"), (arrived[0] if arrived else None)
 
 

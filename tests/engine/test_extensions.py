@@ -226,3 +226,21 @@ def test_a_schema_whose_refs_all_resolve_loads(rig, parameters):
     rig.write_tool("fine", schema_tool(parameters))
     catalog = rig.catalog()
     assert "fine" in catalog.tools, messages(catalog)
+def test_an_unreadable_extension_is_skipped_with_a_diagnostic_and_the_rest_load(unprivileged):
+    for name in ("locked", "open"):
+        (unprivileged.directory / "tools" / name).mkdir(parents=True)
+        (unprivileged.directory / "tools" / name / "index.js").write_text(
+            'module.exports = { description: "d", parameters: { type: "object" }, execute: () => "" };')
+    locked = unprivileged.directory / "tools" / "locked" / "index.js"
+    locked.chmod(0)
+    seen = unprivileged.run("""
+        import json
+        from pathlib import Path
+        from rienda_kernel.engine import ExtensionLoader, Sandbox
+        catalog = ExtensionLoader(Sandbox()).discover(Path.cwd())
+        print(json.dumps({"tools": sorted(catalog.tools), "diagnostics": [[d.path, d.message] for d in catalog.diagnostics]}))
+    """)
+    assert "open" in seen["tools"] and "locked" not in seen["tools"]
+    [(path, message)] = seen["diagnostics"]
+    assert path == str(locked)
+    assert message.startswith(f"{locked}: skipped: cannot be read: ") and "Permission denied" in message

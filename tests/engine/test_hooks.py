@@ -255,3 +255,155 @@ def test_H21_fresh_state_per_hook_invocation(rig):
     chain = rig.chain("counter", "counter2")
     assert chain.before_model_request("s", "m", [], go()) == "s11"
     assert chain.before_model_request("s", "m", [], go()) == "s11"
+
+
+@pytest.mark.parametrize(("returned", "kind"), [("42", "a number"), ('"rm -rf /"', "a string"),
+                                                ('["a.txt"]', "an array"), ("true", "a boolean")])
+def test_H18_arguments_that_are_not_an_object_are_ignored_and_the_tool_sees_the_previous_ones(rig, returned, kind):
+    rig.write_hook("pin", hook(beforeToolExecute='function () { return { arguments: { path: "b.txt" } }; }'))
+    path = rig.write_hook("bad", hook(beforeToolExecute=f"function () {{ return {{ arguments: {returned} }}; }}"))
+    rig.write_tool("cat", """module.exports = {
+      description: "Cat.", parameters: { type: "object", properties: { path: { type: "string" } } },
+      execute: function (ctx, args) { return ctx.file.read(args.path); } };""")
+    (rig.workdir / "b.txt").write_text("B")
+    gate = rig.chain("pin", "bad").before_tool_execute("c1", "cat", {"path": "a.txt"}, go())
+    assert gate.allowed and gate.arguments == {"path": "b.txt"}
+    assert rig.tool("cat", gate.arguments) == ToolResult("B")
+    [diagnostic] = rig.events(Diagnostic)
+    assert diagnostic.source == "hook:bad.beforeToolExecute" and diagnostic.path == str(path)
+    assert f"arguments must be an object, got {kind}; ignored" in diagnostic.message
+    assert [(d.hook, d.effect) for d in rig.events(HookDecision)] == [("pin", "rewrote"), ("bad", "invalid")]
+
+
+@pytest.mark.parametrize(("returned", "problem"), [
+    ("{ text: {} }", "text must be a string, got an object"),
+    ("{ text: [1] }", "text must be a string, got an array"),
+    ("{ text: 2.5 }", "text must be a string, got a number"),
+    ("{ text: true }", "text must be a string, got a boolean"),
+    ('{ isError: "yes" }', "isError must be a boolean, got a string"),
+    ("{ isError: 1 }", "isError must be a boolean, got a number"),
+    ('{ text: 1, isError: "no", extra: 1, more: 2 }',
+     "text must be a string, got a number; isError must be a boolean, got a string; unknown field(s) extra, more"),
+])
+def test_H18_the_diagnostic_names_each_wrong_field_and_what_came(rig, returned, problem):
+    path = rig.write_hook("sloppy", hook(afterToolExecute=f"function () {{ return {returned}; }}"))
+    out = rig.chain("sloppy").after_tool_execute("c7", "t", {}, ToolResult("kept"), go())
+    assert out == ToolResult("kept")
+    [diagnostic] = rig.events(Diagnostic)
+    assert (diagnostic.source, diagnostic.path) == ("hook:sloppy.afterToolExecute", str(path))
+    assert diagnostic.message == f"hook sloppy afterToolExecute: {problem}; ignored"
+    [decision] = rig.events(HookDecision)
+    assert (decision.effect, decision.call_id, decision.error) == ("invalid", "c7", problem)
+
+
+def test_H18_allow_that_is_not_a_boolean_is_ignored(rig):
+    rig.write_hook("vague", hook(beforeToolExecute='function () { return { allow: "no" }; }'))
+    gate = rig.chain("vague").before_tool_execute("c1", "shell", {"command": "ls"}, go())
+    assert (gate.allowed, gate.arguments) == (True, {"command": "ls"})
+    [diagnostic] = rig.events(Diagnostic)
+    assert diagnostic.message == "hook vague beforeToolExecute: allow must be a boolean, got a string; ignored"
+
+
+@pytest.mark.parametrize("reason", ["42", '""', "null"])
+def test_H14_a_refusal_whose_reason_is_not_a_non_empty_string_names_the_hook(rig, reason):
+    rig.write_hook("deny", hook(beforeToolExecute=f"function () {{ return {{ allow: false, reason: {reason} }}; }}"))
+    gate = rig.chain("deny").before_tool_execute("c1", "shell", {"command": "ls"}, go())
+    assert (gate.allowed, gate.arguments, gate.refused_by) == (False, {"command": "ls"}, "deny")
+    assert gate.refusal() == ToolResult("refused by hook deny", True)
+
+
+def test_H13_allow_true_with_a_reason_is_a_valid_answer_that_changes_nothing(rig):
+    rig.write_hook("fine", hook(beforeToolExecute='function () { return { allow: true, reason: "looks safe" }; }'))
+    gate = rig.chain("fine").before_tool_execute("c1", "shell", {"command": "ls"}, go())
+    assert (gate.allowed, gate.arguments) == (True, {"command": "ls"})
+    assert rig.events(Diagnostic) == []
+    assert [(d.effect, d.changes) for d in rig.events(HookDecision)] == [("none", {})]
+
+
+def test_H08_after_run_fields_are_unknown_and_reported(rig):
+    rig.write_hook("chatty", hook(afterRun="function () { return { summary: 'done' }; }"))
+    rig.chain("chatty").after_run("end_turn", go())
+    [diagnostic] = rig.events(Diagnostic)
+    assert diagnostic.message == "hook chatty afterRun: unknown field(s) summary; ignored"
+
+
+def test_the_ledger_records_only_what_a_hook_really_changed(rig):
+    rig.write_hook("same", hook(afterToolExecute="function (ctx, c, r) { return { text: r.text }; }"))
+    rig.write_hook("flag", hook(afterToolExecute="function (ctx, c, r) { return { text: r.text, isError: true }; }"))
+    out = rig.chain("same", "flag").after_tool_execute("c1", "t", {}, ToolResult("kept"), go())
+    assert out == ToolResult("kept", True)
+    assert [(d.hook, d.effect, d.changes) for d in rig.events(HookDecision)] == [
+        ("same", "none", {}), ("flag", "rewrote", {"isError": {"before": False, "after": True}})]
+
+
+# -- the decision ledger: every hook call, exactly ------------------------------------------------
+def _ledger(rig) -> list[tuple]:
+    decisions = rig.events(HookDecision)
+    assert all(isinstance(d.duration_ms, float) and d.duration_ms >= 0 for d in decisions)
+    return [(d.hook, d.point, d.effect, d.call_id, d.changes, d.error) for d in decisions]
+
+
+def _diagnostics(rig) -> list[tuple]:
+    return [(d.source, d.message, d.path) for d in rig.events(Diagnostic)]
+
+
+@pytest.mark.parametrize(("body", "effect", "error", "message"), [
+    ("return null;", "none", None, None),
+    ("return;", "none", None, None),
+    ("return 42;", "invalid", "returned number",
+     "hook h returned number from afterToolExecute; expected an object or nothing; ignored"),
+    ('return "text";', "invalid", "returned string",
+     "hook h returned string from afterToolExecute; expected an object or nothing; ignored"),
+    ('throw new Error("oops");', "threw", "Error: oops", "hook h threw in afterToolExecute and was skipped: Error: oops"),
+])
+def test_the_ledger_records_a_hook_that_has_no_say(rig, body, effect, error, message):
+    path = rig.write_hook("h", hook(afterToolExecute=f"function () {{ {body} }}"))
+    assert rig.chain("h").after_tool_execute("c4", "t", {}, ToolResult("kept"), go()) == ToolResult("kept")
+    [(hook_name, point, got_effect, call_id, changes, got_error)] = _ledger(rig)
+    assert (hook_name, point, got_effect, call_id, changes) == ("h", "afterToolExecute", effect, "c4", {})
+    assert got_error == error or (effect == "threw" and got_error.startswith(error))
+    diagnostics = _diagnostics(rig)
+    if message is None:
+        assert diagnostics == []
+    else:
+        [(source, got_message, got_path)] = diagnostics
+        assert (source, got_path) == ("hook:h.afterToolExecute", str(path))
+        assert got_message == message or (effect == "threw" and got_message.startswith(message))
+
+
+def test_the_ledger_names_each_point_and_what_changed(rig):
+    path = rig.write_hook("all", hook(
+        beforeRun="function () { return { note: 1 }; }",
+        beforeModelRequest='function (ctx, r) { return { system: r.system + "!" }; }',
+        afterModelResponse='function (ctx, r) { return { text: "[x]", thinking: r.thinking }; }',
+        beforeToolExecute="function (ctx, c) { const a = { ...c.arguments, flag: null }; delete a.old; return { arguments: a }; }",
+        afterToolExecute='function () { return { text: "done" }; }',
+        afterRun="function () { return { summary: 2 }; }",
+    ))
+    chain = rig.chain("all")
+    chain.before_run("s", "a", "m", go())
+    assert chain.before_model_request("sys", "m", [], go()) == "sys!"
+    assert chain.after_model_response(ModelResponse("card", "hmm"), go()) == ModelResponse("[x]", "hmm")
+    gate = chain.before_tool_execute("c1", "t", {"old": 1, "kept": 2}, go())
+    assert gate.arguments == {"kept": 2, "flag": None}
+    assert chain.after_tool_execute("c1", "t", gate.arguments, ToolResult("4"), go()) == ToolResult("done")
+    chain.after_run("end_turn", go())
+    assert _ledger(rig) == [
+        ("all", "beforeRun", "invalid", None, {}, "unknown field(s) note"),
+        ("all", "beforeModelRequest", "rewrote", None, {"system": {"before_chars": 3, "after_chars": 4}}, None),
+        ("all", "afterModelResponse", "rewrote", None, {"text": {"before_chars": 4, "after_chars": 3}}, None),
+        ("all", "beforeToolExecute", "rewrote", "c1",
+         {"arguments.flag": {"before": None, "after": None}, "arguments.old": {"before": 1, "after": None}}, None),
+        ("all", "afterToolExecute", "rewrote", "c1", {"text": {"before_chars": 1, "after_chars": 4}}, None),
+        ("all", "afterRun", "invalid", None, {}, "unknown field(s) summary"),
+    ]
+    assert _diagnostics(rig) == [
+        ("hook:all.beforeRun", "hook all beforeRun: unknown field(s) note; ignored", str(path)),
+        ("hook:all.afterRun", "hook all afterRun: unknown field(s) summary; ignored", str(path)),
+    ]
+
+
+def test_the_ledger_names_the_call_a_silent_before_tool_execute_was_asked_about(rig):
+    rig.write_hook("quiet", hook(beforeToolExecute="function () {}"))
+    rig.chain("quiet").before_tool_execute("c9", "t", {}, go())
+    assert _ledger(rig) == [("quiet", "beforeToolExecute", "none", "c9", {}, None)]

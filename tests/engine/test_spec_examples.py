@@ -128,9 +128,11 @@ def test_H22_audit_after_run_notifies(rig):
 
 def test_H22_date_injection(rig):
     rig.write_hook("date", DATE)
+    utc_today = lambda: datetime.datetime.now(datetime.timezone.utc).date().isoformat()  # noqa: E731
+    before = utc_today()
     system = rig.chain("date").before_model_request("You are careful.", "m", [], CancelToken())
-    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    assert system == f"You are careful.\n\nToday is {today}."
+    after = utc_today()  # the hook ran between the two: across midnight it may give either
+    assert system in {f"You are careful.\n\nToday is {day}." for day in (before, after)}
 
 
 def test_H22_card_number_redaction(rig):

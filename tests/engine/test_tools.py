@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 
 import pytest
 
@@ -60,6 +59,11 @@ def test_T07_arguments_arrive_decoded_from_json(rig):
         ('{"n": 1, "extra": true}', "Additional properties are not allowed ('extra' was unexpected)"),
         ('{"n": 1', "not valid JSON"),
         ("[1, 2]", "must be a JSON object, got an array"),
+        ('"n=1"', "must be a JSON object, got a string"),
+        ("3", "must be a JSON object, got a number"),
+        ("2.5", "must be a JSON object, got a number"),
+        ("true", "must be a JSON object, got a boolean"),
+        ("null", "must be a JSON object, got null"),
     ],
 )
 def test_T07_mismatched_arguments_are_an_error_result_and_execute_does_not_run(rig, arguments, expected):
@@ -106,9 +110,13 @@ def test_T08_string_and_text_object_returns(rig):
         ("[1, 2]", "an array ([1, 2])"),
         ("null", "returned null"),
         ("undefined", "returned undefined"),
-        ('{ count: 3 }', "an object without a string 'text'"),
-        ('{ text: 5 }', "an object without a string 'text'"),
+        ('{ count: 3 }', """an object without a string 'text' ({"count": 3})"""),
+        ('{ text: 5 }', """an object without a string 'text' ({"text": 5})"""),
         ('{ text: "x", isError: "yes" }', "isError as a string"),
+        ('{ text: "x", isError: 1 }', "isError as a number"),
+        ('{ text: "x", isError: {} }', "isError as an object"),
+        ('["é", "ñ"]', 'an array (["é", "ñ"])'),  # the preview keeps the characters as they are
+        ("Array(50).fill(7)", f"an array ({json.dumps([7] * 50)[:77]}...)"),  # cut at 80 characters
     ],
 )
 def test_T08_anything_else_is_an_error_result_saying_what_came_back(rig, expression, says):
@@ -374,8 +382,8 @@ def test_T17_non_interactive_confirm_follows_auto_approve(rig, auto_approve, exp
 class _WaitingUI(NonInteractiveUI):
     """A front end whose person answers later, from another thread."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, sink=None):
+        super().__init__(sink=sink)
         self.asked = threading.Event()
         self.answer: bool | None = None
         self.answered = threading.Event()
@@ -394,13 +402,13 @@ def test_T17_confirm_blocks_until_the_user_answers(rig):
     box: dict = {}
     worker = threading.Thread(target=lambda: box.setdefault("result", rig.tool("ask", {})))
     worker.start()
-    assert rig.ui.asked.wait(10)
-    time.sleep(0.1)
-    assert worker.is_alive(), "confirm returned before anyone answered"
+    assert rig.ui.asked.wait(30)
+    assert rig.events(Notify) == [], "the tool went on before anyone answered"
     rig.ui.answer = True
     rig.ui.answered.set()
-    worker.join(10)
+    worker.join(30)
     assert box["result"].text == "true"
+    assert rig.events(Notify) == [Notify("tool:ask", "asked", "answer was true")]
 
 
 def test_T18_notify_returns_nothing(rig):
@@ -434,18 +442,21 @@ module.exports = {
 
 
 # -- T21: no timeout, but stoppable -------------------------------------------------------------
+# Each body signals (a log line, a command's output, a pending confirm) once it is in the
+# part that never ends; the test stops it from then on. bench/bench_cancel.py measures how
+# long a stop takes.
 @pytest.mark.parametrize(
-    "body",
+    ("body", "ready"),
     [
-        "while (true) {}",
-        "while (true) { try { ctx.file.read('missing'); } catch (e) {} }",
-        "ctx.confirm({ title: 'never answered', body: '' }); while (true) {}",
-        "ctx.system.exec('sleep 60');",
-        "return new Promise(() => setTimeout(() => { while (true) {} }, 5));",
+        ('ctx.log("ready"); while (true) {}', "log"),
+        ("ctx.log('ready'); while (true) { try { ctx.file.read('missing'); } catch (e) {} }", "log"),
+        ("ctx.confirm({ title: 'never answered', body: '' }); while (true) {}", "confirm"),
+        ("ctx.system.exec('echo ready; sleep 60');", "output"),
+        ("return new Promise(() => setTimeout(() => { ctx.log('ready'); while (true) {} }, 5));", "log"),
     ],
     ids=["busy-loop", "catch-all-loop", "pending-confirm", "long-exec", "loop-in-timer"],
 )
-def test_T21_an_invocation_runs_until_stopped_from_another_thread(rig, body):
+def test_T21_an_invocation_runs_until_stopped_from_another_thread(rig, body, ready):
     rig.write_tool("forever", f"""
 module.exports = {{
   description: "Never ends.",
@@ -453,7 +464,14 @@ module.exports = {{
   execute: function (ctx) {{ {body} }},
 }};
 """)
-    rig.ui = _WaitingUI()
+    signalled = threading.Event()
+    kinds = {"log": Log, "output": Output}
+
+    def sink(event):
+        if ready in kinds and isinstance(event, kinds[ready]) and "ready" in event.text:
+            signalled.set()
+
+    rig.ui = _WaitingUI(sink)
     cancel = CancelToken()
     box: dict = {}
 
@@ -465,14 +483,11 @@ module.exports = {{
 
     worker = threading.Thread(target=run)
     worker.start()
-    time.sleep(0.5)
-    assert worker.is_alive(), "no timeout: it must still be running"
-    stopped_at = time.perf_counter()
+    assert (rig.ui.asked if ready == "confirm" else signalled).wait(30), "the tool never got going"
     cancel.cancel()
-    worker.join(5)
+    worker.join(30)
     assert not worker.is_alive(), "stop did not end the invocation"
     assert "interrupted" in box, box
-    print(f"stopped in {(time.perf_counter() - stopped_at) * 1000:.1f} ms")
     rig.write_tool("after", returning('"alive"'))
     assert rig.tool("after", {}).text == "alive"
 
@@ -510,3 +525,67 @@ def test_an_allocation_bomb_ends_that_invocation_and_the_process_survives(rig):
     assert "memory limit" in result.text
     rig.write_tool("after", returning('"alive"'))
     assert rig.tool("after", {}).text == "alive"
+
+
+def test_T20_a_built_in_tools_result_is_capped_and_its_live_output_is_not(rig):
+    """The cap applies to every tool's result, the built-in ``shell`` included."""
+    megabyte = 1024 * 1024
+    result = rig.tool("shell", {"command": f"head -c {megabyte} /dev/zero | tr '\\0' x"})
+    encoded = result.text.encode("utf-8")
+    assert not result.is_error
+    assert OUTPUT_CAP - 100 < len(encoded) <= OUTPUT_CAP
+    assert result.text.endswith("\n[rienda: output cut at 256 KiB]")
+    assert set(result.text[: -len("\n[rienda: output cut at 256 KiB]")]) == {"x"}
+    assert sum(len(e.text) for e in rig.events(Output)) == megabyte
+
+
+def test_T08_a_wrong_return_is_named_with_the_tool_and_the_way_to_fix_it(rig):
+    rig.write_tool("bad", returning("42"))
+    assert rig.tool("bad", {}) == ToolResult(
+        "bad returned a number (42); execute must return a string or { text, isError } "
+        "(serialize structured data with JSON.stringify)", True)
+
+
+NESTED_TOOL = """
+module.exports = {
+  description: "Nested.",
+  parameters: { type: "object", properties: { opts: { type: "object", properties: { depth: { type: "integer" } } } } },
+  execute: function (ctx, args) { return JSON.stringify(args); },
+};
+"""
+
+
+def test_T07_the_error_names_the_nested_field_or_the_arguments_as_a_whole(rig):
+    rig.write_tool("nested", NESTED_TOOL)
+    rig.write_tool("echo", ECHO_TOOL)
+    assert rig.tool("nested", {"opts": {"depth": "x"}}) == ToolResult(
+        "invalid arguments for nested: field 'opts/depth': 'x' is not of type 'integer'", True)
+    assert rig.tool("echo", {}) == ToolResult("invalid arguments for echo: arguments: 'n' is a required property", True)
+
+
+def test_T07_empty_arguments_text_is_an_empty_object(rig):
+    rig.write_tool("nested", NESTED_TOOL)
+    assert rig.tool("nested", "") == ToolResult("{}")
+    assert rig.tool("nested", "  \n") == ToolResult("{}")
+
+
+def test_T20_text_of_exactly_the_cap_is_kept_whole(rig):
+    rig.write_tool("full", returning(f'"x".repeat({OUTPUT_CAP})'))
+    assert rig.tool("full", {}) == ToolResult("x" * OUTPUT_CAP)
+    rig.write_tool("over", returning(f'"x".repeat({OUTPUT_CAP + 1})'))
+    assert rig.tool("over", {}).text.endswith("[rienda: output cut at 256 KiB]")
+
+
+def test_a_built_in_tools_failure_is_an_error_result(rig):
+    assert rig.tool("shell", {"command": "echo oops >&2; exit 3"}) == ToolResult("oops\n\nexit code 3", True)
+    assert rig.tool("shell", {"command": "echo fine"}) == ToolResult("fine\n\nexit code 0", False)
+
+
+def test_T20_a_lone_surrogate_in_the_text_does_not_break_the_cap(rig):
+    """JavaScript strings may hold half a surrogate pair; the result keeps it as it came."""
+    rig.write_tool("half", returning('"a" + String.fromCharCode(0xD800) + "b"'))
+    assert rig.tool("half", {}) == ToolResult("a\ud800b")
+    rig.write_tool("long", returning(f'String.fromCharCode(0xD800) + "x".repeat({OUTPUT_CAP})'))
+    cut = rig.tool("long", {}).text
+    assert len(cut.encode("utf-8", "surrogatepass")) <= OUTPUT_CAP
+    assert cut.lstrip("\ud800").startswith("xxx") and cut.endswith("[rienda: output cut at 256 KiB]")

@@ -105,13 +105,41 @@ def test_writing_over_a_directory(ws, tmp_path):
         ws.write("d", "x")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
-def test_permission_denied(ws, tmp_path):
-    secret = tmp_path / "secret.txt"
+WORKSPACE_ERROR = """
+import json, sys
+from rienda_kernel.engine.workspace import Workspace
+try:
+    getattr(Workspace("."), sys.argv[1])(*sys.argv[2:])
+    print(json.dumps(None))
+except OSError as exc:
+    print(json.dumps([type(exc).__name__, exc.errno, str(exc)]))
+"""
+
+
+def workspace_error(unprivileged, *call: str):
+    """What ``Workspace(<the user's directory>).<call>`` raised, run as the unprivileged user."""
+    return unprivileged.run(f"import sys; sys.argv[1:] = {list(call)!r}\n" + WORKSPACE_ERROR)
+
+
+def test_permission_denied_on_read_names_the_file(unprivileged):
+    secret = unprivileged.directory / "secret.txt"
     secret.write_text("x")
     secret.chmod(0)
-    with pytest.raises(PermissionError, match=r"permission denied: secret.txt \("):
-        ws.read("secret.txt")
+    assert workspace_error(unprivileged, "read", "secret.txt") == [
+        "PermissionError", 13, f"permission denied: secret.txt ({secret})"]
+
+
+def test_permission_denied_on_write_names_the_file_and_changes_nothing(unprivileged):
+    locked = unprivileged.directory / "locked"
+    locked.mkdir()
+    (locked / "kept.txt").write_text("old")
+    locked.chmod(0o555)
+    try:
+        assert workspace_error(unprivileged, "write", "locked/kept.txt", "new") == [
+            "PermissionError", 13, f"permission denied: locked/kept.txt ({locked / 'kept.txt'})"]
+    finally:
+        locked.chmod(0o755)
+    assert os.listdir(locked) == ["kept.txt"] and (locked / "kept.txt").read_text() == "old"
 
 
 def test_write_rejects_non_string_text(ws):
