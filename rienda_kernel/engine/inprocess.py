@@ -13,6 +13,7 @@ the file's own lines and columns, never the wrapper.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -103,6 +104,10 @@ class InProcessSandbox:
     def warm(self) -> None:
         """Start V8 and prepare an isolate now, rather than on the first invocation."""
         self._pool.release(self._pool.acquire())
+
+    def paused(self) -> contextlib.AbstractContextManager[None]:
+        """A block during which the isolate pool does not grow (see ``IsolatePool.paused``)."""
+        return self._pool.paused()
 
     def inspect(self, path: str, source: str, *, timeout: float | None = None,
                 cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]:

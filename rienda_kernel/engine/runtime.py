@@ -3,7 +3,8 @@
 :class:`Rienda` binds a home, a workdir and a sandbox; :meth:`Rienda.conversation` opens a
 new or resumed session of an agent, and :meth:`Conversation.run` runs one prompt in it.
 Extensions are rediscovered at each run (unchanged files are not re-run), so an edited
-tool or hook applies from the next prompt on.
+tool or hook applies from the next prompt on; a run loads only the tools and hooks its
+agent declares, within ``load_timeout`` seconds each (``config.yaml``, default 2).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 from .agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
 from .config import load_config, redact, rienda_home
-from .errors import ConfigError
+from .errors import ConfigError, Interrupted
 from .events import Diagnostic, RunEnd
-from .extensions import Catalog, ExtensionLoader
+from .extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader
 from .host import RunContext
 from .loop import RunResult, TurnSetup, run_prompt
 from .messages import Message
@@ -32,7 +33,8 @@ _SHARED_SANDBOX: Sandbox | None = None
 
 
 def shared_sandbox() -> Sandbox:
-    """One sandbox (one isolate pool) per process, made on first use."""
+    """One sandbox (one pool of V8 worker processes) per process, made on first use; its
+    first worker starts in the background at once."""
     global _SHARED_SANDBOX
     if _SHARED_SANDBOX is None:
         _SHARED_SANDBOX = Sandbox()
@@ -55,8 +57,12 @@ class Rienda:
         """The parsed config.yaml (ConfigError if malformed)."""
         return load_config(self.home)
 
-    def catalog(self) -> Catalog:
-        return self.loader.discover(self.home)
+    def catalog(self, tools: list[str] | None = None, hooks: list[str] | None = None,
+                cancel: CancelToken | None = None, config: dict[str, Any] | None = None) -> Catalog:
+        """Built-in tools plus the user's tools and hooks: all of them, or only those named.
+        ``config`` is the parsed config.yaml when the caller has it (read otherwise)."""
+        timeout = _load_timeout(self.config() if config is None else config, self.home)
+        return self.loader.discover(self.home, tools=tools, hooks=hooks, load_timeout=timeout, cancel=cancel)
 
     def agents(self) -> tuple[list[Agent], list[Diagnostic]]:
         return list_agents(self.home, default_model=self.config().get("default_model"))
@@ -117,10 +123,13 @@ class Conversation:
         ``reason`` and ``error`` say what happened (bad setup is ``error`` too)."""
         cancel = cancel or CancelToken()
         try:
-            setup = self._setup(ui)
+            setup = self._setup(ui, cancel)
         except ConfigError as exc:
             ui.emit(RunEnd("error", str(exc)))
             return RunResult(self.session_id or "", "error", [], str(exc))
+        except Interrupted:
+            ui.emit(RunEnd("interrupted", None))
+            return RunResult(self.session_id or "", "interrupted", [], None)
         return run_prompt(setup, prompt, cancel)
 
     def close(self) -> None:
@@ -128,10 +137,10 @@ class Conversation:
             self._writer.close()
             self._writer = None
 
-    def _setup(self, ui: UI) -> TurnSetup:
+    def _setup(self, ui: UI, cancel: CancelToken) -> TurnSetup:
         config = self.rienda.config()
         agent, diagnostics = self.rienda.agent(self.agent_id)
-        catalog = self.rienda.catalog()
+        catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
         for diagnostic in diagnostics:
             ui.emit(diagnostic)
         _check_declared(agent, catalog)
@@ -156,6 +165,15 @@ class Conversation:
             else:
                 self._writer = self.rienda.store.resume(self.session_id)
         return self._writer
+
+
+def _load_timeout(config: dict[str, Any], home: Path) -> float:
+    """``load_timeout`` from config.yaml (seconds a tool or hook file may take to load)."""
+    value = config.get("load_timeout", DEFAULT_LOAD_TIMEOUT)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{home / 'config.yaml'}: load_timeout must be a positive number of seconds, "
+                          f"got {value!r}")
+    return float(value)
 
 
 def _check_declared(agent: Agent, catalog: Catalog) -> None:

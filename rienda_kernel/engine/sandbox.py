@@ -124,6 +124,8 @@ class Sandbox:
                 raise ExtensionError(f"{path}: did not finish loading within {timeout:g} s", path=path) from None
             what = "ran out of memory while loading" if died.cause.out_of_memory else died.cause.reason
             raise ExtensionError(f"{path}: {what}", path=path) from None
+        except Interrupted:
+            raise Interrupted(f"{path}: loading was stopped") from None
         except SandboxError as exc:
             raise ExtensionError(f"{path}: {exc}", path=path) from None
         return [Export(name, kind) for name, kind in reply["exports"]], reply["values"]
@@ -139,6 +141,8 @@ class Sandbox:
                 raise Interrupted(f"{path}: {export} was stopped") from None
             kind = OutOfMemory if died.cause.out_of_memory else SandboxError
             raise kind(f"{path}: {export} {died.cause.reason}") from None
+        except Interrupted:
+            raise Interrupted(f"{path}: {export} was stopped") from None
         kind, value = reply["value"]
         return JSValue(kind, value)
 
@@ -153,6 +157,9 @@ class Sandbox:
             raise _Died(exc) from None
         finally:
             self._pool.release(worker)
+        # Whatever came back, a stopped job was stopped (a host call may have answered
+        # "Interrupted" before the worker terminated the isolate).
+        cancel.raise_if_cancelled()
         if "error" in reply:
             raise decode_error(reply["error"])
         return reply

@@ -27,10 +27,11 @@ current process; ``sandbox.Sandbox`` runs it in worker processes (``v8_worker.py
 from __future__ import annotations
 
 import atexit
+import contextlib
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,8 @@ class IsolatePool:
     The worker frees released isolates before preparing new ones, and waits for a quiet
     moment (``quiet_ms`` without an acquire or release) so it does not compete with a burst
     of invocations for the two cores and the GIL, unless fewer than ``low_water`` are ready.
+    Inside :meth:`paused` it prepares no more than ``low_water`` (a worker process does not
+    grow its pool while an invocation's memory bound is in force).
     """
 
     def __init__(self, size: int = 2, heap_limit: int = DEFAULT_MEMORY_LIMIT, max_size: int = 32,
@@ -217,6 +220,8 @@ class IsolatePool:
         self._ready: queue.Queue[Isolate] = queue.Queue()
         self._to_close: queue.SimpleQueue[Isolate] = queue.SimpleQueue()
         self._wake = threading.Semaphore(0)
+        self._unpaused = threading.Event()
+        self._unpaused.set()
         self._stopped = False
         self._worker = threading.Thread(target=self._work, name="rienda-isolate-pool", daemon=True)
         self._worker.start()
@@ -247,12 +252,22 @@ class IsolatePool:
     def ready(self) -> int:
         return self._ready.qsize()
 
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Within the block, keep at most ``low_water`` isolates ready (no growth)."""
+        self._unpaused.clear()
+        try:
+            yield
+        finally:
+            self._unpaused.set()
+
     def shutdown(self) -> None:
         """Stop the worker and free the prepared isolates (at interpreter exit)."""
         if self._stopped:
             return
         self._stopped = True
         self._wake.release()
+        self._unpaused.set()
         self._worker.join(timeout=5)
         for pending in (self._ready, self._to_close):
             while not pending.empty():
@@ -277,6 +292,9 @@ class IsolatePool:
 
     def _wait_for_quiet(self) -> None:
         while self._ready.qsize() >= self.low_water and not self._stopped:
+            if not self._unpaused.is_set():
+                self._unpaused.wait()
+                continue
             pause = self._last_activity + self.quiet - time.perf_counter()
             if pause <= 0:
                 return

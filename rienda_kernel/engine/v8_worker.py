@@ -95,7 +95,7 @@ class WorkerLoop:
             with self._lock:
                 self._current = (job, token)
             try:
-                with self._bounded:
+                with self._sandbox.paused(), self._bounded:
                     reply = self._run(kind, message[2:], token)
             except BaseException as exc:  # noqa: BLE001 - every failure is the job's reply
                 reply = {"error": encode_error(exc)}

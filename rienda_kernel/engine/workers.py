@@ -174,7 +174,8 @@ class Worker:
             self.kill()
             return WorkerDied("lost its V8 worker (it stopped answering); it was replaced")
         said = self._stderr_text()
-        if _OUT_OF_MEMORY.search(said):
+        # V8 aborts silently when it cannot map memory for an isolate at the bound.
+        if _OUT_OF_MEMORY.search(said) or (code == -signal.SIGABRT and not said):
             return WorkerDied("ran out of memory; its V8 worker was replaced", out_of_memory=True)
         first = next((line.strip() for line in said.splitlines() if line.strip() and line[0] not in " #="), "")
         detail = f" ({first[:200]})" if first else ""
