@@ -10,6 +10,7 @@ agent declares, within ``load_timeout`` seconds each (``config.yaml``, default 2
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -30,27 +31,50 @@ from .ui import UI
 __all__ = ["Conversation", "Rienda"]
 
 _SHARED_SANDBOX: Sandbox | None = None
+_SHARED_LOCK = threading.Lock()
 
 
 def shared_sandbox() -> Sandbox:
     """One sandbox (one pool of V8 worker processes) per process, made on first use; its
     first worker starts in the background at once."""
     global _SHARED_SANDBOX
-    if _SHARED_SANDBOX is None:
-        _SHARED_SANDBOX = Sandbox()
-    return _SHARED_SANDBOX
+    with _SHARED_LOCK:
+        if _SHARED_SANDBOX is None:
+            _SHARED_SANDBOX = Sandbox()
+        return _SHARED_SANDBOX
 
 
 class Rienda:
-    """Rienda pointed at a home (``RIENDA_HOME``) and a workspace."""
+    """Rienda pointed at a home (``RIENDA_HOME``) and a workspace.
+
+    The sandbox (``sandbox``, or the process's shared one) is taken on first use (a
+    catalog, a run, a tool call), so commands that never run JavaScript start no V8
+    worker; :meth:`prepare_sandbox` takes it at once, for a front end that will.
+    """
 
     def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
                  sandbox: Sandbox | None = None) -> None:
         self.home = rienda_home(home)
         self.workdir = Path(workdir).resolve()
-        self.sandbox = sandbox or shared_sandbox()
-        self.loader = ExtensionLoader(self.sandbox)
+        self._sandbox = sandbox
+        self._loader: ExtensionLoader | None = None
         self.store = SessionStore(self.home)
+
+    @property
+    def sandbox(self) -> Sandbox:
+        if self._sandbox is None:
+            self._sandbox = shared_sandbox()
+        return self._sandbox
+
+    @property
+    def loader(self) -> ExtensionLoader:
+        if self._loader is None:
+            self._loader = ExtensionLoader(self.sandbox)
+        return self._loader
+
+    def prepare_sandbox(self) -> None:
+        """Start the sandbox's V8 workers now, in the background."""
+        self.sandbox  # noqa: B018 - taking it starts them
 
     # -- what exists ------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:

@@ -294,7 +294,8 @@ class WorkerPool:
         self.start_timeout = start_timeout
         self.started = 0  # workers started so far (a diagnostic for tests and the bench)
         self._idle: list[Worker] = []
-        self._busy = 0
+        self._busy: set[Worker] = set()
+        self._launching: set[Worker] = set()  # started, not yet ready
         self._starting = 0
         self._waiting = 0
         self._failure: str | None = None
@@ -310,9 +311,10 @@ class WorkerPool:
     def idle(self) -> int:
         return len(self._idle)
 
-    def idle_pids(self) -> list[int]:
+    def pids(self) -> tuple[list[int], list[int]]:
+        """The process ids of the idle and the busy workers (diagnostics)."""
         with self._changed:
-            return [worker.pid for worker in self._idle]
+            return [worker.pid for worker in self._idle], [worker.pid for worker in self._busy]
 
     def acquire(self, cancel: CancelToken) -> Worker:
         """An idle, live worker. Raises SandboxError when workers cannot start, and
@@ -337,7 +339,7 @@ class WorkerPool:
             while self._idle:
                 worker = self._idle.pop()
                 if worker.usable():
-                    self._busy += 1
+                    self._busy.add(worker)
                     return worker
                 worker.kill()
             if self._failure is not None and self._starting == 0:
@@ -348,9 +350,11 @@ class WorkerPool:
 
     def release(self, worker: Worker) -> None:
         with self._changed:
-            self._busy -= 1
-            if self._closed or worker.retire or not worker.usable():
-                worker.kill() if not worker.usable() else worker.close()
+            self._busy.discard(worker)
+            if not worker.usable():
+                worker.kill()
+            elif self._closed or worker.retire:
+                worker.close()
             else:
                 self._idle.append(worker)
             self._fill()
@@ -361,16 +365,19 @@ class WorkerPool:
         with self._changed:
             self._closed = True
             idle, self._idle = self._idle, []
+            launching = list(self._launching)
             self._changed.notify_all()
         for worker in idle:
             worker.close()
+        for worker in launching:
+            worker.kill()
 
     # -- starting ----------------------------------------------------------------------
     def _fill(self) -> None:
         """Start workers until ``spares`` (plus one per waiter) are idle or starting."""
         wanted = self.spares + self._waiting
         while (not self._closed and len(self._idle) + self._starting < wanted
-               and len(self._idle) + self._starting + self._busy < self.max_workers):
+               and len(self._idle) + self._starting + len(self._busy) < self.max_workers):
             self._starting += 1
             threading.Thread(target=self._start_one, name="rienda-worker-start", daemon=True).start()
 
@@ -379,11 +386,15 @@ class WorkerPool:
         failure = None
         try:
             worker = Worker(self.memory_limit, self.stop_grace)
+            with self._changed:
+                self._launching.add(worker)
             worker.wait_ready(self.start_timeout)
         except (OSError, SandboxError) as exc:
             failure = str(exc) if isinstance(exc, SandboxError) else f"a V8 worker did not start: {exc}"
-            worker = None
         with self._changed:
+            self._launching.discard(worker)
+            if failure is not None:
+                worker = None
             self._starting -= 1
             if worker is not None:
                 self.started += 1
@@ -403,5 +414,5 @@ class WorkerPool:
         """In a forked child: the workers belong to the parent; start afresh when needed."""
         for worker in self._idle:
             worker.forget()
-        self._idle, self._busy, self._starting, self._waiting = [], 0, 0, 0
+        self._idle, self._busy, self._starting, self._waiting = [], set(), 0, 0
         self._changed = threading.Condition()
