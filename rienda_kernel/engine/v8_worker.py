@@ -41,6 +41,8 @@ __all__ = ["main"]
 # the pool prepares at most two during a job (its low-water mark), plus room for messages.
 SLACK = 2 * 12 * 1024 * 1024 + 32 * 1024 * 1024
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+ONE_WAY = frozenset({"log"})
+_NOTHING = RawReply('{"value":null}')
 
 
 def memory() -> tuple[int, int]:
@@ -116,7 +118,12 @@ class WorkerLoop:
         return {"value": [value.kind, value.value]}
 
     def _forward(self, op: str, args: Any) -> RawReply:
-        """One host call, answered by the host process (runs on the isolate's thread)."""
+        """One host call, answered by the host process (runs on the isolate's thread).
+        ``ctx.log`` (and console) returns nothing: it is sent without waiting for an answer,
+        in order with everything else."""
+        if op in ONE_WAY:
+            self._send(["note", op, args])
+            return _NOTHING
         self._send(["host", op, args])
         try:
             reply = self._data.receive()

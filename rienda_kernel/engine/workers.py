@@ -2,7 +2,7 @@
 
 A :class:`Worker` is one ``v8_worker`` process with two socket pairs: the *data* channel
 carries a job, the job's host calls (served here, on the calling thread, by the job's
-``host``) and its result, strictly in turn; the *control* channel only carries
+``host``; ``ctx.log`` one-way, the others answered) and its result, in order; the *control* channel only carries
 ``stop <job>`` to the worker's control thread, so a stop reaches the worker whatever its
 job is doing. When a stop does not end the job within ``stop_grace`` seconds, or the
 caller's thread is interrupted (Ctrl-C), the worker is killed; when a worker dies
@@ -143,6 +143,8 @@ class Worker:
                 reply = self._data.receive()
                 if reply[0] == "host":
                     self._data.send(["reply", _serve(host, reply[1], reply[2])])
+                elif reply[0] == "note":  # a host call whose answer nobody waits for (ctx.log)
+                    _serve(host, reply[1], reply[2])
                 elif reply[0] == "done" and reply[1] == job:
                     self.retire = bool(reply[2].get("retire"))
                     return reply[2]
