@@ -43,8 +43,12 @@ def test_a_file_that_does_not_finish_loading_is_a_diagnostic_after_load_timeout(
 def test_a_run_loads_only_the_extensions_its_agent_declares(rig):
     rig.write_hook("spin", SPIN)  # loading it would take the whole (long) load timeout
     rig.write_hook("good", GOOD_HOOK)
-    ui = NonInteractiveUI()
-    result = engine(rig, load_timeout=600, plain=([], ["good"])).conversation("plain").run("go", ui)
+    ui, box = NonInteractiveUI(), {}
+    conversation = engine(rig, load_timeout=600, plain=([], ["good"])).conversation("plain")
+    thread = threading.Thread(target=lambda: box.update(result=conversation.run("go", ui)), daemon=True)
+    thread.start()
+    thread.join(120)  # far beyond a run's time, far below the spinning file's load timeout
+    result = box["result"]
     assert (result.reason, result.text) == ("end_turn", "done")
     assert [e.text for e in ui.events if isinstance(e, Log)] == ["afterRun end_turn"]
 
