@@ -53,7 +53,7 @@ from .providers import (
     UsageChunk,
     VendorStateChunk,
 )
-from .sandbox import Sandbox
+from .sandbox import SandboxLike
 from .tools import ToolResult, invoke_tool
 from .ui import ALLOWED_EARLIER, FOR_THIS_SESSION, UI
 
@@ -94,7 +94,7 @@ class TurnSetup:
     provider: Provider
     model_name: str
     catalog: Catalog
-    sandbox: Sandbox
+    sandbox: SandboxLike
     run: RunContext
     writer: Any  # sessions.SessionWriter: append_message(Message), append_record(dict)
     history: list[Message] = field(default_factory=list)

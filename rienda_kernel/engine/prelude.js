@@ -336,7 +336,11 @@
       outcome = thrown(e);
     }
     pending = false;
-    host("settled", outcome);
+    try {
+      host("settled", outcome);
+    } catch (e) { // the outcome could not be sent (too large for memory...): say so
+      host("settled", failure("Error", "the result could not be sent: " + safeMessage(e), ""));
+    }
   }
 
   // Host calls are synchronous, so once the microtask queue is empty only a timer can

@@ -89,6 +89,10 @@ class Worker:
                 pass_fds=(data_child.fileno(), control_child.fileno()),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr, cwd="/",
             )
+        except BaseException:
+            for closing in (data, control, self._stderr):
+                closing.close()
+            raise
         finally:
             data_child.close()
             control_child.close()
@@ -416,5 +420,5 @@ class WorkerPool:
         """In a forked child: the workers belong to the parent; start afresh when needed."""
         for worker in self._idle:
             worker.forget()
-        self._idle, self._busy, self._starting, self._waiting = [], set(), 0, 0
+        self._idle, self._busy, self._launching, self._starting, self._waiting = [], set(), set(), 0, 0
         self._changed = threading.Condition()

@@ -67,7 +67,8 @@ def test_the_runs_cancel_token_stops_loading(rig):
     rienda = engine(rig, load_timeout=600, spinner=([], ["spin"]))
     cancel, box = CancelToken(), {}
     ui = NonInteractiveUI()
-    thread = threading.Thread(target=lambda: box.update(result=rienda.conversation("spinner").run("go", ui, cancel)))
+    thread = threading.Thread(target=lambda: box.update(result=rienda.conversation("spinner").run("go", ui, cancel)),
+                              daemon=True)
     thread.start()
     wait_for(lambda: rig.sandbox.pool.pids()[1], what="a worker loading the file")
     cancel.cancel()

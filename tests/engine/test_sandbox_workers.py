@@ -188,7 +188,7 @@ def test_a_stop_ends_the_invocation_and_keeps_the_worker(own_sandbox, body):
         except Interrupted as exc:
             box["stopped"] = str(exc)
 
-    worker = threading.Thread(target=run)
+    worker = threading.Thread(target=run, daemon=True)
     worker.start()
     [pid] = wait_for(lambda: own_sandbox.pool.pids()[1], what="the worker to take the job")
     started.set()
@@ -209,7 +209,7 @@ def test_a_worker_that_does_not_stop_within_the_grace_is_killed(own_sandbox):
         except Interrupted as exc:
             box["stopped"] = str(exc)
 
-    worker = threading.Thread(target=run)
+    worker = threading.Thread(target=run, daemon=True)
     worker.start()
     [pid] = wait_for(lambda: own_sandbox.pool.pids()[1], what="the worker to take the job")
     os.kill(pid, signal.SIGSTOP)  # it can no longer act on the stop
