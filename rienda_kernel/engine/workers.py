@@ -111,8 +111,9 @@ class Worker:
         try:
             message = self._data.receive()
         except (ChannelClosed, TimeoutError) as exc:
+            said = self._stderr_text()[-2000:]  # before kill(): the reaper closes the file
             self.kill()
-            raise SandboxError(f"a V8 worker did not start: {self._stderr_text()[-2000:] or exc}") from None
+            raise SandboxError(f"a V8 worker did not start: {said or exc}") from None
         finally:
             self._data.sock.settimeout(None)
         if message[0] != "ready":
