@@ -30,19 +30,23 @@ Contracts:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .cancel import CancelToken
 from .errors import ExtensionError, Interrupted, OutOfMemory, SandboxError
 from .wire import decode_error
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "Export", "JSValue", "Sandbox", "SandboxLike", "js_value"]
+if TYPE_CHECKING:
+    from .workers import WorkerPool
+
+__all__ = ["DEFAULT_MEMORY_LIMIT", "Export", "HostHandler", "JSValue", "Sandbox", "SandboxLike", "js_value"]
 
 DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024
 
-HostHandler = Any  # Callable[[str, Any], Any]: (op, args) -> a JSON-able value, or raises
+# Serves one host call: (op, args) -> a JSON-able value (or a wire.RawReply), or raises.
+HostHandler = Callable[[str, Any], Any]
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,7 @@ class Sandbox:
 
     def __init__(self, memory_limit: int = DEFAULT_MEMORY_LIMIT, spares: int = 1, max_workers: int = 8,
                  stop_grace: float = 0.5) -> None:
+        # Imported here: a worker process imports this module for its types only.
         from .workers import WorkerPool
 
         self.memory_limit = memory_limit
@@ -107,7 +112,7 @@ class Sandbox:
         self._pool = WorkerPool(memory_limit, spares=spares, max_workers=max_workers, stop_grace=stop_grace)
 
     @property
-    def pool(self) -> Any:
+    def pool(self) -> WorkerPool:
         """The :class:`.workers.WorkerPool` (diagnostics: tests and the bench)."""
         return self._pool
 

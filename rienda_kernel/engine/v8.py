@@ -31,12 +31,12 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .errors import SandboxError
-from .sandbox import DEFAULT_MEMORY_LIMIT
+from .sandbox import DEFAULT_MEMORY_LIMIT, HostHandler
 from .v8_compat import RawContext
 from .wire import RawReply, error_reply, from_v8, host_reply
 
@@ -48,9 +48,6 @@ _KIND_REQUEST = 1
 _KIND_MORE = 2
 _RESULT_CALLBACK = 1
 _DOORBELL_CALLBACK = 2
-
-# Receives (op, args) of one host call; returns a JSON-able value (or a RawReply) or raises.
-HostHandler = Callable[[str, Any], Any]
 
 _PRELUDE = (
     Path(__file__).with_name("prelude.js")
