@@ -91,8 +91,6 @@ class WorkerLoop:
             except ChannelClosed:
                 os._exit(0)
             kind, job = message[0], message[1]
-            if kind == "exit":
-                os._exit(0)
             token = CancelToken()
             with self._lock:
                 self._current = (job, token)

@@ -90,14 +90,15 @@ class HostReplyError(Exception):
 
 
 def host_reply(host: Callable[[str, Any], Any], op: str, args: Any) -> RawReply:
-    """Run ``host(op, args)``; its value, or its exception, as reply text."""
+    """Run ``host(op, args)``; its value, or its exception (an ``Exception``: a
+    KeyboardInterrupt is the caller's), as reply text."""
     try:
         value = host(op, args)
-    except BaseException as exc:  # noqa: BLE001 - every host failure becomes a JS Error
+        if isinstance(value, RawReply):
+            return value
+        return RawReply(json.dumps({"value": value}, ensure_ascii=False))
+    except Exception as exc:  # noqa: BLE001 - every host failure becomes a JS Error
         return error_reply(exc)
-    if isinstance(value, RawReply):
-        return value
-    return RawReply(json.dumps({"value": value}, ensure_ascii=False))
 
 
 def error_reply(exc: BaseException) -> RawReply:

@@ -37,7 +37,7 @@ from typing import Any
 
 from .cancel import CancelToken
 from .errors import SandboxError
-from .wire import Channel, ChannelClosed, RawReply, error_reply, host_reply
+from .wire import Channel, ChannelClosed, host_reply
 
 __all__ = ["Worker", "WorkerDied", "WorkerPool"]
 
@@ -147,9 +147,9 @@ class Worker:
             while True:
                 reply = self._data.receive()
                 if reply[0] == "host":
-                    self._data.send(["reply", _serve(host, reply[1], reply[2])])
+                    self._data.send(["reply", host_reply(host, reply[1], reply[2])])
                 elif reply[0] == "note":  # a host call whose answer nobody waits for (ctx.log)
-                    _serve(host, reply[1], reply[2])
+                    host_reply(host, reply[1], reply[2])
                 elif reply[0] == "done" and reply[1] == job:
                     self.retire = bool(reply[2].get("retire"))
                     return reply[2]
@@ -233,14 +233,6 @@ class Worker:
                 closing.close()
             except OSError:
                 pass
-
-
-def _serve(host: Callable[[str, Any], Any], op: str, args: Any) -> RawReply:
-    """One host call; an ``Exception`` becomes the JS Error, anything else propagates."""
-    try:
-        return host_reply(host, op, args)
-    except Exception as exc:  # noqa: BLE001 - e.g. the reply cannot be encoded
-        return error_reply(exc)
 
 
 class _Guard:
