@@ -3,9 +3,11 @@
 Prints, in one run:
 - the engine's own time per model turn (wall time minus the time spent inside the model
   provider), with six hooks each declared on all six points and the scripted model
-  (target <= 10 ms), against the same turns with no hooks (the baseline). Two pacings:
-  an instant model (turns back to back) and a model that takes 150 ms to answer, as a
-  fast real one does; the pause lets the isolate pool refill between turns;
+  (target <= 10 ms), against the same turns with no hooks (the baseline), for both
+  sandboxes: V8 in worker processes (the product's ``Sandbox``) and V8 in this process
+  (``InProcessSandbox``, what the engine did before workers). Two pacings: an instant
+  model (turns back to back) and a model that takes 150 ms to answer, as a fast real one
+  does; the pause lets the isolate pools refill between turns;
 - the time to resume a 10,000-message session (target <= 300 ms), against reading the same
   file's lines with json.loads (the floor).
 
@@ -24,7 +26,8 @@ from pathlib import Path
 
 import yaml
 
-from rienda_kernel.engine import NonInteractiveUI
+from rienda_kernel.engine import NonInteractiveUI, Sandbox
+from rienda_kernel.engine.inprocess import InProcessSandbox
 from rienda_kernel.engine.messages import Message, ToolCall
 from rienda_kernel.engine.providers import PROVIDERS, Provider
 from rienda_kernel.engine.providers.scripted import ScriptedProvider
@@ -70,8 +73,8 @@ MODEL = TimedModel()
 PROVIDERS["timed"] = lambda config: MODEL
 
 
-def make_home(root: Path, hooks: int) -> Rienda:
-    home, work = root / f"home{hooks}", root / f"work{hooks}"
+def make_home(root: Path, hooks: int, sandbox, label: str) -> Rienda:
+    home, work = root / f"home{hooks}-{label}", root / f"work{hooks}-{label}"
     names = [f"h{i}" for i in range(hooks)]
     for name in names:
         (home / "hooks" / name).mkdir(parents=True)
@@ -81,7 +84,7 @@ def make_home(root: Path, hooks: int) -> Rienda:
         f"---\nmodel: timed/script.yaml\ntools: [read]\nhooks: {json.dumps(names)}\n---\nYou are fast.\n")
     work.mkdir()
     (work / "notes.txt").write_text("some words to read\n")
-    return Rienda(home=home, workdir=work)
+    return Rienda(home=home, workdir=work, sandbox=sandbox)
 
 
 def write_script(rienda: Rienda, turns: int, with_tool: bool) -> None:
@@ -148,28 +151,38 @@ def main() -> int:
     runs, turns = (3, 5) if args.quick else (12, 10)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        six, none = make_home(root, 6), make_home(root, 0)
-        per_turn_ms(six, 3, True, 1, 0.0)  # warm-up: V8 start, extension loading, pool growth
-        per_turn_ms(none, 3, True, 1, 0.0)
+        sandboxes = {"workers": Sandbox(), "in-process": InProcessSandbox()}
         print("Engine time per model turn (scripted model; six hooks, each on all six points)")
         medians = {}
+        for label, sandbox in sandboxes.items():
+            six, none = make_home(root, 6, sandbox, label), make_home(root, 0, sandbox, label)
+            per_turn_ms(six, 3, True, 1, 0.0)  # warm-up: V8 start, extension loading, pool growth
+            per_turn_ms(none, 3, True, 1, 0.0)
+            print(f"  sandbox: {label}")
+            for latency in (0.0, 0.15):
+                pacing = "instant model" if latency == 0 else f"model answers in {latency * 1000:.0f} ms"
+                print(f"    {pacing}")
+                for name, rienda in (("six hooks", six), ("no hooks (baseline)", none)):
+                    for with_tool in (True, False):
+                        figures = per_turn_ms(rienda, turns, with_tool, runs, latency)
+                        medians[(label, latency, name, with_tool)] = statistics.median(figures)
+                        kind = "turn + 1 tool call" if with_tool else "turn, text only  "
+                        print(f"      {name:20s} {kind}  {summary(figures)}")
+        for label in sandboxes:
+            for latency in (0.0, 0.15):
+                six_tool = medians[(label, latency, "six hooks", True)]
+                base = medians[(label, latency, "no hooks (baseline)", True)]
+                print(f"  {label:10s} target <= 10 ms per turn, six hooks + a tool call, latency "
+                      f"{latency * 1000:3.0f} ms: {'PASS' if six_tool <= 10 else 'MISS'} ({six_tool:.2f} ms; "
+                      f"{six_tool / base:.1f}x the no-hook baseline; 24 hook invocations per turn)")
         for latency in (0.0, 0.15):
-            pacing = "instant model" if latency == 0 else f"model answers in {latency * 1000:.0f} ms"
-            print(f"  {pacing}")
-            for label, rienda in (("six hooks", six), ("no hooks (baseline)", none)):
-                for with_tool in (True, False):
-                    figures = per_turn_ms(rienda, turns, with_tool, runs, latency)
-                    medians[(latency, label, with_tool)] = statistics.median(figures)
-                    kind = "turn + 1 tool call" if with_tool else "turn, text only  "
-                    print(f"    {label:20s} {kind}  {summary(figures)}")
-        for latency in (0.0, 0.15):
-            six_tool = medians[(latency, "six hooks", True)]
-            base = medians[(latency, "no hooks (baseline)", True)]
-            print(f"  target <= 10 ms per turn, six hooks + a tool call, latency {latency * 1000:.0f} ms: "
-                  f"{'PASS' if six_tool <= 10 else 'MISS'} ({six_tool:.2f} ms; {six_tool / base:.1f}x the "
-                  f"no-hook baseline; 24 hook invocations per turn)")
-        pool = six.sandbox._pool
-        print(f"  isolate pool: target {pool.target}, ready {pool.ready}, empty-pool acquires {pool.misses}")
+            workers = medians[("workers", latency, "six hooks", True)]
+            local = medians[("in-process", latency, "six hooks", True)]
+            print(f"  workers - in-process, six hooks + a tool call, latency {latency * 1000:3.0f} ms: "
+                  f"{workers - local:+.2f} ms per turn ({(workers - local) / 24 * 1000:+.0f} us per hook invocation)")
+        idle, busy = sandboxes["workers"].pool.pids()
+        print(f"  worker pool: {len(idle)} idle, {len(busy)} busy, {sandboxes['workers'].pool.started} started")
+        sandboxes["workers"].close()
 
         loads, floor = resume_ms(root, 10_000 if not args.quick else 3_000, 3 if args.quick else 7)
         print(f"\nResume a {'10,000' if not args.quick else '3,000'}-message session")

@@ -1,21 +1,25 @@
 """How much a sandboxed hook costs on the critical path, against the alternatives.
 
-    python bench/bench_sandbox.py            # full run (about 25 s on 2 cores)
-    python bench/bench_sandbox.py --quick    # CI smoke (about 8 s)
+    python bench/bench_sandbox.py            # full run (about a minute on 2 cores)
+    python bench/bench_sandbox.py --quick    # CI smoke (about 20 s)
 
-Measures, in one run, and prints one table:
+Measures, in one run, for both sandboxes (``workers``: the product's ``Sandbox``, V8 in
+worker processes; ``in-process``: ``InProcessSandbox``, V8 in this process, as the engine
+did before workers), and prints one table:
 
 1. One ``afterToolExecute`` invocation of the docs' upper-casing hook through
    ``HookChain.after_tool_execute`` (a fresh V8 isolate per call, as the engine does):
    *paced* (a short untimed idle gap between calls, so the isolate pool has refilled:
    the realistic critical path, held to the 1.5 ms target) and *back-to-back* (the pool
    may be drained and isolates created inline). The same for a hook making two ``ctx``
-   host calls (``ctx.log`` and ``ctx.file.exists``), and ``Sandbox.call`` alone (no
-   HookChain bookkeeping).
+   host calls (``ctx.log`` and ``ctx.file.exists``), ``Sandbox.call`` alone (no
+   HookChain bookkeeping), and the host-call round trip (``ctx.file.exists``, from the
+   difference between a call making 50 of them and one making none).
 2. The same hook run by a fresh ``node`` process per call (what process-per-hook systems pay).
 3. A plain Python function doing the same upper-casing (the floor).
-4. Ratios, and 5. VmRSS and live V8 contexts after a warm-up, after 500 paced and after
-   500 back-to-back invocations (measured first, so no earlier burst sets the baseline).
+4. Ratios, and 5. VmRSS (the host process's, and the workers') after a warm-up, after 500
+   paced and after 500 back-to-back invocations (measured first, so no earlier burst sets
+   the baseline).
 
 Standard library only (plus Rienda and ``node`` on PATH for row 2). Exits 1 only if a
 hook returns a wrong result; a missed target is reported, not fatal (CI machines vary).
@@ -43,11 +47,13 @@ from rienda_kernel.engine import (
     CancelToken,
     ExtensionLoader,
     HookChain,
+    Host,
     NonInteractiveUI,
     RunContext,
     Sandbox,
     ToolResult,
 )
+from rienda_kernel.engine.inprocess import InProcessSandbox
 
 TARGET_MS = 1.5
 PACE_S = 0.005  # idle gap between paced calls (not timed): an agent turn is never back-to-back
@@ -75,6 +81,14 @@ const out = hook.afterToolExecute(ctx, payload.call, payload.result);
 process.stdout.write(JSON.stringify(out));
 """
 
+ROUND_TRIPS_JS = """\
+module.exports = {
+  afterToolExecute: function (ctx) {
+    for (let i = 0; i < %d; i++) ctx.file.exists("notes.txt");
+  },
+};
+"""
+
 CALL = {"id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}
 TEXT = "some text"
 EXPECTED = TEXT.upper()
@@ -93,7 +107,9 @@ class Plan:
 
 
 FULL = Plan(paced=1000, back_to_back=1000, host_calls=500, raw_call=500, node=30, python=200_000)
-QUICK = Plan(paced=80, back_to_back=80, host_calls=50, raw_call=50, node=8, python=20_000)
+QUICK = Plan(paced=80, back_to_back=80, host_calls=50, raw_call=50, node=8, python=20_000,
+             rss_warmup=20, rss_calls=100)
+ROUND_TRIPS = 50  # ctx.file.exists calls in one invocation, for the round-trip row
 
 
 # -- measuring ---------------------------------------------------------------------------
@@ -145,9 +161,9 @@ def timed(
     return samples
 
 
-def rss_mb() -> float | None:
+def rss_mb(pid: int | str = "self") -> float | None:
     try:
-        with open("/proc/self/status", encoding="ascii") as status:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
             for line in status:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1]) / 1024.0
@@ -173,11 +189,21 @@ class PoolState:
     misses: int | None  # acquires that found the pool empty, if the pool counts them
 
 
+def workers_rss_mb(sandbox: Any) -> float | None:
+    """The summed VmRSS of a worker sandbox's processes (None for the in-process one)."""
+    pool = getattr(sandbox, "pool", None)
+    if pool is None:
+        return None
+    idle, busy = pool.pids()
+    sizes = [rss_mb(pid) for pid in idle + busy]
+    return sum(size for size in sizes if size is not None)
+
+
 def pool_state(sandbox: Sandbox) -> PoolState:
     """The isolate pool's private state, read defensively (diagnostics and pacing only):
     the pool has changed shape before, and the bench must keep running when it does."""
     pool = getattr(sandbox, "_pool", None)
-    if pool is None:
+    if pool is None or hasattr(sandbox, "pool"):  # workers: their isolate pools are theirs
         return PoolState(None, None, None, None)
 
     def size_of(name: str) -> int | None:
@@ -207,6 +233,14 @@ def settle(sandbox: Sandbox, timeout_s: float = 10.0) -> None:
     Without readable pool state, waits for the count of live V8 contexts to stay put.
     """
     deadline = time.monotonic() + timeout_s
+    if hasattr(sandbox, "pool"):  # workers: one idle and none busy; their own pools refill meanwhile
+        while time.monotonic() < deadline:
+            idle, busy = sandbox.pool.pids()
+            if idle and not busy:
+                break
+            time.sleep(0.002)
+        time.sleep(0.02)
+        return
     stable_since, last = time.monotonic(), v8_contexts()
     while time.monotonic() < deadline:
         state = pool_state(sandbox)
@@ -242,6 +276,14 @@ class Rig:
         self.hooks = catalog.hooks
         self.ui = NonInteractiveUI()
         self.run = RunContext(workdir=self.workdir, ui=self.ui)
+        self.round_trips = self._hook("round-trips", ROUND_TRIPS_JS % ROUND_TRIPS)
+        self.no_trips = self._hook("no-trips", ROUND_TRIPS_JS % 0)
+
+    def _hook(self, name: str, source: str) -> Any:
+        folder = self.home / "hooks" / name
+        folder.mkdir(parents=True)
+        (folder / "index.js").write_text(source, encoding="utf-8")
+        return ExtensionLoader(self.sandbox).discover(self.home, hooks=[name]).hooks[name]
 
     def chain(self, name: str) -> HookChain:
         return HookChain([self.hooks[name]], self.sandbox, self.run)
@@ -309,7 +351,21 @@ def bench_sandbox(rig: Rig, plan: Plan) -> dict[str, Row]:
     rows["raw"] = Row("Sandbox.call only, paced", timed(raw, plan.raw_call, PACE_S, check_raw),
                       "no HookChain / Host / ledger")
     settle(rig.sandbox)
+    rows["round_trip"] = bench_round_trip(rig, plan)
+    settle(rig.sandbox)
     return rows
+
+
+def bench_round_trip(rig: Rig, plan: Plan) -> Row:
+    """One host call's round trip: (a call making ROUND_TRIPS - the median call making none) / ROUND_TRIPS."""
+    host = Host(rig.run, "hook:round-trips", CancelToken())
+
+    def invoke(hook: Any) -> Callable[[], Any]:
+        return lambda: rig.sandbox.call(hook.path, hook.source, "afterToolExecute", [], host, CancelToken())
+
+    empty = statistics.median(timed(invoke(rig.no_trips), plan.raw_call, PACE_S))
+    samples = [(ms - empty) / ROUND_TRIPS for ms in timed(invoke(rig.round_trips), plan.raw_call, PACE_S)]
+    return Row("host call round trip", samples, f"ctx.file.exists; {ROUND_TRIPS} per call, less an empty call")
 
 
 def drained_fraction(sandbox: Sandbox, fn: Callable[[], Any], n: int) -> str:
@@ -373,7 +429,8 @@ def bench_rss(rig: Rig, plan: Plan) -> dict[str, Any]:
     def snapshot() -> tuple[float | None, int | None]:
         settle(rig.sandbox)
         gc.collect()
-        return rss_mb(), v8_contexts()
+        workers = workers_rss_mb(rig.sandbox)
+        return rss_mb(), workers if workers is not None else v8_contexts()
 
     marks = {"warm": snapshot()}
     for mode, pace in (("paced", PACE_S), ("b2b", 0.0)):
@@ -383,7 +440,8 @@ def bench_rss(rig: Rig, plan: Plan) -> dict[str, Any]:
             upper()
             if pace:
                 time.sleep(pace)
-            peak_contexts = max(peak_contexts, v8_contexts() or 0)
+            if not hasattr(rig.sandbox, "pool"):
+                peak_contexts = max(peak_contexts, v8_contexts() or 0)
         marks[mode] = snapshot() + (time.perf_counter() - started, peak_contexts)
     marks["target"] = pool_state(rig.sandbox).target
     return marks
@@ -440,84 +498,101 @@ def machine_info() -> list[str]:
     ]
 
 
-def print_report(mode: str, plan: Plan, rows: dict[str, Row], node: Row | str, python: Row,
-                 rss: dict[str, Any], setup_s: float, total_s: float) -> None:
+def print_report(mode: str, plan: Plan, results: dict[str, dict[str, Any]], node: Row | str, python: Row,
+                 setup_s: float, total_s: float) -> None:
     print(f"Rienda sandbox benchmark ({mode})")
     for line in machine_info():
         print("  " + line)
     print()
-    header = (f"{'invocation of the upper-casing hook':36} {'n':>6} {'median':>10} {'mean':>10} {'p95':>10} "
+    header = (f"{'invocation of the upper-casing hook':48} {'n':>6} {'median':>10} {'mean':>10} {'p95':>10} "
               f"{'max':>10}  note")
     print(header)
     print("-" * len(header))
-    ordered = list(rows.values()) + ([node] if isinstance(node, Row) else []) + [python]
+    ordered = [Row(f"{label}: {row.label}", row.samples_ms, row.note)
+               for label, result in results.items() for row in result["rows"].values()]
+    ordered += ([node] if isinstance(node, Row) else []) + [python]
     for row in ordered:
-        print(f"{row.label:36} {len(row.samples_ms):>6} {fmt_ms(row.median):>10} {fmt_ms(row.mean):>10} "
+        print(f"{row.label:48} {len(row.samples_ms):>6} {fmt_ms(row.median):>10} {fmt_ms(row.mean):>10} "
               f"{fmt_ms(row.p95):>10} {fmt_ms(max(row.samples_ms)):>10}  {row.note}")
     if isinstance(node, str):
-        print(f"{'node process per call':36} {node}")
+        print(f"{'node process per call':48} {node}")
     print()
 
-    paced = rows["paced"]
     print(f"Target: one sandboxed hook invocation on the critical path (paced, HookChain) <= {TARGET_MS} ms")
-    print(f"  median {fmt_ms(paced.median)}: {verdict(paced.median)}    "
-          f"p95 {fmt_ms(paced.p95)}: {verdict(paced.p95)}")
-    b2b = rows["b2b"]
-    print(f"  (back-to-back: median {fmt_ms(b2b.median)} {verdict(b2b.median)}, "
-          f"p95 {fmt_ms(b2b.p95)} {verdict(b2b.p95)}; bimodal: a prepared isolate or one made inline,")
-    print("   so when the pool is empty at about half the acquires the mean says more than the median)")
+    for label, result in results.items():
+        paced, b2b = result["rows"]["paced"], result["rows"]["b2b"]
+        print(f"  {label:10}: median {fmt_ms(paced.median)}: {verdict(paced.median)}    "
+              f"p95 {fmt_ms(paced.p95)}: {verdict(paced.p95)}    (back-to-back: median {fmt_ms(b2b.median)}, "
+              f"mean {fmt_ms(b2b.mean)}, p95 {fmt_ms(b2b.p95)})")
+    print("  (back-to-back is bimodal: a prepared isolate or one made inline, so when the pool is")
+    print("   empty at about half the acquires the mean says more than the median)")
     print()
 
-    print("Ratios (medians unless marked)")
+    rows, local = results["workers"]["rows"], results["in-process"]["rows"]
+    paced = rows["paced"]
+    print("Ratios and differences (medians)")
     if isinstance(node, Row):
-        print(f"  node-per-call / sandbox paced      : {node.median / paced.median:8.1f}x")
-        print(f"  node-per-call / sandbox b2b (mean) : {node.median / b2b.mean:8.1f}x")
-    print(f"  sandbox paced / python             : {paced.median / python.median:8.0f}x")
-    print(f"  host-call variant - plain (paced)  : {rows['host_paced'].median - paced.median:+8.3f} ms "
-          "for 2 ctx calls")
-    print(f"  HookChain - Sandbox.call (paced)   : {paced.median - rows['raw'].median:+8.3f} ms "
+        print(f"  node-per-call / workers paced          : {node.median / paced.median:8.1f}x")
+    print(f"  workers paced / python                 : {paced.median / python.median:8.0f}x")
+    for key, what in (("paced", "hook invocation, paced"), ("host_paced", "hook with 2 ctx calls, paced"),
+                      ("raw", "Sandbox.call only, paced"), ("round_trip", "host call round trip")):
+        print(f"  workers - in-process, {what:28}: {rows[key].median - local[key].median:+8.3f} ms "
+              f"({rows[key].median / local[key].median:.2f}x)")
+    print(f"  HookChain - Sandbox.call (workers)     : {paced.median - rows['raw'].median:+8.3f} ms "
           "(Host, ledger, result typing)")
     print()
 
-    warm_rss, warm_contexts = rss["warm"]
     print(f"Memory: VmRSS after {plan.rss_warmup} warm-up HookChain invocations, then after "
           f"{plan.rss_calls} more paced ones, then {plan.rss_calls} back-to-back")
-    if warm_rss is None:
-        print("  VmRSS not available (/proc/self/status)")
-    else:
-        print(f"  {'after warm-up':30} {warm_rss:8.1f} MB  V8 contexts alive {warm_contexts}")
-        previous = warm_rss
-        for mode, label in (("paced", f"+{plan.rss_calls} paced"), ("b2b", f"+{plan.rss_calls} back-to-back")):
-            after, contexts, elapsed, peak = rss[mode]
-            growth = after - previous
-            print(f"  {label:30} {after:8.1f} MB  growth {growth:+7.1f} MB ({growth * 1024 / plan.rss_calls:+6.1f} "
-                  f"KB/call)  V8 contexts alive {contexts} (peak {peak}, sampled between calls)  {elapsed:.1f} s")
-            previous = after
-        print(f"  total growth over {2 * plan.rss_calls} invocations: {previous - warm_rss:+.1f} MB "
-              "(measured after the pool's worker caught up)")
-    if rss.get("target") is not None:
-        print(f"  pool target afterwards: {rss['target']} prepared isolates")
+    for label, result in results.items():
+        print_rss(label, plan, result["rss"])
     print()
     print(f"setup {setup_s:.2f} s, total {total_s:.1f} s")
 
 
+def print_rss(label: str, plan: Plan, rss: dict[str, Any]) -> None:
+    warm_rss, warm_other = rss["warm"]
+    if warm_rss is None:
+        print("  VmRSS not available (/proc/self/status)")
+        return
+    workers = label == "workers"
+    other = (lambda value: f"workers' VmRSS {value:6.1f} MB") if workers else (
+        lambda value: f"V8 contexts alive {value}")
+    print(f"  {label}")
+    print(f"    {'after warm-up':28} host {warm_rss:7.1f} MB  {other(warm_other)}")
+    previous = warm_rss
+    for mode, text in (("paced", f"+{plan.rss_calls} paced"), ("b2b", f"+{plan.rss_calls} back-to-back")):
+        after, value, elapsed, peak = rss[mode]
+        growth = after - previous
+        peak_note = "" if workers else f" (peak {peak}, sampled between calls)"
+        print(f"    {text:28} host {after:7.1f} MB  growth {growth:+6.1f} MB ({growth * 1024 / plan.rss_calls:+6.1f} "
+              f"KB/call)  {other(value)}{peak_note}  {elapsed:.1f} s")
+        previous = after
+    if rss.get("target") is not None:
+        print(f"    pool target afterwards: {rss['target']} prepared isolates")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer iterations (CI smoke, < 20 s)")
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (CI smoke)")
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
     started = time.perf_counter()
+    results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="rienda-bench-") as tmp:
         scratch = Path(tmp)
-        sandbox = Sandbox()
-        settle(sandbox)  # never race the pool's first isolate (see settle)
-        rig = Rig(scratch, sandbox)
-        setup_s = time.perf_counter() - started
-        rss = bench_rss(rig, plan)  # first: its baseline must not be a burst's high-water mark
-        rows = bench_sandbox(rig, plan)
-        node = bench_node(rig, plan, scratch)
+        setup_s = 0.0
+        for label, make in (("workers", Sandbox), ("in-process", InProcessSandbox)):
+            began = time.perf_counter()
+            sandbox = make()
+            settle(sandbox)  # never race the pool's first isolate (see settle)
+            rig = Rig(scratch / label, sandbox)
+            setup_s += time.perf_counter() - began
+            rss = bench_rss(rig, plan)  # first: its baseline must not be a burst's high-water mark
+            results[label] = {"rows": bench_sandbox(rig, plan), "rss": rss, "rig": rig}
+        node = bench_node(results["workers"]["rig"], plan, scratch)
         python = bench_python(plan)
-    print_report("--quick" if args.quick else "full", plan, rows, node, python, rss, setup_s,
+    print_report("--quick" if args.quick else "full", plan, results, node, python, setup_s,
                  time.perf_counter() - started)
     return 0
 

@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     except RiendaError as exc:
         print(f"rienda: {scrub_text(str(exc))}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C outside a run (listing, loading extensions)
+        print("rienda: interrupted", file=sys.stderr)
+        return 130
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -40,6 +40,7 @@ class NotebookSession:
 
     def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".") -> None:
         self.rienda = Rienda(home=home, workdir=workdir)
+        self.rienda.prepare_sandbox()  # the first cell should not wait for a V8 worker to start
         self.agent_id = "default"
         self.model: str | None = None
         self.confirm_policy = _policy_from_env()

@@ -12,7 +12,7 @@
      ├── SessionWriteError      a session file could not be written (a full disk...)
      └── SandboxError           JavaScript failed inside an invocation
           ├── ScriptError       the script threw; carries the JS error's name and location
-          └── OutOfMemory       the isolate reached its hard memory limit
+          └── OutOfMemory       an invocation ran out of memory (its isolate or its worker)
 
 Foreign errors (mini-racer's, httpx's, OSError) are mapped to the most specific type here
 with ``raise ... from exc`` at the boundary where they enter the engine.
@@ -122,4 +122,5 @@ class ScriptError(SandboxError):
 
 
 class OutOfMemory(SandboxError):
-    """The isolate reached its hard memory limit; the process is unharmed."""
+    """An invocation ran out of memory: its isolate's heap limit, or its V8 worker's memory
+    bound (the worker was then replaced); the host process is unharmed."""

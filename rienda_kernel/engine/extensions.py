@@ -2,8 +2,12 @@
 
 ``$RIENDA_HOME/tools/<name>/index.js`` defines the tool ``<name>`` and
 ``$RIENDA_HOME/hooks/<name>/index.js`` the hook ``<name>``; the directory name is the name.
-Loading never raises: anything wrong with an extension becomes a :class:`Diagnostic`
-naming the file, the line where known, and what is wrong, and the extension is skipped.
+Loading never raises (except :class:`Interrupted` when the caller's cancel token is
+set): anything wrong with an extension becomes a :class:`Diagnostic` naming the file, the
+line where known, and what is wrong, and the extension is skipped. That includes a file
+whose top level does not finish within the load timeout (``load_timeout`` in
+``config.yaml``, default :data:`DEFAULT_LOAD_TIMEOUT` seconds) or runs out of memory.
+Discovery may be limited to the names a run declares: nothing else is loaded.
 Built-in tools are listed alongside; a user tool with a built-in's name shadows it.
 """
 
@@ -11,17 +15,20 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .builtin_tools import BUILTIN_TOOLS, BuiltinTool
+from .cancel import CancelToken
 from .errors import ExtensionError
 from .events import Diagnostic
-from .sandbox import Sandbox
+from .sandbox import SandboxLike
 from .schemas import schema_problems
 
 __all__ = [
+    "DEFAULT_LOAD_TIMEOUT",
     "HOOK_POINTS",
     "Catalog",
     "ExtensionLoader",
@@ -39,6 +46,7 @@ HOOK_POINTS = (
     "afterToolExecute",
 )
 NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+DEFAULT_LOAD_TIMEOUT = 2.0
 _TOOL_EXPORTS = {"description": "string", "parameters": "object", "execute": "function"}
 
 
@@ -91,34 +99,49 @@ class _Cached:
     diagnostics: tuple[Diagnostic, ...]
 
 
-class ExtensionLoader:
-    """Discovers extensions; a file unchanged since the last discovery is not re-run."""
+@dataclass(frozen=True)
+class _How:
+    """How one discovery loads files: the time each may take, and its cancel token."""
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    timeout: float
+    cancel: CancelToken
+
+
+class ExtensionLoader:
+    """Discovers extensions; a file unchanged since the last discovery is not re-run
+    (its outcome, a diagnostic included, is remembered until the file changes)."""
+
+    def __init__(self, sandbox: SandboxLike) -> None:
         self.sandbox = sandbox
         self._cache: dict[str, _Cached] = {}
 
-    def discover(self, home: Path) -> Catalog:
+    def discover(self, home: Path, *, tools: Collection[str] | None = None, hooks: Collection[str] | None = None,
+                 load_timeout: float = DEFAULT_LOAD_TIMEOUT, cancel: CancelToken | None = None) -> Catalog:
+        """The catalog under ``home``: every extension, or only the ``tools`` and ``hooks``
+        named (built-in tools are always there). Each file gets ``load_timeout`` seconds
+        to load; ``cancel`` stops loading with :class:`Interrupted`."""
+        how = _How(load_timeout, cancel or CancelToken())
         diagnostics: list[Diagnostic] = []
-        user_tools = self._scan(home / "tools", "tool", diagnostics)
-        hooks = self._scan(home / "hooks", "hook", diagnostics)
+        user_tools = self._scan(home / "tools", "tool", diagnostics, tools, how)
+        found_hooks = self._scan(home / "hooks", "hook", diagnostics, hooks, how)
         shadowed = tuple(sorted(set(user_tools) & set(BUILTIN_TOOLS)))
-        tools: dict[str, Tool] = {**BUILTIN_TOOLS, **user_tools}
-        return Catalog(home, tools, hooks, diagnostics, shadowed)
+        all_tools: dict[str, Tool] = {**BUILTIN_TOOLS, **user_tools}
+        return Catalog(home, all_tools, found_hooks, diagnostics, shadowed)
 
-    def _scan(self, folder: Path, kind: str, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    def _scan(self, folder: Path, kind: str, diagnostics: list[Diagnostic],
+              wanted: Collection[str] | None, how: _How) -> dict[str, Any]:
         found: dict[str, Any] = {}
         if not folder.is_dir():
             return found
         for entry in sorted(folder.iterdir()):
-            if entry.name.startswith("."):
+            if entry.name.startswith(".") or (wanted is not None and entry.name not in wanted):
                 continue
-            extension = self._entry(entry, kind, diagnostics)
+            extension = self._entry(entry, kind, diagnostics, how)
             if extension is not None:
                 found[extension.name] = extension
         return found
 
-    def _entry(self, entry: Path, kind: str, diagnostics: list[Diagnostic]) -> JSTool | Hook | None:
+    def _entry(self, entry: Path, kind: str, diagnostics: list[Diagnostic], how: _How) -> JSTool | Hook | None:
         source = f"extensions:{kind}"
         if not entry.is_dir():
             diagnostics.append(Diagnostic(
@@ -134,21 +157,22 @@ class ExtensionLoader:
         if not path.is_file():
             diagnostics.append(Diagnostic(source, f"{path}: skipped: file not found", path=str(path)))
             return None
-        return self._load(path, kind, entry.name, diagnostics)
+        return self._load(path, kind, entry.name, diagnostics, how)
 
-    def _load(self, path: Path, kind: str, name: str, diagnostics: list[Diagnostic]) -> JSTool | Hook | None:
+    def _load(self, path: Path, kind: str, name: str, diagnostics: list[Diagnostic],
+              how: _How) -> JSTool | Hook | None:
         stat = path.stat()
         stamp = (stat.st_mtime_ns, stat.st_size)
         cached = self._cache.get(str(path))
         if cached is None or cached.stamp != stamp:
             found: list[Diagnostic] = []
-            extension = self._check(path, kind, name, found)
+            extension = self._check(path, kind, name, found, how)
             cached = _Cached(stamp, extension, tuple(found))
             self._cache[str(path)] = cached
         diagnostics.extend(cached.diagnostics)
         return cached.extension
 
-    def _check(self, path: Path, kind: str, name: str, found: list[Diagnostic]) -> JSTool | Hook | None:
+    def _check(self, path: Path, kind: str, name: str, found: list[Diagnostic], how: _How) -> JSTool | Hook | None:
         source = f"extensions:{kind}"
         try:
             text = path.read_text(encoding="utf-8")
@@ -156,7 +180,7 @@ class ExtensionLoader:
             found.append(Diagnostic(source, f"{path}: skipped: cannot be read: {exc}", path=str(path)))
             return None
         try:
-            exports, values = self.sandbox.inspect(str(path), text)
+            exports, values = self.sandbox.inspect(str(path), text, timeout=how.timeout, cancel=how.cancel)
         except ExtensionError as exc:
             found.append(Diagnostic(source, f"{exc}; skipped", path=str(path), line=exc.line))
             return None

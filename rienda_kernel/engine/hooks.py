@@ -26,7 +26,7 @@ from .events import Diagnostic, HookDecision
 from .extensions import Hook
 from .host import Host, RunContext
 from .messages import Message, ToolCall
-from .sandbox import Sandbox
+from .sandbox import SandboxLike
 from .tools import ToolResult
 
 __all__ = ["HookChain", "ModelResponse", "ToolGate"]
@@ -58,7 +58,7 @@ class ModelResponse:
 class HookChain:
     """The hooks one agent declares, bound to a run's context and the sandbox."""
 
-    def __init__(self, hooks: Sequence[Hook], sandbox: Sandbox, run: RunContext) -> None:
+    def __init__(self, hooks: Sequence[Hook], sandbox: SandboxLike, run: RunContext) -> None:
         self.hooks = list(hooks)
         self.sandbox = sandbox
         self.run = run

@@ -65,7 +65,7 @@ from .providers import (
     UsageChunk,
     VendorStateChunk,
 )
-from .sandbox import Sandbox
+from .sandbox import SandboxLike
 from .secrets import StreamGuard, scrub_text
 from .tools import ToolResult, invoke_tool
 from .ui import UI, Answer, Approvals, ScrubbingUI, decide
@@ -110,7 +110,7 @@ class TurnSetup:
     provider: Provider
     model_name: str
     catalog: Catalog
-    sandbox: Sandbox
+    sandbox: SandboxLike
     run: RunContext
     writer: Any  # sessions.SessionWriter: append_message(Message), append_record(dict)
     history: list[Message] = field(default_factory=list)

@@ -2,79 +2,203 @@
 // It defines the synchronous host-call bridge, `ctx`, `console`, timers, and the
 // `__rienda` object the Python side drives. Python only ever sends strings in and takes
 // strings (JSON) out. See rienda_kernel/engine/v8.py for the Python half.
+//
+// Immunity: extension code may replace or pollute any global (JSON, Object.prototype,
+// Array.prototype, Function.prototype, Promise, String.prototype...). The bridge only
+// uses what it captured here before any extension ran, builds its own JSON envelopes by
+// concatenation (never through objects an inherited `toJSON` or setter could reach), and
+// awaits only promises it made, with an own `constructor`, so `await` looks nothing up.
+// Every read of an extension's value is guarded: a throw becomes the invocation's error.
 "use strict";
 (function (global) {
+  // -- primordials --------------------------------------------------------------------
+  const ReflectApply = Reflect.apply;
+  const ObjectCreate = Object.create;
+  const ObjectDefineProperty = Object.defineProperty;
+  const ObjectFreeze = Object.freeze;
+  const ObjectKeys = Object.keys;
+  const ObjectHasOwn = Object.hasOwn;
+  const ObjectGetPrototypeOf = Object.getPrototypeOf;
+  const FunctionBind = Function.prototype.bind;
+  const FunctionCall = Function.prototype.call;
+  const ArrayIsArray = Array.isArray;
+  const JSONStringify = JSON.stringify;
+  const JSONParse = JSON.parse;
+  const StringCtor = String;
+  const StringFromCharCode = String.fromCharCode;
+  const StringCharCodeAt = String.prototype.charCodeAt;
+  const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
+  const PromiseCtor = Promise;
+  const SharedArrayBufferCtor = SharedArrayBuffer;
+  const Int32ArrayCtor = Int32Array;
+  const Uint16ArrayCtor = Uint16Array;
+  const AtomicsWaitAsync = Atomics.waitAsync;
+  const MathMin = Math.min;
+  const MathMax = Math.max;
+  const NumberCtor = Number;
+  // The mailbox code reads `length` of typed arrays (through Reflect.apply): freeze the
+  // typed-array prototypes it relies on (nothing legitimate patches them).
+  ObjectFreeze(ObjectGetPrototypeOf(Uint16Array.prototype));
+  ObjectFreeze(Uint16Array.prototype);
+  ObjectFreeze(Int32Array.prototype);
+
+  // uncurry(f)(self, ...args) is f.call(self, ...args) through the captured `call`.
+  const uncurry = (fn) => ReflectApply(FunctionBind, FunctionCall, [fn]);
+  const charCodeAt = uncurry(StringCharCodeAt);
+  const quote = (text) => JSONStringify(text); // for strings only: no toJSON is consulted
+  function own(value) { // a data-property descriptor no inherited field can alter
+    return { __proto__: null, value, writable: true, enumerable: true, configurable: true };
+  }
+
+  // -- the mailbox ------------------------------------------------------------------------
   const MAILBOX_BYTES = __RIENDA_MAILBOX_BYTES__;
   const HEADER_INTS = 4; // [kind, total code units, chunk code units, unused]
   const KIND_REQUEST = 1;
   const KIND_MORE = 2;
-  const mailbox = new SharedArrayBuffer(MAILBOX_BYTES);
-  const header = new Int32Array(mailbox, 0, HEADER_INTS);
-  const data = new Uint16Array(mailbox, HEADER_INTS * 4);
+  const READ_SLICE = 8192;
+  const mailbox = new SharedArrayBufferCtor(MAILBOX_BYTES);
+  const header = new Int32ArrayCtor(mailbox, 0, HEADER_INTS);
+  const data = new Uint16ArrayCtor(mailbox, HEADER_INTS * 4);
   const capacity = data.length;
   let ring = null; // the doorbell: a synchronous call into Python, installed by v8.py
 
-  function writeRequest(text) {
-    let offset = 0;
-    do {
-      const n = Math.min(capacity, text.length - offset);
-      for (let i = 0; i < n; i++) data[i] = text.charCodeAt(offset + i);
-      header[0] = KIND_REQUEST;
-      header[1] = text.length;
-      header[2] = n;
-      offset += n;
-      if (offset < text.length) ring();
-    } while (offset < text.length);
+  // Writes the concatenation of `pieces` (an array literal of strings), in chunks of the
+  // mailbox's capacity, without building the concatenated string.
+  function writeRequest(pieces) {
+    let total = 0;
+    for (let p = 0; p < pieces.length; p++) total += pieces[p].length;
+    let n = 0;
+    for (let p = 0; p < pieces.length; p++) {
+      const piece = pieces[p];
+      for (let i = 0; i < piece.length; i++) {
+        if (n === capacity) { send(total, n); n = 0; }
+        data[n++] = charCodeAt(piece, i);
+      }
+    }
+    header[0] = KIND_REQUEST;
+    header[1] = total;
+    header[2] = n;
   }
 
-  function readChunk(parts) {
+  function send(total, n) { // a full chunk, more to come
+    header[0] = KIND_REQUEST;
+    header[1] = total;
+    header[2] = n;
+    ring();
+  }
+
+  function readChunk() {
     const n = header[2];
-    for (let i = 0; i < n; i += 8192) {
-      parts.push(String.fromCharCode.apply(null, data.subarray(i, Math.min(n, i + 8192))));
+    let text = "";
+    for (let i = 0; i < n; i += READ_SLICE) {
+      const view = new Uint16ArrayCtor(mailbox, HEADER_INTS * 4 + i * 2, MathMin(READ_SLICE, n - i));
+      text += ReflectApply(StringFromCharCode, null, view);
     }
-    return n;
+    return text;
   }
 
   function readReply() {
     const total = header[1];
-    const parts = [];
-    let got = readChunk(parts);
-    while (got < total) {
+    let text = readChunk();
+    while (text.length < total) {
       header[0] = KIND_MORE;
       ring();
-      got += readChunk(parts);
+      text += readChunk();
     }
-    return parts.join("");
+    return text;
   }
 
-  function makeError(error) {
-    const e = new Error(error.message);
-    e.name = error.name;
+  function hostError(error) {
+    const e = new ErrorCtor(error.message);
+    ObjectDefineProperty(e, "name", { __proto__: null, value: error.name, writable: true, configurable: true });
     return e;
+  }
+
+  // Writes the request [op, args] (its JSON text is garbage once this returns).
+  function request(op, args) {
+    let json;
+    try {
+      json = JSONStringify(args === undefined ? null : args);
+    } catch (e) {
+      throw new TypeErrorCtor(op + ": the arguments cannot be sent as JSON: " + safeMessage(e));
+    }
+    writeRequest(["[", quote(op), ",", json === undefined ? "null" : json, "]"]);
   }
 
   // One synchronous call into the host. Returns the value or throws the host's error.
   function host(op, args) {
-    writeRequest(JSON.stringify([op, args === undefined ? null : args]));
+    request(op, args);
     ring();
-    const reply = JSON.parse(readReply());
-    if (reply.error) throw makeError(reply.error);
+    const reply = JSONParse(readReply());
+    if (ObjectHasOwn(reply, "error")) throw hostError(reply.error);
     return reply.value;
   }
 
-  function formatArg(value) {
-    if (typeof value === "string") return value;
-    if (value instanceof Error) return value.stack || String(value);
-    if (typeof value === "object" && value !== null) {
-      try { return JSON.stringify(value); } catch (e) { return String(value); }
+  // -- reading an extension's values, never trusting them -----------------------------
+  function safeString(value) {
+    try {
+      return StringCtor(value);
+    } catch (e) {
+      return "[a value that cannot be converted to a string]";
     }
-    return String(value);
   }
 
+  function safeMessage(error) {
+    try {
+      const message = error !== null && typeof error === "object" ? error.message : error;
+      return typeof message === "string" ? message : safeString(message);
+    } catch (e) {
+      return "[an error whose message cannot be read]";
+    }
+  }
+
+  function formatArg(value) {
+    try {
+      if (typeof value === "string") return value;
+      if (value instanceof ErrorCtor) {
+        const stack = value.stack;
+        return typeof stack === "string" && stack ? stack : safeString(value);
+      }
+      if (typeof value === "object" && value !== null) {
+        try {
+          const json = JSONStringify(value);
+          if (typeof json === "string") return json;
+        } catch (e) { /* fall through to String() */ }
+      }
+      return safeString(value);
+    } catch (e) {
+      return "[a value that cannot be printed]";
+    }
+  }
+
+  function formatArgs(args) {
+    let text = "";
+    for (let i = 0; i < args.length; i++) text += (i ? " " : "") + formatArg(args[i]);
+    return text;
+  }
+
+  function deepFreeze(value) { // only on values the bridge parsed itself (plain data)
+    if (value !== null && typeof value === "object") {
+      const keys = ObjectKeys(value);
+      for (let i = 0; i < keys.length; i++) deepFreeze(value[keys[i]]);
+      ObjectFreeze(value);
+    }
+    return value;
+  }
+
+  function optionsOf(options, name) {
+    if (options === undefined || options === null) return { __proto__: null };
+    if (typeof options !== "object") throw new TypeErrorCtor(name + ": options must be an object");
+    return options;
+  }
+
+  // -- ctx and console ----------------------------------------------------------------
   function lazy(object, name, op) {
     let cached;
     let loaded = false;
-    Object.defineProperty(object, name, {
+    ObjectDefineProperty(object, name, {
+      __proto__: null,
       enumerable: true,
       get() {
         if (!loaded) { cached = deepFreeze(host(op)); loaded = true; }
@@ -83,175 +207,235 @@
     });
   }
 
-  function deepFreeze(value) {
-    if (value && typeof value === "object") {
-      Object.values(value).forEach(deepFreeze);
-      Object.freeze(value);
-    }
-    return value;
-  }
-
-  function optionsOf(options, name) {
-    if (options === undefined || options === null) return {};
-    if (typeof options !== "object") throw new TypeError(name + ": options must be an object");
-    return options;
-  }
-
   const ctx = {
-    file: Object.freeze({
-      read: (path) => host("file.read", { path }),
-      write: (path, text) => { host("file.write", { path, text }); },
-      exists: (path) => host("file.exists", { path }),
-      list: (dir) => host("file.list", { path: dir === undefined ? "." : dir }),
+    file: ObjectFreeze({
+      read: (path) => host("file.read", { __proto__: null, path }),
+      write: (path, text) => { host("file.write", { __proto__: null, path, text }); },
+      exists: (path) => host("file.exists", { __proto__: null, path }),
+      list: (dir) => host("file.list", { __proto__: null, path: dir === undefined ? "." : dir }),
     }),
-    http: Object.freeze({
-      fetch: (url, options) => host("http.fetch", { url, options: optionsOf(options, "ctx.http.fetch") }),
+    http: ObjectFreeze({
+      fetch: (url, options) => host("http.fetch", { __proto__: null, url, options: optionsOf(options, "ctx.http.fetch") }),
     }),
-    system: Object.freeze({
-      exec: (command, options) => host("system.exec", { command, options: optionsOf(options, "ctx.system.exec") }),
+    system: ObjectFreeze({
+      exec: (command, options) => host("system.exec", { __proto__: null, command, options: optionsOf(options, "ctx.system.exec") }),
     }),
-    log: (...args) => { host("log", { text: args.map(formatArg).join(" ") }); },
-    confirm: (request) => host("confirm", request === undefined ? {} : request),
-    notify: (notice) => { host("notify", notice === undefined ? {} : notice); },
+    log: (...args) => { host("log", { __proto__: null, text: formatArgs(args) }); },
+    confirm: (request) => host("confirm", request === undefined ? { __proto__: null } : request),
+    notify: (notice) => { host("notify", notice === undefined ? { __proto__: null } : notice); },
   };
   lazy(ctx, "workdir", "workdir");
   lazy(ctx, "session", "session");
   lazy(ctx, "agent", "agent");
   lazy(ctx, "config", "config");
   lazy(ctx, "env", "env");
-  Object.freeze(ctx);
+  ObjectFreeze(ctx);
 
   const logTo = (level) => (...args) => {
-    const text = args.map(formatArg).join(" ");
-    host("log", { text: level === "log" ? text : level + ": " + text });
+    const text = formatArgs(args);
+    host("log", { __proto__: null, text: level === "log" ? text : level + ": " + text });
   };
-  global.console = Object.freeze({
+  global.console = ObjectFreeze({
     log: logTo("log"), info: logTo("log"), debug: logTo("log"),
     warn: logTo("warn"), error: logTo("error"),
   });
 
-  // Timers over Atomics.waitAsync (no event loop of ours is needed).
+  // -- timers over Atomics.waitAsync (no event loop of ours is needed) -----------------
+  // A promise the bridge made, safe to await: its own `constructor` is the intrinsic
+  // Promise, so `await` neither reads Promise.prototype nor calls a polluted `then`.
+  function sleep(ms) {
+    const waited = AtomicsWaitAsync(new Int32ArrayCtor(new SharedArrayBufferCtor(4)), 0, 0, ms);
+    if (!waited.async) return undefined;
+    ObjectDefineProperty(waited.value, "constructor", { __proto__: null, value: PromiseCtor });
+    return waited.value;
+  }
+
   let nextTimer = 1;
-  const timers = new Set();
+  let liveTimers = 0;
+  const timers = ObjectCreate(null);
+  async function runTimer(id, fn, delay, args) {
+    await sleep(delay);
+    if (timers[id] !== true) return;
+    delete timers[id];
+    liveTimers--;
+    try {
+      ReflectApply(fn, undefined, args);
+    } catch (e) {
+      host("log", { __proto__: null, text: "uncaught error in a timer: " + formatArg(e) });
+    } finally {
+      afterTimer();
+    }
+  }
   global.setTimeout = (fn, delay, ...args) => {
+    if (typeof fn !== "function") throw new TypeErrorCtor("setTimeout: the callback must be a function");
     const id = nextTimer++;
-    timers.add(id);
-    const waited = Atomics.waitAsync(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, Number(delay) || 0));
-    const fire = () => {
-      if (!timers.delete(id)) return;
-      try { fn(...args); } catch (e) { host("log", { text: "uncaught error in a timer: " + formatArg(e) }); }
-      finally { afterTimer(); }
-    };
-    (waited.async ? waited.value : Promise.resolve()).then(fire);
+    timers[id] = true;
+    liveTimers++;
+    runTimer(id, fn, MathMax(0, NumberCtor(delay) || 0), args);
     return id;
   };
-  global.clearTimeout = (id) => { timers.delete(id); afterTimer(); };
+  global.clearTimeout = (id) => {
+    if (timers[id] === true) { delete timers[id]; liveTimers--; }
+    afterTimer();
+  };
   global.setInterval = undefined;
 
-  // Describes a value for Python: {kind, value}; kind is typeof, refined for null/array.
-  function describe(value) {
-    let kind = typeof value;
-    if (value === null) kind = "null";
-    else if (Array.isArray(value)) kind = "array";
-    if (kind === "function" || kind === "symbol" || kind === "bigint") {
-      return { kind, value: String(value) };
-    }
-    if (kind === "undefined") return { kind };
-    return { kind, value };
+  // -- outcomes: JSON text built by concatenation --------------------------------------
+  // A result is {"ok":true,"json":<the value's JSON>} for a JSON value, or
+  // {"ok":true,"kind":<typeof>,"text":<String(value)>} for undefined, functions, symbols
+  // and bigints; a failure is {"ok":false,"error":{"name","message","stack"}}.
+  // `marks` are extra leading fields of the outcome, e.g. '"loading":true,'.
+  function failure(name, message, stack, marks = "") {
+    return "{" + marks + '"ok":false,"error":{"name":' + quote(name) + ',"message":' + quote(message) +
+      ',"stack":' + quote(stack) + "}}";
   }
 
-  function describeError(error) {
-    if (error instanceof Error) {
-      return { name: error.name, message: error.message, stack: String(error.stack || "") };
-    }
-    return { name: "thrown value", message: formatArg(error), stack: "" };
-  }
-
-  function encode(outcome) {
+  function thrown(error, marks = "") {
     try {
-      return JSON.stringify(outcome);
+      if (error instanceof ErrorCtor) {
+        const name = error.name;
+        const stack = error.stack;
+        return failure(typeof name === "string" ? name : safeString(name), safeMessage(error),
+          typeof stack === "string" ? stack : "", marks);
+      }
     } catch (e) {
-      return JSON.stringify({ ok: false, error: { name: "TypeError", message: "the returned value cannot be serialized: " + e.message, stack: "" } });
+      return failure("Error", "an error that cannot be read was thrown", "", marks);
     }
+    return failure("thrown value", formatArg(error), "", marks);
   }
 
-  let pending = null; // the promise an async call returned, until it settles
+  function success(value) {
+    const kind = typeof value;
+    if (kind === "undefined" || kind === "function" || kind === "symbol" || kind === "bigint") {
+      return '{"ok":true,"kind":' + quote(kind) + ',"text":' + quote(kind === "undefined" ? "" : safeString(value)) + "}";
+    }
+    let json;
+    try {
+      json = JSONStringify(value);
+    } catch (e) {
+      return failure("TypeError", "the returned value cannot be read as JSON: " + safeMessage(e), "");
+    }
+    if (json === undefined) return '{"ok":true,"kind":"undefined","text":""}';
+    return '{"ok":true,"json":' + json + "}";
+  }
+
+  // The `then` of a returned value, if it is a thenable (reading it may throw).
+  function thenOf(value) {
+    if (value === null || (typeof value !== "object" && typeof value !== "function")) return undefined;
+    const then = value.then;
+    return typeof then === "function" ? then : undefined;
+  }
+
+  let pending = false; // an async call's promise has not settled yet
+
+  async function settle(result) {
+    let outcome;
+    try {
+      outcome = success(await result);
+    } catch (e) {
+      outcome = thrown(e);
+    }
+    pending = false;
+    try {
+      host("settled", outcome);
+    } catch (e) { // the outcome could not be sent (too large for memory...): say so
+      host("settled", failure("Error", "the result could not be sent: " + safeMessage(e), ""));
+    }
+  }
 
   // Host calls are synchronous, so once the microtask queue is empty only a timer can
   // settle a pending promise. A 1 ms wait is a macrotask: it runs after the microtasks.
-  function scheduleStuckCheck() {
-    Atomics.waitAsync(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1).value.then(() => {
-      if (pending && timers.size === 0) host("stuck", null);
-    });
+  async function stuckCheck() {
+    await sleep(1);
+    if (pending && liveTimers === 0) host("stuck", null);
   }
 
   function afterTimer() {
-    if (pending && timers.size === 0) scheduleStuckCheck();
+    if (pending && liveTimers === 0) stuckCheck();
   }
 
   const module = { exports: {} };
+  const exportsOf = () => module.exports;
 
   // Loading: the module script's last step. Failure while loading is reported, not thrown.
   function loaded(error) {
-    if (error !== undefined) return JSON.stringify({ ok: false, loading: true, error: describeError(error) });
+    if (error !== undefined) return thrown(error, '"loading":true,');
     return null;
   }
 
-  global.__rienda = Object.freeze({
-    installDoorbell(fn) { if (ring === null) ring = fn; },
-    // Runs the host-call path once while the isolate is prepared, so V8 compiles it then
-    // rather than during the first real invocation. Touches no state an extension sees.
-    warm() {
-      host("warm", { text: "é" });
-      encode({ ok: true, result: describe({ a: [1, "b", null] }) });
-      describeError(new Error("warm"));
-      return "warm";
-    },
-    mailbox,
-    module,
-    // Calls module.exports[name](ctx, ...payload), after deep-freezing the read-only
-    // fields listed in `frozen` ([argument index, key] pairs). Returns a JSON string: the outcome,
-    // or {pending: true} when the call returned a promise; its settlement then arrives
-    // through the "settled" host call.
-    loaded,
-    call(name, payload, frozen) {
-      const fn = module.exports[name];
-      for (const [index, key] of frozen || []) deepFreeze(payload[index][key]);
-      let result;
-      try {
-        result = fn.call(module.exports, ctx, ...payload);
-      } catch (e) {
-        return encode({ ok: false, error: describeError(e) });
-      }
-      if (result && typeof result.then === "function") {
-        pending = result;
-        Promise.resolve(result).then(
-          (value) => { pending = null; host("settled", JSON.parse(encode({ ok: true, result: describe(value) }))); },
-          (e) => { pending = null; host("settled", { ok: false, error: describeError(e) }); },
-        );
-        scheduleStuckCheck();
-        return JSON.stringify({ pending: true });
-      }
-      return encode({ ok: true, result: describe(result) });
-    },
-    // The shape of module.exports, for loading: [{name, kind}].
-    exportsShape() {
-      const exported = module.exports;
-      if (exported === null || (typeof exported !== "object" && typeof exported !== "function")) {
-        return JSON.stringify({ kind: describe(exported).kind, names: [] });
-      }
-      return JSON.stringify({
-        kind: "object",
-        names: Object.keys(exported).map((name) => ({ name, kind: describe(exported[name]).kind })),
-      });
-    },
-    // JSON of a data export (description, parameters); errors become {error}.
-    exportValue(name) {
-      try {
-        return JSON.stringify({ value: module.exports[name] });
-      } catch (e) {
-        return JSON.stringify({ error: e.message });
-      }
-    },
+  function exportsShape() {
+    const exported = exportsOf();
+    const kind = exported === null ? "null" : ArrayIsArray(exported) ? "array" : typeof exported;
+    if (kind !== "object" && kind !== "function") return '{"kind":' + quote(kind) + ',"names":[]}';
+    const names = ObjectKeys(exported);
+    let items = "";
+    for (let i = 0; i < names.length; i++) {
+      const value = exported[names[i]];
+      const itemKind = value === null ? "null" : ArrayIsArray(value) ? "array" : typeof value;
+      items += (i ? "," : "") + '{"name":' + quote(names[i]) + ',"kind":' + quote(itemKind) + "}";
+    }
+    return '{"kind":"object","names":[' + items + "]}";
+  }
+
+  ObjectDefineProperty(global, "__rienda", {
+    __proto__: null,
+    writable: false,
+    configurable: false,
+    enumerable: false,
+    value: ObjectFreeze({
+      installDoorbell(fn) { if (ring === null) ring = fn; },
+      // Runs the host-call path once while the isolate is prepared, so V8 compiles it then
+      // rather than during the first real invocation. Touches no state an extension sees.
+      warm() {
+        host("warm", { __proto__: null, text: "é" });
+        success({ a: [1, "b", null] });
+        thrown(new ErrorCtor("warm"));
+        return "warm";
+      },
+      mailbox,
+      module,
+      loaded,
+      // Calls module.exports[name](ctx, ...JSON.parse(payload)), after deep-freezing the
+      // read-only fields listed in `frozen` ([argument index, key] pairs, JSON). Returns a
+      // JSON outcome, or {"pending":true} when the call returned a promise; its settlement
+      // then arrives through the "settled" host call.
+      call(name, payload, frozen) {
+        try {
+          const args = JSONParse(payload);
+          const fields = JSONParse(frozen);
+          for (let i = 0; i < fields.length; i++) deepFreeze(args[fields[i][0]][fields[i][1]]);
+          const argv = [ctx];
+          for (let i = 0; i < args.length; i++) ObjectDefineProperty(argv, i + 1, own(args[i]));
+          const exported = exportsOf();
+          const result = ReflectApply(exported[name], exported, argv);
+          if (thenOf(result) !== undefined) {
+            pending = true;
+            settle(result);
+            stuckCheck();
+            return '{"pending":true}';
+          }
+          return success(result);
+        } catch (e) {
+          return thrown(e);
+        }
+      },
+      // The shape of module.exports, for loading: {kind, names: [{name, kind}]}.
+      shape() {
+        try {
+          return exportsShape();
+        } catch (e) {
+          return thrown(e, '"loading":true,');
+        }
+      },
+      // JSON of a data export (description, parameters): {"json": ...} or {"error": text}.
+      exportValue(name) {
+        try {
+          const json = JSONStringify(exportsOf()[name]);
+          return json === undefined ? '{"json":null}' : '{"json":' + json + "}";
+        } catch (e) {
+          return '{"error":' + quote(safeMessage(e)) + "}";
+        }
+      },
+    }),
   });
 })(globalThis);

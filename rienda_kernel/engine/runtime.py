@@ -3,21 +3,23 @@
 :class:`Rienda` binds a home, a workdir and a sandbox; :meth:`Rienda.conversation` opens a
 new or resumed session of an agent, and :meth:`Conversation.run` runs one prompt in it.
 Extensions are rediscovered at each run (unchanged files are not re-run), so an edited
-tool or hook applies from the next prompt on.
+tool or hook applies from the next prompt on; a run loads only the tools and hooks its
+agent declares, within ``load_timeout`` seconds each (``config.yaml``, default 2).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 from .agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
 from .config import read_config, rienda_home
-from .errors import ConfigError, ProviderError, SessionWriteError
+from .errors import ConfigError, Interrupted, ProviderError, SessionWriteError
 from .events import Diagnostic, Notify, RunEnd
-from .extensions import Catalog, ExtensionLoader
+from .extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader
 from .host import RunContext
 from .loop import RunResult, TurnSetup, run_prompt
 from .messages import Message
@@ -33,26 +35,50 @@ __all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda"]
 DEFAULT_MAX_TURNS = 50
 
 _SHARED_SANDBOX: Sandbox | None = None
+_SHARED_LOCK = threading.Lock()
 
 
 def shared_sandbox() -> Sandbox:
-    """One sandbox (one isolate pool) per process, made on first use."""
+    """One sandbox (one pool of V8 worker processes) per process, made on first use; its
+    first worker starts in the background at once."""
     global _SHARED_SANDBOX
-    if _SHARED_SANDBOX is None:
-        _SHARED_SANDBOX = Sandbox()
-    return _SHARED_SANDBOX
+    with _SHARED_LOCK:
+        if _SHARED_SANDBOX is None:
+            _SHARED_SANDBOX = Sandbox()
+        return _SHARED_SANDBOX
 
 
 class Rienda:
-    """Rienda pointed at a home (``RIENDA_HOME``) and a workspace."""
+    """Rienda pointed at a home (``RIENDA_HOME``) and a workspace.
+
+    The sandbox (``sandbox``, or the process's shared one) is taken on first use (a
+    catalog, a run, a tool call), so commands that never run JavaScript start no V8
+    worker; :meth:`prepare_sandbox` takes it at once, for a front end that will.
+    """
 
     def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
                  sandbox: Sandbox | None = None) -> None:
         self.home = rienda_home(home)
         self.workdir = Path(workdir).resolve()
-        self.sandbox = sandbox or shared_sandbox()
-        self.loader = ExtensionLoader(self.sandbox)
+        self._sandbox = sandbox
+        self._loader: ExtensionLoader | None = None
         self.store = SessionStore(self.home)
+
+    @property
+    def sandbox(self) -> Sandbox:
+        if self._sandbox is None:
+            self._sandbox = shared_sandbox()
+        return self._sandbox
+
+    @property
+    def loader(self) -> ExtensionLoader:
+        if self._loader is None:
+            self._loader = ExtensionLoader(self.sandbox)
+        return self._loader
+
+    def prepare_sandbox(self) -> None:
+        """Start the sandbox's V8 workers now, in the background."""
+        self.sandbox  # noqa: B018 - taking it starts them
 
     # -- what exists ------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
@@ -63,8 +89,12 @@ class Rienda:
         """What config.yaml holds that Rienda ignores (unknown keys); ConfigError as for :meth:`config`."""
         return read_config(self.home)[1]
 
-    def catalog(self) -> Catalog:
-        return self.loader.discover(self.home)
+    def catalog(self, tools: list[str] | None = None, hooks: list[str] | None = None,
+                cancel: CancelToken | None = None, config: dict[str, Any] | None = None) -> Catalog:
+        """Built-in tools plus the user's tools and hooks: all of them, or only those named.
+        ``config`` is the parsed config.yaml when the caller has it (read otherwise)."""
+        timeout = _load_timeout(self.config() if config is None else config)
+        return self.loader.discover(self.home, tools=tools, hooks=hooks, load_timeout=timeout, cancel=cancel)
 
     def agents(self) -> tuple[list[Agent], list[Diagnostic]]:
         """The agents, with the diagnostics of the agent files and of config.yaml."""
@@ -142,11 +172,14 @@ class Conversation:
         cancel = cancel or CancelToken()
         ui = ScrubbingUI.around(ui)
         try:
-            setup = self._setup(ui)
+            setup = self._setup(ui, cancel)
         except (ConfigError, ProviderError, SessionWriteError) as exc:  # bad setup, or no session file
             error = scrub_text(str(exc))
             ui.emit(RunEnd("error", error))
             return RunResult(self.session_id or "", "error", [], error, failure=exc)
+        except Interrupted:  # stopped while loading the agent's extensions: nothing was saved
+            ui.emit(RunEnd("interrupted", None))
+            return RunResult(self.session_id or "", "interrupted", [], None)
         try:
             return run_prompt(setup, prompt, cancel)
         finally:
@@ -157,10 +190,10 @@ class Conversation:
         """Nothing to release: a run releases the session when it ends. Kept so that front
         ends can say when they are done with a conversation."""
 
-    def _setup(self, ui: UI) -> TurnSetup:
+    def _setup(self, ui: UI, cancel: CancelToken) -> TurnSetup:
         config, config_diagnostics = read_config(self.rienda.home)
         agent, diagnostics = self.rienda.agent(self.agent_id)
-        catalog = self.rienda.catalog()
+        catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
         for diagnostic in config_diagnostics + diagnostics:
             ui.emit(diagnostic)
         _check_declared(agent, catalog)
@@ -207,6 +240,12 @@ class Conversation:
                 writer.close()
                 raise
         return writer
+
+
+def _load_timeout(config: dict[str, Any]) -> float:
+    """``load_timeout`` from config.yaml (seconds a tool or hook file may take to load;
+    :func:`.config.read_config` checked its type)."""
+    return float(config.get("load_timeout", DEFAULT_LOAD_TIMEOUT))
 
 
 def _check_declared(agent: Agent, catalog: Catalog) -> None:

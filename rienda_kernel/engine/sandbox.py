@@ -1,33 +1,52 @@
-"""Running an extension's exports, one fresh isolate per invocation.
+"""Running an extension's exports: the sandbox protocol, and the product's sandbox.
 
-A module is evaluated CommonJS-style: its source is wrapped in
-``function (module, exports) {...}`` starting on line 1, so V8's line numbers are the
-file's, and ``//# sourceURL=<path>`` makes stack frames name the file.
+The rest of the engine (hooks, tools, extensions, the loop) sees only the protocol
+:class:`SandboxLike`: ``inspect`` a module, ``call`` one of its exports. Two
+implementations keep the same contracts:
+
+- :class:`Sandbox` (the product): every invocation runs in a V8 worker process
+  (:mod:`.workers`), so nothing an extension does (a fatal V8 out-of-memory, a runaway
+  allocation of any kind) can take down the host process: it fails that invocation, and
+  the worker is replaced in the background.
+- :class:`.inprocess.InProcessSandbox`: the same on isolates in this process (what each
+  worker runs; the bench's baseline).
 
 Contracts:
-- :meth:`Sandbox.inspect` evaluates a module in a fresh isolate and reports its exports;
-  a syntax error or a throw while loading raises :class:`ExtensionError` with the line.
-- :meth:`Sandbox.call` runs one export in a fresh isolate (nothing persists between
-  calls), awaits a returned promise, and returns the described value. A JS throw raises
-  :class:`ScriptError` with ``file:line:column``; a cancelled token raises
-  :class:`Interrupted` promptly, whatever the script is doing.
+- ``inspect`` evaluates a module in a fresh isolate and reports its exports; a syntax
+  error, a throw, running out of memory or not finishing within ``timeout`` seconds while
+  loading raises :class:`ExtensionError` naming the file (and the line where known);
+  ``cancel`` raises :class:`Interrupted`.
+- ``call`` runs one export in a fresh isolate (nothing persists between calls) with the
+  payload passed as JSON data (``JSON.parse``'d inside: a ``__proto__`` key is an own
+  property, never a prototype), awaits a returned promise, and returns the described
+  value. A JS throw raises :class:`ScriptError` with ``file:line:column``; running out of
+  memory (heap, typed arrays, strings, in a timer or an async function alike)
+  :class:`OutOfMemory`; a return value that cannot be read (a throwing getter or Proxy, a
+  throwing ``toJSON``, nesting past ``wire.MAX_DEPTH``) :class:`SandboxError`; a cancelled
+  token :class:`Interrupted`, promptly, whatever the script is doing.
+- Host calls (``ctx.*``) are served synchronously by ``host`` on the calling thread.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .cancel import CancelToken
-from .errors import ExtensionError, Interrupted, OutOfMemory, SandboxError, ScriptError
-from .v8 import DEFAULT_MEMORY_LIMIT, HostHandler, Isolate, IsolatePool
+from .errors import ExtensionError, Interrupted, OutOfMemory, SandboxError
+from .wire import decode_error
 
-__all__ = ["Export", "JSValue", "Sandbox"]
+if TYPE_CHECKING:
+    from .workers import WorkerPool
 
-_PARSE_LINE = re.compile(r"^<anonymous>:(\d+): (.*)$", re.MULTILINE)
+__all__ = ["DEFAULT_MEMORY_LIMIT", "Export", "HostHandler", "JSValue", "Sandbox", "SandboxLike", "js_value"]
+
+DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024
+
+# Serves one host call: (op, args) -> a JSON-able value (or a wire.RawReply), or raises.
+HostHandler = Callable[[str, Any], Any]
 
 
 @dataclass(frozen=True)
@@ -48,178 +67,118 @@ class Export:
     kind: str
 
 
-def _module_script(path: str, source: str, tail: str) -> str:
-    """The module wrapped so that its line 1 is the script's line 1, then ``tail``."""
-    return (
-        "(function () { try { (function (module, exports) {"
-        + source
-        + "\n}).call(__rienda.module.exports, __rienda.module, __rienda.module.exports);"
-        + " } catch (e) { return __rienda.loaded(e); }\nreturn "
-        + tail
-        + "; })()\n//# sourceURL="
-        + path
-    )
+_KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+          type(None): "null"}
 
 
-def _location(stack: str, path: str) -> str | None:
-    """The first ``path:line:column`` of the extension in a JS stack trace."""
-    match = re.search(re.escape(path) + r":(\d+):(\d+)", stack)
-    return f"{path}:{match.group(1)}:{match.group(2)}" if match else None
+def js_value(outcome: dict[str, Any]) -> JSValue:
+    """The :class:`JSValue` of a successful outcome from the prelude: the kind of a JSON
+    value is the kind of what its JSON holds (what ``toJSON`` made of it, if anything)."""
+    if "json" in outcome:
+        value = outcome["json"]
+        return JSValue(_KINDS[type(value)], value)
+    kind = str(outcome.get("kind"))
+    return JSValue(kind, None if kind == "undefined" else outcome.get("text"))
 
 
-def _script_error(error: dict[str, Any], path: str) -> ScriptError:
-    return ScriptError(
-        error.get("message", ""),
-        name=error.get("name", "Error"),
-        location=_location(error.get("stack", ""), path),
-    )
+class SandboxLike(Protocol):
+    """What the engine needs from a sandbox (see the module's contracts)."""
 
+    memory_limit: int
 
-def _syntax_error(exc: SandboxError, path: str) -> ExtensionError:
-    match = _PARSE_LINE.search(str(exc))
-    if not match:
-        return ExtensionError(f"{path}: {exc}", path=path)
-    line = int(match.group(1))
-    return ExtensionError(f"{path}:{line}: {match.group(2)}", path=path, line=line)
+    def inspect(self, path: str, source: str, *, timeout: float | None = None,
+                cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]: ...
+
+    def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
+             cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue: ...
 
 
 class Sandbox:
-    """Runs extension code; owns the pool of prepared isolates."""
+    """Runs extension code in V8 worker processes; the host process never loads V8.
 
-    def __init__(self, memory_limit: int = DEFAULT_MEMORY_LIMIT, pool_size: int = 2) -> None:
-        self._pool = IsolatePool(size=pool_size, memory_limit=memory_limit)
+    ``memory_limit`` bounds what one invocation may allocate, all kinds together (the
+    worker process's growth). ``spares`` workers are kept started beyond those in use
+    (the first ones start, in the background, when the sandbox is made); a stop that
+    does not end an invocation within ``stop_grace`` seconds kills its worker.
+    """
+
+    def __init__(self, memory_limit: int = DEFAULT_MEMORY_LIMIT, spares: int = 1, max_workers: int = 8,
+                 stop_grace: float = 0.5) -> None:
+        # Imported here: a worker process imports this module for its types only.
+        from .workers import WorkerPool
+
+        self.memory_limit = memory_limit
+        self.stop_grace = stop_grace
+        self._pool = WorkerPool(memory_limit, spares=spares, max_workers=max_workers, stop_grace=stop_grace)
 
     @property
-    def memory_limit(self) -> int:
-        return self._pool.memory_limit
+    def pool(self) -> WorkerPool:
+        """The :class:`.workers.WorkerPool` (diagnostics: tests and the bench)."""
+        return self._pool
 
-    def inspect(self, path: str, source: str) -> tuple[list[Export], dict[str, Any]]:
-        """Load a module; return its exports and the JSON values of its data exports.
-
-        Raises :class:`ExtensionError` (with the line) for a syntax error, a throw while
-        loading, or a ``module.exports`` that is not an object.
-        """
-        isolate = self._pool.acquire()
+    def inspect(self, path: str, source: str, *, timeout: float | None = None,
+                cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]:
+        cancel = cancel or CancelToken()
+        deadline = None if timeout is None else timeout + self.stop_grace
         try:
-            isolate.set_host(_loading_host(path))
-            shape = self._load(isolate, path, source, "__rienda.exportsShape()")
-            if shape["kind"] != "object":
-                raise ExtensionError(
-                    f"{path}: module.exports must be an object, got {shape['kind']}", path=path
-                )
-            exports = [Export(item["name"], item["kind"]) for item in shape["names"]]
-            values = {}
-            for export in exports:
-                if export.kind not in ("function", "undefined"):
-                    values[export.name] = self._export_value(isolate, path, export.name)
-            return exports, values
-        finally:
-            self._pool.release(isolate)
-
-    def _export_value(self, isolate: Isolate, path: str, name: str) -> Any:
-        reply = json.loads(isolate.eval(f"__rienda.exportValue({json.dumps(name)})"))
-        if "error" in reply:
-            raise ExtensionError(f"{path}: export {name!r} cannot be read as JSON: {reply['error']}", path=path)
-        return reply.get("value")
-
-    def _load(self, isolate: Isolate, path: str, source: str, tail: str) -> dict[str, Any]:
-        try:
-            outcome = json.loads(isolate.eval(_module_script(path, source, tail)))
+            reply = self._run(["inspect", path, source, timeout], _no_host, cancel, deadline)
+        except _Died as died:
+            if died.cause.stopped and cancel.cancelled:
+                raise Interrupted(f"{path}: loading was stopped") from None
+            if died.cause.stopped:
+                raise ExtensionError(f"{path}: did not finish loading within {timeout:g} s", path=path) from None
+            what = "ran out of memory while loading" if died.cause.out_of_memory else died.cause.reason
+            raise ExtensionError(f"{path}: {what}", path=path) from None
         except Interrupted:
-            raise
+            raise Interrupted(f"{path}: loading was stopped") from None
         except SandboxError as exc:
-            raise _syntax_error(exc, path) from exc
-        if outcome.get("loading"):
-            error = _script_error(outcome["error"], path)
-            line = int(error.location.split(":")[-2]) if error.location else None
-            raise ExtensionError(f"{error.location or path}: threw while loading: {error}", path=path, line=line)
-        return outcome
+            raise ExtensionError(f"{path}: {exc}", path=path) from None
+        return [Export(name, kind) for name, kind in reply["exports"]], reply["values"]
 
-    def call(
-        self,
-        path: str,
-        source: str,
-        export: str,
-        payload: list[Any],
-        host: HostHandler,
-        cancel: CancelToken,
-        frozen: list[tuple[int, str]] = (),
-    ) -> JSValue:
-        """Run ``module.exports[export](ctx, *payload)`` in a fresh isolate.
-
-        ``host`` serves the ctx calls; ``frozen`` lists ``(argument index, key)`` fields
-        deep-frozen before the call (read-only snapshots).
-        """
+    def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
+             cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue:
         cancel.raise_if_cancelled()
-        isolate = self._pool.acquire()
-        invocation = _Invocation(isolate, host, cancel, export)
-        unregister = cancel.on_cancel(invocation.stop)
+        message = ["call", path, source, export, json.dumps(payload), [list(f) for f in frozen]]
         try:
-            tail = f"__rienda.call({json.dumps(export)}, {json.dumps(payload)}, {json.dumps(list(frozen))})"
-            outcome = self._load(isolate, path, source, tail)
-            if outcome.get("pending"):
-                outcome = invocation.wait_settled()
-            cancel.raise_if_cancelled()
+            reply = self._run(message, host, cancel, None)
+        except _Died as died:
+            if died.cause.stopped or cancel.cancelled:
+                raise Interrupted(f"{path}: {export} was stopped") from None
+            kind = OutOfMemory if died.cause.out_of_memory else SandboxError
+            raise kind(f"{path}: {export} {died.cause.reason}") from None
         except Interrupted:
             raise Interrupted(f"{path}: {export} was stopped") from None
+        kind, value = reply["value"]
+        return JSValue(kind, value)
+
+    def _run(self, message: list[Any], host: HostHandler, cancel: CancelToken,
+             deadline: float | None) -> dict[str, Any]:
+        from .workers import WorkerDied
+
+        worker = self._pool.acquire(cancel)
+        try:
+            reply = worker.run(message, host, cancel, deadline)
+        except WorkerDied as exc:
+            raise _Died(exc) from None
         finally:
-            unregister()
-            self._pool.release(isolate)
-        if not outcome["ok"]:
-            raise _script_error(outcome["error"], path)
-        result = outcome["result"]
-        return JSValue(result["kind"], result.get("value"))
+            self._pool.release(worker)
+        # Whatever came back, a stopped job was stopped (a host call may have answered
+        # "Interrupted" before the worker terminated the isolate).
+        cancel.raise_if_cancelled()
+        if "error" in reply:
+            raise decode_error(reply["error"])
+        return reply
+
+    def close(self) -> None:
+        """Let the workers exit (idle ones now, busy ones when their invocation ends)."""
+        self._pool.close()
 
 
-class _Invocation:
-    """One call in flight: serves ``settled``/``stuck`` itself and forwards the rest."""
-
-    def __init__(self, isolate: Isolate, host: HostHandler, cancel: CancelToken, export: str) -> None:
-        self._isolate = isolate
-        self._export = export
-        self._host = host
-        self._cancel = cancel
-        self._done = threading.Event()
-        self._outcome: dict[str, Any] | None = None
-        isolate.set_host(self._serve)
-
-    def _serve(self, op: str, args: Any) -> Any:
-        if op == "settled":
-            self._finish(args)
-            return None
-        if op == "stuck":
-            self._finish({"ok": False, "error": {
-                "name": "Error",
-                "message": f"{self._export} returned a promise that can never settle "
-                "(nothing is pending: no timer, no host call)",
-            }})
-            return None
-        self._cancel.raise_if_cancelled()
-        return self._host(op, args)
-
-    def _finish(self, outcome: dict[str, Any]) -> None:
-        if self._outcome is None:
-            self._outcome = outcome
-            self._done.set()
-
-    def stop(self) -> None:
-        self._isolate.terminate()
-        self._done.set()
-
-    def wait_settled(self) -> dict[str, Any]:
-        """Wait for the promise; async work past the memory limit ends the wait too."""
-        while not self._done.wait(0.05):
-            if self._isolate.out_of_memory():
-                raise OutOfMemory(f"{self._export} exceeded the memory limit and was stopped")
-        self._cancel.raise_if_cancelled()
-        assert self._outcome is not None
-        return self._outcome
+class _Died(Exception):
+    def __init__(self, cause: Any) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
 
 
-def _loading_host(path: str) -> HostHandler:
-    def refuse(op: str, args: Any) -> Any:
-        if op == "log":
-            return None  # console output while loading has nowhere to go
-        raise RuntimeError(f"{path}: ctx is not available while the module loads ({op})")
-
-    return refuse
+def _no_host(op: str, args: Any) -> Any:
+    raise RuntimeError(f"ctx is not available while the module loads ({op})")

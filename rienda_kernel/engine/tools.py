@@ -22,7 +22,7 @@ from .cancel import CancelToken
 from .errors import ArgumentsError, Interrupted, SandboxError
 from .extensions import JSTool, Tool
 from .host import Host, RunContext
-from .sandbox import JSValue, Sandbox
+from .sandbox import JSValue, SandboxLike
 from .schemas import arguments_problem
 
 __all__ = ["OUTPUT_CAP", "ToolResult", "cap_text", "decode_arguments", "invoke_tool"]
@@ -70,7 +70,7 @@ def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
 
 
 def invoke_tool(
-    tool: Tool, arguments: Any, run: RunContext, sandbox: Sandbox, cancel: CancelToken
+    tool: Tool, arguments: Any, run: RunContext, sandbox: SandboxLike, cancel: CancelToken
 ) -> ToolResult:
     """Run one tool call and return what the model reads. Raises only Interrupted."""
     try:
@@ -93,7 +93,7 @@ def invoke_tool(
     return ToolResult(cap_text(result.text), result.is_error)
 
 
-def _execute_js(tool: JSTool, args: dict[str, Any], host: Host, sandbox: Sandbox, cancel: CancelToken) -> ToolResult:
+def _execute_js(tool: JSTool, args: dict[str, Any], host: Host, sandbox: SandboxLike, cancel: CancelToken) -> ToolResult:
     returned = sandbox.call(tool.path, tool.source, "execute", [args], host, cancel)
     return typed_result(tool.name, returned)
 

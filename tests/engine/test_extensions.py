@@ -101,7 +101,7 @@ def test_T06_a_syntax_error_names_the_file_and_line(rig):
     path = rig.write_tool("typo", 'module.exports = {\n  description: "x",\n  parameters: { type: "object" },,\n};\n')
     [diagnostic] = rig.catalog().diagnostics
     assert diagnostic.line == 3
-    assert diagnostic.message.startswith(f"{path}:3: SyntaxError: Unexpected token ','")
+    assert diagnostic.message.startswith(f"{path}:3:34: SyntaxError: Unexpected token ','")
 
 
 def test_T06_a_throw_while_loading_names_the_file_line_and_column(rig):
