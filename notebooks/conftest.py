@@ -1,5 +1,7 @@
 """nbval runs these notebooks with the kernel their metadata names (never the current
-environment); the Rienda kernelspec is installed into a temporary prefix for the run."""
+environment); the Rienda kernelspec is installed into a temporary prefix for the run, and
+RIENDA_HOME points at an empty home, so what a notebook shows before it picks its own home
+never depends on the machine's ``~/.rienda``. notebooks/execute.py does the same."""
 
 from __future__ import annotations
 
@@ -15,3 +17,4 @@ def pytest_configure(config):
     path = os.path.join(prefix, "share", "jupyter")
     previous = os.environ.get("JUPYTER_PATH")
     os.environ["JUPYTER_PATH"] = path + (os.pathsep + previous if previous else "")
+    os.environ["RIENDA_HOME"] = tempfile.mkdtemp(prefix="rienda-empty-home-")

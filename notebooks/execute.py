@@ -4,7 +4,8 @@
     python notebooks/execute.py tools.ipynb     # some of them
 
 Each runs top to bottom in a fresh kernel of the kind its metadata names (the Rienda
-kernelspec is installed into a temporary prefix for the run), with the notebook's folder
+kernelspec is installed into a temporary prefix for the run, RIENDA_HOME is an empty
+temporary home until the notebook picks its own), with the notebook's folder
 as the working directory and no stdin, like nbval and nbclient; cell timings are not
 recorded, so a re-run changes only what the notebook shows. A cell that fails stops the
 run with its error, leaving the file as it was.
@@ -34,8 +35,9 @@ def execute(path: Path) -> None:
 
 def main(names: list[str]) -> int:
     paths = [HERE / name for name in names] if names else sorted(HERE.glob("*.ipynb"))
-    with tempfile.TemporaryDirectory() as prefix:
+    with tempfile.TemporaryDirectory() as prefix, tempfile.TemporaryDirectory(prefix="rienda-empty-home-") as home:
         install(prefix=prefix)
+        os.environ["RIENDA_HOME"] = home
         os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(Path(prefix) / "share" / "jupyter"),
                                                                    os.environ.get("JUPYTER_PATH")]))
         for path in paths:
