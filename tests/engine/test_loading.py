@@ -82,7 +82,7 @@ def test_the_runs_cancel_token_stops_loading(rig):
 def test_a_load_timeout_that_is_not_a_positive_number_is_a_config_error(rig, value):
     with pytest.raises(ConfigError) as caught:
         engine(rig, load_timeout=value).catalog()  # type: ignore[arg-type]
-    assert str(caught.value).startswith(f"{rig.home / 'config.yaml'}: load_timeout must be a positive number")
+    assert str(caught.value).startswith(f"{rig.home / 'config.yaml'}:1: load_timeout must be a positive number of seconds, got ")
 
 
 def _cpu_seconds(pid: int) -> float:
