@@ -236,7 +236,7 @@ class RiendaMagics(Magics):
         with MainThreadPump(kernel) as pump:
             target = CellTarget.of_cell(kernel, pump.schedule)
             ui = NotebookUI(target, self.notebook.confirm_policy, self.seen_diagnostics, self.client_views)
-            self._main_thread = MainThreadRunner(pump.schedule, reraise=True)  # Ctrl-C in the code stops the turn
+            self._main_thread = MainThreadRunner(pump.schedule)
             try:
                 threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
                 return pump.run_until(done, cancel.cancel)

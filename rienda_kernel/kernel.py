@@ -170,7 +170,7 @@ class RiendaKernel(IPythonKernel):
         conversation = notebook.conversation
 
         # Each job in a copy of the cell's context (the turn's thread is inside that one).
-        runner = MainThreadRunner(lambda job: loop.call_soon_threadsafe(job, context=context.copy()), reraise=False)
+        runner = MainThreadRunner(lambda job: loop.call_soon_threadsafe(job, context=context.copy()))
 
         def stop(signum: int, _frame: Any) -> None:
             if signum == signal.SIGTERM:

@@ -36,12 +36,14 @@ CONFIRM_ENV = "RIENDA_CONFIRM"
 def shell_namespace(shell: Any, run: Runner) -> PythonNamespace:
     """The user's namespace of an IPython ``shell`` as the notebook tools work in it: its
     ``user_ns``, IPython's own names hidden, code transformed as a cell's is (``%magics``,
-    ``!shell``), values displayed by the shell's formatter and display publisher, and the
-    ``post_execute`` event after each run (as after a cell); ``run`` says where jobs run."""
+    ``!shell``), a last value with a rich form (a table's HTML, a plot) displayed by the
+    shell's formatter and display publisher (plain text is in the tool's result already),
+    and the ``post_execute`` event after each run (as after a cell); ``run`` says where
+    jobs run."""
 
     def display(value: Any) -> None:
         data, metadata = shell.display_formatter.format(value)
-        if data:
+        if set(data) - {"text/plain"}:
             shell.display_pub.publish(data=data, metadata=metadata)
 
     return PythonNamespace(values=shell.user_ns, hidden=shell.user_ns_hidden, transform=shell.transform_cell,

@@ -123,17 +123,15 @@ def in_thread(job: Callable[[], Any]) -> Future[Any]:
 class MainThreadRunner:
     """A runner that hands each job to ``schedule`` (a front end's way to run a function on
     the thread the namespace lives on: the notebook's main thread), so Ctrl-C's
-    KeyboardInterrupt lands in the user's code as it would in a cell. A job that is stopped
-    that way ends its Future with :class:`Interrupted`; with ``reraise`` the KeyboardInterrupt
-    then goes on to the scheduler (whose own Ctrl-C handling stops the run). :attr:`busy`
-    says whether a job's code is running now (a signal handler may then raise
-    KeyboardInterrupt itself, to stop it); a job whose run was stopped before it started
-    never starts.
+    KeyboardInterrupt lands in the user's code as it would in a cell. A job stopped that way
+    ends its Future with :class:`Interrupted` (the tool, and so the run, ends interrupted);
+    the KeyboardInterrupt goes no further. :attr:`busy` says whether a job's code is running
+    now (a signal handler may then raise KeyboardInterrupt itself, to stop it); a job whose
+    run was stopped before it started never starts.
     """
 
-    def __init__(self, schedule: Callable[[Callable[[], None]], None], *, reraise: bool) -> None:
+    def __init__(self, schedule: Callable[[Callable[[], None]], None]) -> None:
         self.schedule = schedule
-        self.reraise = reraise
         self.busy = False
 
     def __call__(self, job: Callable[[], Any]) -> Future[Any]:
@@ -152,8 +150,6 @@ class MainThreadRunner:
                 self.busy = False
         except KeyboardInterrupt:
             pending.set_exception(Interrupted(_STOPPED))
-            if self.reraise:
-                raise
         except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
             pending.set_exception(exc)
         else:
@@ -182,10 +178,21 @@ class PythonNamespace:
     run: Runner = _here
 
     def user_names(self) -> list[str]:
-        """The user's variables, sorted: no private names, IPython internals or modules."""
+        """The user's variables, sorted: no private names, IPython internals, modules, or
+        functions and classes imported from elsewhere (``from pathlib import Path``); those
+        the notebook defines are the user's."""
         hidden = set(self.hidden) | _HIDDEN
         return sorted(name for name, value in list(self.values.items())
-                      if not name.startswith("_") and name not in hidden and not isinstance(value, types.ModuleType))
+                      if not name.startswith("_") and name not in hidden and not _imported(value))
+
+
+def _imported(value: Any) -> bool:
+    """A module, or a function or class defined in one (not in the notebook's ``__main__``)."""
+    if isinstance(value, types.ModuleType):
+        return True
+    if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return getattr(value, "__module__", None) not in (None, "__main__")  # None: made by exec without a name
+    return False
 
 
 def notebook_tools(namespace: PythonNamespace) -> dict[str, BuiltinTool]:

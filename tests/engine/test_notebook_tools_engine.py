@@ -84,29 +84,28 @@ class MainThread:
 def test_the_main_thread_runner_runs_the_code_where_the_namespace_lives():
     main = MainThread()
     try:
-        namespace = PythonNamespace(run=MainThreadRunner(main.jobs.put, reraise=True))
+        namespace = PythonNamespace(run=MainThreadRunner(main.jobs.put))
         run_python(namespace, "import threading\nident = threading.get_ident()")
         assert namespace.values["ident"] == main.thread.ident
     finally:
         main.stop()
 
 
-def test_a_keyboard_interrupt_in_the_code_stops_the_tool_and_reaches_the_main_thread_when_asked():
-    for reraise in (True, False):
-        main = MainThread()
-        try:
-            namespace = PythonNamespace(run=MainThreadRunner(main.jobs.put, reraise=reraise))
-            with pytest.raises(Interrupted, match="stopped"):
-                run_python(namespace, "raise KeyboardInterrupt")
-            main.stop()
-            assert [type(exc) for exc in main.escaped] == ([KeyboardInterrupt] if reraise else [])
-        finally:
-            main.stop()
+def test_a_keyboard_interrupt_in_the_code_stops_the_tool_and_goes_no_further():
+    main = MainThread()
+    try:
+        namespace = PythonNamespace(run=MainThreadRunner(main.jobs.put))
+        with pytest.raises(Interrupted, match="stopped"):
+            run_python(namespace, "raise KeyboardInterrupt")
+        assert run_python(namespace, "'still here'") == ("'still here'", False)
+    finally:
+        main.stop()
+    assert main.escaped == []
 
 
 def test_code_whose_run_was_stopped_before_it_started_never_runs():
     held: list = []
-    namespace = PythonNamespace(run=MainThreadRunner(held.append, reraise=True))  # the main thread is busy
+    namespace = PythonNamespace(run=MainThreadRunner(held.append))  # the main thread is busy
     cancel = CancelToken()
     threading.Timer(0.05, cancel.cancel).start()
     with pytest.raises(Interrupted):
@@ -117,7 +116,7 @@ def test_code_whose_run_was_stopped_before_it_started_never_runs():
 
 
 def test_the_runner_says_when_the_users_code_is_running():
-    runner = MainThreadRunner(lambda job: job(), reraise=False)
+    runner = MainThreadRunner(lambda job: job())
     namespace = PythonNamespace(run=runner)
     namespace.values["runner"] = runner
     assert run_python(namespace, "runner.busy") == ("True", False)
@@ -203,3 +202,15 @@ def test_replay_reuses_recorded_python_results_or_runs_the_code_again_in_a_fresh
     # `rows` from the first call is there for the second, in a namespace of the replay's own:
     assert second.now_result.is_error and "NameError: name 'notebook_only' is not defined" in second.now_result.text
     assert "rows" not in notebook.values
+
+
+def test_what_python_returns_is_capped_like_any_tool_result(rig):
+    write_agent(rig, "explorer", ["python"], [
+        {"text": "", "tool_calls": [{"name": "python", "arguments": {"code": "'x' * 1_000_000"}}]},
+        {"text": "Long."},
+    ])
+    rienda = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox,
+                    extra_tools=notebook_tools(PythonNamespace()))
+    result = rienda.conversation("explorer").run("go", NonInteractiveUI())
+    [(_, answer)] = result.tool_calls
+    assert len(answer.text.encode()) <= 256 * 1024 and answer.text.endswith("[rienda: output cut at 256 KiB]")
