@@ -27,6 +27,13 @@ def test_rienda_help_loads_no_part_of_the_engine_it_does_not_need():
     assert loaded_after(body, heavy) == []
 
 
+def test_the_kernel_and_the_magics_start_without_jsonschema():
+    """jsonschema (with rfc3987_syntax, 2 s on a loaded machine) is imported when a first
+    schema is checked, in the background after start, never on the way to the first cell."""
+    for body in ("import rienda_kernel.kernel", "import magics.rienda_magics"):
+        assert loaded_after(body, ["jsonschema", "rfc3987_syntax"]) == [], body
+
+
 def test_importing_one_engine_module_loads_only_what_it_needs():
     assert loaded_after("import rienda_kernel.engine.errors", ["rienda_kernel.engine.runtime", "httpx"]) == []
 

@@ -24,10 +24,9 @@ import difflib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
+from . import imports
 from .agents import Agent
 from .cancel import CancelToken, run_interruptibly
 from .errors import ConfigError, Interrupted, PayloadError
@@ -41,6 +40,9 @@ from .secrets import redact_config, scrub
 from .sessions import new_session_id
 from .tools import ToolResult
 from .ui import UI, RelayUI
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["PAYLOADS", "HookCall", "HookInvocation", "prepare_hook_call"]
 
@@ -202,6 +204,7 @@ def fit_payload(point: str, payload: str | dict[str, Any], defaults: dict[str, A
         except json.JSONDecodeError as exc:
             raise PayloadError(f"the payload for {point} is not valid JSON: {exc}") from None
     schema = PAYLOADS[point]
+    jsonschema = imports.jsonschema()  # here, not at import: the kernel and the magics import this module
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(payload))
     if errors:
         unknown = [error for error in errors if error.validator == "additionalProperties"]

@@ -95,7 +95,7 @@ class LabServer:
             self.argv.append("--allow-root")
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60) -> None:
+    def start(self, timeout: float = 180) -> None:  # a loaded 2-core machine needs more than a minute
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(self.argv, cwd=self.root, env=self.env, stdin=subprocess.DEVNULL,
                                      stdout=self._log, stderr=subprocess.STDOUT)
