@@ -85,22 +85,11 @@ class _ThreadJob(Future):
         self._thread: int | None = None  # set while the job's code runs
 
     def run(self, job: Callable[[], Any]) -> None:
-        if not self.set_running_or_notify_cancel():
-            return
-        try:
-            with self._lock:
-                self._thread = threading.get_ident()
-            try:
-                value = job()
-            finally:
-                with self._lock:
-                    self._thread = None
-        except KeyboardInterrupt:
-            self.set_exception(Interrupted(_STOPPED))
-        except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
-            self.set_exception(exc)
-        else:
-            self.set_result(value)
+        _settle(self, job, self._running)
+
+    def _running(self, now: bool) -> None:
+        with self._lock:
+            self._thread = threading.get_ident() if now else None
 
     def interrupt(self) -> None:
         """Raise KeyboardInterrupt in the job's code at its next bytecode (code blocked in
@@ -140,20 +129,30 @@ class MainThreadRunner:
         return pending
 
     def _run(self, job: Callable[[], Any], pending: Future[Any]) -> None:
-        if not pending.set_running_or_notify_cancel():
-            return
+        _settle(pending, job, self._running)
+
+    def _running(self, now: bool) -> None:
+        self.busy = now
+
+
+def _settle(pending: Future[Any], job: Callable[[], Any], running: Callable[[bool], None]) -> None:
+    """Run ``job`` unless ``pending`` was cancelled, and end ``pending`` with its value, its
+    exception, or Interrupted for a KeyboardInterrupt; ``running`` hears when the job's code
+    starts and stops."""
+    if not pending.set_running_or_notify_cancel():
+        return
+    try:
+        running(True)
         try:
-            self.busy = True
-            try:
-                value = job()
-            finally:
-                self.busy = False
-        except KeyboardInterrupt:
-            pending.set_exception(Interrupted(_STOPPED))
-        except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
-            pending.set_exception(exc)
-        else:
-            pending.set_result(value)
+            value = job()
+        finally:
+            running(False)
+    except KeyboardInterrupt:
+        pending.set_exception(Interrupted(_STOPPED))
+    except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
+        pending.set_exception(exc)
+    else:
+        pending.set_result(value)
 
 
 @dataclass
@@ -162,8 +161,8 @@ class PythonNamespace:
 
     ``values`` is the namespace (IPython's ``user_ns``); ``hidden`` names it holds that are
     not the user's (``user_ns_hidden``); ``transform`` turns cell text into Python (IPython's
-    ``transform_cell``: ``%magics``, ``!shell``); ``display`` shows a value richly in the
-    front end (IPython's ``display``); ``after`` runs once the code has run, as after a
+    ``transform_cell``: ``%magics``, ``!shell``); ``display`` shows the last value in the
+    front end (IPython's display, for values with a rich form); ``after`` runs once the code has run, as after a
     cell (IPython's ``post_execute`` event, when matplotlib's inline backend shows new
     figures); ``run`` runs a job where the namespace lives (the notebook's main thread) and
     returns a Future of its result, so the tool's thread can wait on it and on the cancel

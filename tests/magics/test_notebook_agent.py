@@ -56,7 +56,7 @@ def test_python_runs_in_the_users_namespace_and_returns_what_a_person_would_have
     assert "return d['north'] / d['south']" in text
     assert value_of(fe, "total") == 12  # the variable the code created is the user's now
     assert "summing" in streams(messages, "stdout")  # what the code printed went to the cell, live
-    assert "12" in texts(messages)  # and its last value was displayed there
+    assert "12" not in texts(messages)  # a plain value is in the result; the cell is not given it twice
     needle = "'total = ' + 'sum(sales)'"  # the code, without writing it into this cell
     assert value_of(fe, f"any({needle} in cell for cell in In)") is False  # not in the notebook's history
 
@@ -147,3 +147,33 @@ def test_a_turn_cannot_be_started_from_the_python_tools_code(python_kernel):
     outputs(fe, "r = %rienda ask Go.")
     [(text, is_error)] = value_of(fe, "[(c.text, c.is_error) for c in r.tool_calls]")
     assert is_error and "a turn is already running in this kernel" in text
+
+
+def test_the_result_object_holds_no_secret(python_kernel):
+    home, work, start = python_kernel
+    write_agent(home, "analyst", tools=["shell", "python"])
+    write_script(work, [{"text": "", "tool_calls": [{"name": "shell", "arguments": {"command": "echo $DEMO_API_KEY"}},
+                                                    python("import os\nos.environ['DEMO_API_KEY']")]},
+                        {"text": "The key is sk-demo-0123456789abcdef."}])
+    fe = start(DEMO_API_KEY="sk-demo-0123456789abcdef")
+    outputs(fe, "%rienda use analyst")
+    outputs(fe, "r = %rienda ask What is the key?")
+    shown = value_of(fe, "repr(r) + repr(r.tool_calls) + repr(r.messages)")
+    assert "sk-demo-0123456789abcdef" not in shown
+    assert value_of(fe, "[c.text for c in r.tool_calls]") == ["[redacted]\n\nexit code 0", "'[redacted]'"]
+    assert value_of(fe, "r.text") == "The key is [redacted]."
+
+
+def test_a_rich_value_is_displayed_in_the_cell_as_the_code_runs(python_kernel):
+    home, work, start = python_kernel
+    write_agent(home, "analyst", tools=["python"])
+    write_script(work, [{"text": "", "tool_calls": [python(
+        "class Table:\n    def _repr_html_(self):\n        return '<table><tr><td>rich</td></tr></table>'\n"
+        "    def __repr__(self):\n        return 'Table()'\nTable()")]}, {"text": "Shown."}])
+    fe = start()
+    outputs(fe, "%rienda use analyst")
+    messages = outputs(fe, "r = %rienda ask Show it.")
+    rich = [m["content"]["data"] for m in messages if m["msg_type"] == "display_data"
+            and "text/html" in m["content"]["data"]]
+    assert {"text/html": "<table><tr><td>rich</td></tr></table>", "text/plain": "Table()"} in rich
+    assert value_of(fe, "r.tool_calls[0].text") == "Table()"
