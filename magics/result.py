@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rienda_kernel.engine import Message, RunResult
+from rienda_kernel.engine.secrets import scrub
 
 __all__ = ["ToolCallResult", "TurnResult", "current_cell"]
 
@@ -27,7 +28,8 @@ class TurnResult:
     ``session_id`` and the ``reason`` it ended (``end_turn``, ``interrupted``, ``error``).
 
     Displays as the rendered answer, except in the cell that ran the turn, which already
-    showed it live.
+    showed it live. Like every output, it holds no secret: each value is scrubbed as the
+    cell showed it (a tool that printed an API key's value shows ``[redacted]`` here too).
     """
 
     text: str
@@ -40,9 +42,10 @@ class TurnResult:
 
     @classmethod
     def from_run(cls, result: RunResult, shown_in: object = None) -> TurnResult:
-        calls = [ToolCallResult(call.id, call.name, call.arguments, answer.text if answer else None,
+        calls = [ToolCallResult(call.id, call.name, scrub(call.arguments), scrub(answer.text) if answer else None,
                                 answer.is_error if answer else None) for call, answer in result.tool_calls]
-        return cls(result.text, list(result.messages), calls, result.session_id, result.reason, result.error, shown_in)
+        messages = [Message.from_dict(scrub(message.to_dict())) for message in result.messages]
+        return cls(scrub(result.text), messages, calls, result.session_id, result.reason, scrub(result.error), shown_in)
 
     def __str__(self) -> str:
         return self.text

@@ -17,6 +17,12 @@ Rienda kernel) and seen by batch runners as the cell's error.
 ``%%rienda --agent A`` does not change the notebook's current agent or session: cells
 that name ``--agent A`` share one session of A of their own; ``--session ID`` continues
 that session for the cell; ``--model M`` is this cell's model.
+
+The notebook tools (``python``, ``variables``: :mod:`rienda_kernel.engine.python_tools`)
+work in the user's namespace. In a kernel their code runs on the main thread through the
+turn's pump, so the kernel's interrupt stops it as it would stop a cell; in a terminal
+IPython it runs on a thread of its own, which Ctrl-C interrupts. ``ask --error`` adds the
+last exception a cell raised (``sys.last_value``) to the prompt.
 """
 
 from __future__ import annotations
@@ -34,12 +40,13 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from rienda_kernel.cell import CellTarget
-from rienda_kernel.commands import SUBCOMMANDS, CommandError, ask_prompt, run_command
+from rienda_kernel.commands import SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_command
 from rienda_kernel.confirm import ClientViews
 from rienda_kernel.display import NotebookUI
 from rienda_kernel.engine import CancelToken, Conversation, RiendaError
 from rienda_kernel.engine.cancel import run_interruptibly
-from rienda_kernel.notebook import NotebookSession, TurnInterrupted, advice, turn_error
+from rienda_kernel.engine.python_tools import MainThreadRunner, in_thread, notebook_tools, with_error
+from rienda_kernel.notebook import NotebookSession, TurnInterrupted, advice, shell_namespace, turn_error
 from rienda_kernel.terminal import TerminalUI
 
 from .pump import MainThreadPump
@@ -77,12 +84,14 @@ class RiendaMagics(Magics):
         self._notebook: NotebookSession | None = None
         self.seen_diagnostics: set[str] = set()
         self.client_views = ClientViews()
+        self._main_thread: MainThreadRunner | None = None  # while a turn runs in a kernel
+        self._turn_running = False
 
     @property
     def notebook(self) -> NotebookSession:
         if self._notebook is None:
             try:
-                self._notebook = NotebookSession(workdir=os.getcwd())
+                self._notebook = NotebookSession(workdir=os.getcwd(), extra_tools=notebook_tools(self._namespace()))
             except RiendaError as exc:
                 raise UsageError(str(exc)) from None
         return self._notebook
@@ -98,7 +107,9 @@ class RiendaMagics(Magics):
         try:
             prompt = ask_prompt(line)
             if prompt is not None:
-                return self._turn(self.notebook.conversation, self._interpolate(prompt))
+                prompt, add_error = error_flag(prompt)
+                prompt = self._interpolate(prompt)
+                return self._turn(self.notebook.conversation, self._with_last_error(prompt) if add_error else prompt)
             output = run_command(self.notebook, line)
         except CommandError as exc:
             raise UsageError(str(exc)) from None
@@ -110,6 +121,7 @@ class RiendaMagics(Magics):
     @argument("--agent", help="this cell's agent (cells naming it share one session of it)")
     @argument("--session", help="continue this session (ID or last) for this cell")
     @argument("--model", help="this cell's model (provider/model)")
+    @argument("--error", action="store_true", help="add the last cell's exception and traceback to the prompt")
     @cell_magic("rienda")
     def rienda_cell(self, line: str, cell: str) -> TurnResult:
         """The cell body is the prompt of one turn; the options apply to this cell only."""
@@ -117,6 +129,8 @@ class RiendaMagics(Magics):
         if not cell.strip():
             raise UsageError("%%rienda: the cell body is the prompt, and it is empty")
         prompt = self._interpolate(cell)
+        if args.error:
+            prompt = self._with_last_error(prompt)
         notebook = self.notebook
         try:
             conversation = notebook.conversation_for(agent=args.agent, session=args.session)
@@ -148,6 +162,24 @@ class RiendaMagics(Magics):
         """Save the cell as a hook's index.js and load it at once."""
         self._save_extension("hooks", parse_argstring(self.rienda_hook, line).name, cell)
 
+    # -- the notebook tools' namespace ---------------------------------------------------------------
+    def _namespace(self) -> Any:
+        return shell_namespace(self.shell, self._run_code)
+
+    def _run_code(self, job: Any) -> Any:
+        """The notebook tools' jobs: on the main thread while a kernel turn pumps it, else
+        (a terminal) on a thread of their own."""
+        runner = self._main_thread
+        return runner(job) if runner is not None else in_thread(job)
+
+    def _with_last_error(self, prompt: str) -> str:
+        """``prompt`` with the last exception a cell raised; UsageError when none has."""
+        error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+        if error is None:
+            raise UsageError("--error: no cell has raised an exception in this kernel yet")
+        ipython_files = os.path.dirname(sys.modules["IPython"].__file__) + os.sep
+        return with_error(prompt, error, hidden=lambda filename: filename.startswith(ipython_files))
+
     # -- the parts -------------------------------------------------------------------------------------
     def _interpolate(self, prompt: str) -> str:
         """``{name}`` from the user's namespace; ``{{`` is a literal brace."""
@@ -161,7 +193,17 @@ class RiendaMagics(Magics):
             raise UsageError(f"cannot fill the prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
 
     def _turn(self, conversation: Conversation, prompt: str) -> TurnResult:
-        """One turn; its workspace is the kernel's current directory (``os.chdir`` moves it)."""
+        """One turn; its workspace is the kernel's current directory (``os.chdir`` moves it).
+        Code that the ``python`` tool runs cannot start another turn meanwhile."""
+        if self._turn_running:
+            raise UsageError("a turn is already running in this kernel: the python tool's code cannot start another")
+        self._turn_running = True
+        try:
+            return self._run_turn(conversation, prompt)
+        finally:
+            self._turn_running = False
+
+    def _run_turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         self.notebook.rienda.workdir = Path.cwd().resolve()
         kernel = getattr(self.shell, "kernel", None)
         cancel = CancelToken()
@@ -194,6 +236,7 @@ class RiendaMagics(Magics):
         with MainThreadPump(kernel) as pump:
             target = CellTarget.of_cell(kernel, pump.schedule)
             ui = NotebookUI(target, self.notebook.confirm_policy, self.seen_diagnostics, self.client_views)
+            self._main_thread = MainThreadRunner(pump.schedule)
             try:
                 threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
                 return pump.run_until(done, cancel.cancel)
@@ -201,6 +244,8 @@ class RiendaMagics(Magics):
                 cancel.cancel()
                 pump.run_until(done, cancel.cancel)
                 return True
+            finally:
+                self._main_thread = None
 
     def _turn_in_terminal(self, work: Any, cancel: CancelToken) -> bool:
         ui = TerminalUI(None, sys.stdin)

@@ -149,6 +149,18 @@ def ask_prompt(line: str) -> str | None:
     return prompt
 
 
+ERROR_FLAG = "--error"
+ERROR_QUESTION = "Why does this fail, and how do I fix it?"
+
+
+def error_flag(prompt: str) -> tuple[str, bool]:
+    """``ask --error [PROMPT]``: (the prompt, True); the prompt defaults to asking why the
+    last error happened. Any other prompt: (it, False)."""
+    if prompt != ERROR_FLAG and not re.match(rf"{ERROR_FLAG}\s", prompt):
+        return prompt, False
+    return prompt[len(ERROR_FLAG):].strip() or ERROR_QUESTION, True
+
+
 def _subcommand(name: str) -> Subcommand:
     sub = _by_name().get(name)
     if sub is None:
@@ -365,8 +377,8 @@ def _command_names(session: NotebookSession) -> list[str]:
 
 
 SUBCOMMANDS: tuple[Subcommand, ...] = (
-    Subcommand("ask", "ask PROMPT", "Run PROMPT as one turn of the current agent (in a Python kernel, "
-               "it returns a TurnResult).", None),
+    Subcommand("ask", "ask [--error] PROMPT", "Run PROMPT as one turn of the current agent (in a Python kernel, "
+               "it returns a TurnResult; --error adds the last cell's exception and traceback).", None),
     Subcommand("use", "use AGENT", "Switch to AGENT in a new session.", _use, 1, 1, agent_names),
     Subcommand("new", "new", "Start a new session with the current agent (at the next prompt).", _new),
     Subcommand("resume", "resume ID|last", "Continue the saved session ID (last: the newest); its agent becomes "

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import threading
 import time
 import uuid
@@ -351,13 +352,28 @@ class _CallView:
                                                 "text/markdown": _folded(mark, text) + notes})
 
     def render(self) -> None:
-        arguments = json.dumps(self.arguments, ensure_ascii=False)
-        lines = [f"🔧 **{_md(self.name)}** `{arguments}`"]
+        code = _python_code(self.name, self.arguments)
+        if code is not None:  # the notebook's python tool: its code as code
+            fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+            lines = [f"🔧 **python**\n\n{fence}python\n{code}\n{fence}"]
+            plain = ["tool python", *(f"    {line}" for line in code.splitlines())]
+        else:
+            arguments = json.dumps(self.arguments, ensure_ascii=False)
+            lines = [f"🔧 **{_md(self.name)}** `{arguments}`"]
+            plain = [f"tool {self.name} {arguments}"]
         lines += [f"- {note}" for note in self.notes]
-        plain = [f"tool {self.name} {arguments}"] + [f"  {note}" for note in self.notes]
+        plain += [f"  {note}" for note in self.notes]
         self.target.display(self.display_id, {"text/plain": "\n".join(plain), "text/markdown": "\n\n".join(lines)},
                             update=self._shown)
         self._shown = True
+
+
+def _python_code(name: str, arguments: object) -> str | None:
+    """The code of a ``python`` tool call (arguments ``{code}`` only), else None."""
+    if name == "python" and isinstance(arguments, dict) and set(arguments) == {"code"} \
+            and isinstance(arguments["code"], str):
+        return arguments["code"].rstrip("\n")
+    return None
 
 
 def _shortened(text: str) -> str:

@@ -11,6 +11,11 @@ The turn runs in a worker thread while ``do_execute`` awaits it, so the kernel k
 handling widget clicks and view reports (ipykernel >= 7.4 dispatches comm messages while
 a cell awaits) and interrupts (a SIGINT handler that cancels the run through the loop).
 
+The notebook tools (``python``, ``variables``) work in the kernel's own IPython namespace
+(empty until the agent's code fills it; it lasts as long as the kernel). Their code runs on
+the main thread, on the kernel's event loop, so an interrupt stops it as it would stop a
+Python cell: the SIGINT handler raises KeyboardInterrupt into that code.
+
 Shutting down never leaves a turn behind: SIGTERM during a turn ends it like an interrupt
 (its commands are ended, ``afterRun`` runs, the session gets its ``run_end``) and then
 terminates the kernel as asked; Jupyter's shutdown (an interrupt, then a shutdown request)
@@ -31,11 +36,12 @@ from ipykernel.ipkernel import IPythonKernel
 
 from . import __version__
 from .cell import CellTarget
-from .commands import CommandError, ask_prompt, complete, help_text, inspect, is_command, run_command
+from .commands import CommandError, ask_prompt, complete, error_flag, help_text, inspect, is_command, run_command
 from .confirm import ClientViews
 from .display import NotebookUI
 from .engine import CancelToken, RiendaError
-from .notebook import NotebookSession, advice, error_line, prewarm, turn_error
+from .engine.python_tools import MainThreadRunner, in_thread, notebook_tools
+from .notebook import NotebookSession, advice, error_line, prewarm, shell_namespace, turn_error
 
 __all__ = ["RiendaKernel"]
 
@@ -70,8 +76,10 @@ class RiendaKernel(IPythonKernel):
         self.client_views = ClientViews()
         self.startup_error: str | None = None
         self._running: tuple[CancelToken, threading.Event] | None = None
+        self._main_thread: MainThreadRunner | None = None  # while a turn runs
+        tools = notebook_tools(shell_namespace(self.shell, self._run_code))
         try:
-            self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd())
+            self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd(), extra_tools=tools)
         except RiendaError as exc:
             self.notebook, self.startup_error = None, str(exc)
 
@@ -106,6 +114,9 @@ class RiendaKernel(IPythonKernel):
         if is_command(code):
             prompt = ask_prompt(code)
             if prompt is not None:
+                if error_flag(prompt)[1]:
+                    raise CommandError("--error adds the exception of the last Python cell, and a Rienda notebook has "
+                                       "no Python cells: use it in a Python notebook after %load_ext rienda_kernel")
                 return await self._turn(prompt, target, count)
             return self._command(code, target, count)
         if code.startswith("%"):
@@ -158,10 +169,15 @@ class RiendaKernel(IPythonKernel):
         context = contextvars.copy_context()
         conversation = notebook.conversation
 
+        # Each job in a copy of the cell's context (the turn's thread is inside that one).
+        runner = MainThreadRunner(lambda job: loop.call_soon_threadsafe(job, context=context.copy()))
+
         def stop(signum: int, _frame: Any) -> None:
             if signum == signal.SIGTERM:
                 terminated.append(signum)
             loop.call_soon_threadsafe(cancel.cancel)
+            if runner.busy:  # the python tool's code is running here, on the main thread: stop it too
+                raise KeyboardInterrupt
 
         def turn() -> Any:
             try:
@@ -170,11 +186,11 @@ class RiendaKernel(IPythonKernel):
                 done.set()
 
         previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
-        self._running = (cancel, done)
+        self._running, self._main_thread = (cancel, done), runner
         try:
             result = await loop.run_in_executor(None, turn)
         finally:
-            self._running = None
+            self._running, self._main_thread = None, None
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
         if terminated:
@@ -186,6 +202,11 @@ class RiendaKernel(IPythonKernel):
         if error is not None:
             return self._error(count, error.ename, str(error), target)
         return self._ok(count)
+
+    def _run_code(self, job: Any) -> Any:
+        """The notebook tools' jobs: on the main thread during a turn (else on a thread)."""
+        runner = self._main_thread
+        return runner(job) if runner is not None else in_thread(job)
 
     async def do_shutdown(self, restart: bool) -> dict[str, Any]:
         """Let a running turn end (stopping its afterRun if it takes too long; the session

@@ -11,16 +11,19 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .engine import JSTool, Conversation, Rienda, RiendaError, RunResult
 from .engine.errors import ConfigError
 from .engine.extensions import NAME_RULE
 from .engine.model_choice import NoModelError
 from .engine.providers import provider_for
+from .engine.python_tools import PythonNamespace, Runner
 
 __all__ = ["CONFIRM_POLICIES", "NotebookSession", "SavedExtension", "TurnFailed", "TurnInterrupted", "error_line",
-           "advice", "prewarm", "turn_error"]
+           "advice", "prewarm", "shell_namespace", "turn_error"]
 
 # What the first turn with a tool and a confirm imports: jsonschema (1.5 s where
 # rfc3987_syntax is installed, as it is beside JupyterLab) and ipywidgets.
@@ -30,16 +33,35 @@ CONFIRM_POLICIES = ("ask", "allow", "deny")
 CONFIRM_ENV = "RIENDA_CONFIRM"
 
 
+def shell_namespace(shell: Any, run: Runner) -> PythonNamespace:
+    """The user's namespace of an IPython ``shell`` as the notebook tools work in it: its
+    ``user_ns``, IPython's own names hidden, code transformed as a cell's is (``%magics``,
+    ``!shell``), a last value with a rich form (a table's HTML, a plot) displayed by the
+    shell's formatter and display publisher (plain text is in the tool's result already),
+    and the ``post_execute`` event after each run (as after a cell); ``run`` says where
+    jobs run."""
+
+    def display(value: Any) -> None:
+        data, metadata = shell.display_formatter.format(value)
+        if set(data) - {"text/plain"}:
+            shell.display_pub.publish(data=data, metadata=metadata)
+
+    return PythonNamespace(values=shell.user_ns, hidden=shell.user_ns_hidden, transform=shell.transform_cell,
+                           display=display, after=lambda: shell.events.trigger("post_execute"), run=run)
+
+
 class NotebookSession:
     """One notebook's Rienda state: one conversation at a time.
 
     ``confirm_policy`` is an explicit setting (``ask``/``allow``/``deny``) or None, in
     which case a front end asks when it can and denies otherwise. Its initial value comes
-    from ``$RIENDA_CONFIRM`` (which kernel.json's ``env`` can carry).
+    from ``$RIENDA_CONFIRM`` (which kernel.json's ``env`` can carry). ``extra_tools`` are the
+    front end's own built-ins (the notebook tools), kept when the home changes.
     """
 
-    def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".") -> None:
-        self.rienda = Rienda(home=home, workdir=workdir)
+    def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
+                 extra_tools: Mapping[str, Any] | None = None) -> None:
+        self.rienda = Rienda(home=home, workdir=workdir, extra_tools=extra_tools)
         self.rienda.prepare_sandbox()  # the first cell should not wait for a V8 worker to start
         self.agent_id = "default"
         self.model: str | None = None
@@ -117,7 +139,8 @@ class NotebookSession:
         path = Path(home).expanduser()
         path.mkdir(parents=True, exist_ok=True)
         self._close_all()
-        self.rienda = Rienda(home=path, workdir=self.rienda.workdir, sandbox=self.rienda.sandbox)
+        self.rienda = Rienda(home=path, workdir=self.rienda.workdir, sandbox=self.rienda.sandbox,
+                             extra_tools=self.rienda.extra_tools)
         self.agent_id = "default"
         self._conversation = None
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,16 +116,19 @@ class ExtensionLoader:
         self._cache: dict[str, _Cached] = {}
 
     def discover(self, home: Path, *, tools: Collection[str] | None = None, hooks: Collection[str] | None = None,
-                 load_timeout: float = DEFAULT_LOAD_TIMEOUT, cancel: CancelToken | None = None) -> Catalog:
+                 load_timeout: float = DEFAULT_LOAD_TIMEOUT, cancel: CancelToken | None = None,
+                 extra_tools: Mapping[str, Tool] | None = None) -> Catalog:
         """The catalog under ``home``: every extension, or only the ``tools`` and ``hooks``
-        named (built-in tools are always there). Each file gets ``load_timeout`` seconds
-        to load; ``cancel`` stops loading with :class:`Interrupted`."""
+        named (built-in tools, and the front end's ``extra_tools``, are always there). Each
+        file gets ``load_timeout`` seconds to load; ``cancel`` stops loading with
+        :class:`Interrupted`. A user's tool of the same name shadows a built-in or extra one."""
         how = _How(load_timeout, cancel or CancelToken())
         diagnostics: list[Diagnostic] = []
         user_tools = self._scan(home / "tools", "tool", diagnostics, tools, how)
         found_hooks = self._scan(home / "hooks", "hook", diagnostics, hooks, how)
-        shadowed = tuple(sorted(set(user_tools) & set(BUILTIN_TOOLS)))
-        all_tools: dict[str, Tool] = {**BUILTIN_TOOLS, **user_tools}
+        builtins: dict[str, Tool] = {**BUILTIN_TOOLS, **(extra_tools or {})}
+        shadowed = tuple(sorted(set(user_tools) & set(builtins)))
+        all_tools: dict[str, Tool] = {**builtins, **user_tools}
         return Catalog(home, all_tools, found_hooks, diagnostics, shadowed)
 
     def _scan(self, folder: Path, kind: str, diagnostics: list[Diagnostic],

@@ -18,12 +18,21 @@ results are capped and saved like any other.
   IPython's internals, modules or private names; ``name`` gives one variable's fuller
   summary. Large values are summarized, never dumped.
 
+Where the code runs (the namespace's ``run``): on the notebook's main thread when the front
+end can hand it jobs there (:class:`MainThreadRunner`: the magics' pump, the Rienda kernel's
+event loop), so Ctrl-C interrupts it exactly as it would a cell; else on a thread of its own
+(:func:`in_thread`: a terminal IPython, a replay's fresh namespace), which a stopped run
+interrupts at its next bytecode. Either way the tool's own thread (the run's) only waits,
+on the job and on the run's cancel token.
+
 Imports nothing from IPython: what IPython adds comes in through :class:`PythonNamespace`.
 """
 
 from __future__ import annotations
 
 import ast
+import contextvars
+import ctypes
 import io
 import itertools
 import linecache
@@ -39,7 +48,8 @@ from typing import Any
 from .builtin_tools import BuiltinHost, BuiltinTool
 from .errors import Interrupted
 
-__all__ = ["NOTEBOOK_TOOL_NAMES", "PythonNamespace", "notebook_tools", "summarize"]
+__all__ = ["NOTEBOOK_TOOL_NAMES", "WHERE_THEY_EXIST", "MainThreadRunner", "PythonNamespace", "in_thread",
+           "notebook_tools", "summarize", "with_error"]
 
 NOTEBOOK_TOOL_NAMES = ("python", "variables")
 WHERE_THEY_EXIST = ("the %rienda magics in an IPython or Jupyter Python kernel, and the Rienda Jupyter kernel")
@@ -52,6 +62,10 @@ _HIDDEN = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 Runner = Callable[[Callable[[], Any]], "Future[Any]"]
 
 
+_STOPPED = "the python code was stopped"
+_WIND_DOWN = 2.0  # seconds an interrupted job gets to unwind (its output so far kept) before the tool gives up
+
+
 def _here(job: Callable[[], Any]) -> Future[Any]:
     """Run ``job`` on the calling thread (a namespace nobody else is using)."""
     done: Future[Any] = Future()
@@ -62,29 +76,122 @@ def _here(job: Callable[[], Any]) -> Future[Any]:
     return done
 
 
+class _ThreadJob(Future):
+    """A job on a thread of its own; :meth:`interrupt` raises KeyboardInterrupt in it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._thread: int | None = None  # set while the job's code runs
+
+    def run(self, job: Callable[[], Any]) -> None:
+        _settle(self, job, self._running)
+
+    def _running(self, now: bool) -> None:
+        with self._lock:
+            self._thread = threading.get_ident() if now else None
+
+    def interrupt(self) -> None:
+        """Raise KeyboardInterrupt in the job's code at its next bytecode (code blocked in
+        C, such as ``time.sleep``, stops when that call returns)."""
+        with self._lock:
+            if self._thread is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread),
+                                                           ctypes.py_object(KeyboardInterrupt))
+
+
+def in_thread(job: Callable[[], Any]) -> Future[Any]:
+    """A runner: ``job`` on a new daemon thread (in a copy of the caller's context, so its
+    output goes where the caller's would); a stopped run interrupts it."""
+    pending = _ThreadJob()
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(pending.run, job), name="rienda-python", daemon=True).start()
+    return pending
+
+
+class MainThreadRunner:
+    """A runner that hands each job to ``schedule`` (a front end's way to run a function on
+    the thread the namespace lives on: the notebook's main thread), so Ctrl-C's
+    KeyboardInterrupt lands in the user's code as it would in a cell. A job stopped that way
+    ends its Future with :class:`Interrupted` (the tool, and so the run, ends interrupted);
+    the KeyboardInterrupt goes no further. :attr:`busy` says whether a job's code is running
+    now (a signal handler may then raise KeyboardInterrupt itself, to stop it); a job whose
+    run was stopped before it started never starts.
+    """
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], None]) -> None:
+        self.schedule = schedule
+        self.busy = False
+
+    def __call__(self, job: Callable[[], Any]) -> Future[Any]:
+        pending: Future[Any] = Future()
+        self.schedule(lambda: self._run(job, pending))
+        return pending
+
+    def _run(self, job: Callable[[], Any], pending: Future[Any]) -> None:
+        _settle(pending, job, self._running)
+
+    def _running(self, now: bool) -> None:
+        self.busy = now
+
+
+def _settle(pending: Future[Any], job: Callable[[], Any], running: Callable[[bool], None]) -> None:
+    """Run ``job`` unless ``pending`` was cancelled, and end ``pending`` with its value, its
+    exception, or Interrupted for a KeyboardInterrupt; ``running`` hears when the job's code
+    starts and stops."""
+    if not pending.set_running_or_notify_cancel():
+        return
+    try:
+        running(True)
+        try:
+            value = job()
+        finally:
+            running(False)
+    except KeyboardInterrupt:
+        pending.set_exception(Interrupted(_STOPPED))
+    except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
+        pending.set_exception(exc)
+    else:
+        pending.set_result(value)
+
+
 @dataclass
 class PythonNamespace:
     """A namespace the tools work in, and how its front end runs code there.
 
     ``values`` is the namespace (IPython's ``user_ns``); ``hidden`` names it holds that are
     not the user's (``user_ns_hidden``); ``transform`` turns cell text into Python (IPython's
-    ``transform_cell``: ``%magics``, ``!shell``); ``display`` shows a value richly in the
-    front end (IPython's ``display``); ``run`` runs a job where the namespace lives (the
-    notebook's main thread) and returns a Future of its result, so the tool's thread can
-    wait on it and on the cancel token at once.
+    ``transform_cell``: ``%magics``, ``!shell``); ``display`` shows the last value in the
+    front end (IPython's display, for values with a rich form); ``after`` runs once the code has run, as after a
+    cell (IPython's ``post_execute`` event, when matplotlib's inline backend shows new
+    figures); ``run`` runs a job where the namespace lives (the notebook's main thread) and
+    returns a Future of its result, so the tool's thread can wait on it and on the cancel
+    token at once.
     """
 
     values: dict[str, Any] = field(default_factory=dict)
     hidden: Collection[str] = ()
     transform: Callable[[str], str] = str
     display: Callable[[Any], None] | None = None
+    after: Callable[[], None] | None = None
     run: Runner = _here
 
     def user_names(self) -> list[str]:
-        """The user's variables, sorted: no private names, IPython internals or modules."""
+        """The user's variables, sorted: no private names, IPython internals, modules, or
+        functions and classes imported from elsewhere (``from pathlib import Path``); those
+        the notebook defines are the user's."""
         hidden = set(self.hidden) | _HIDDEN
         return sorted(name for name, value in list(self.values.items())
-                      if not name.startswith("_") and name not in hidden and not isinstance(value, types.ModuleType))
+                      if not name.startswith("_") and name not in hidden and not _imported(value))
+
+
+def _imported(value: Any) -> bool:
+    """A module, or a function or class defined in one (not in the notebook's ``__main__``)."""
+    if isinstance(value, types.ModuleType):
+        return True
+    if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return getattr(value, "__module__", None) not in (None, "__main__")  # None: made by exec without a name
+    return False
 
 
 def notebook_tools(namespace: PythonNamespace) -> dict[str, BuiltinTool]:
@@ -122,18 +229,36 @@ def _run_python(namespace: PythonNamespace, host: BuiltinHost, code: str) -> tup
 
 
 def _wait(pending: Future[Any], host: BuiltinHost) -> Any:
-    while True:
-        try:
-            return pending.result(timeout=0.05)
-        except TimeoutError:
-            if host.cancel.cancelled:
-                raise Interrupted("the python code was stopped") from None
+    """The job's result; once the run is stopped, the job is cancelled (not started yet)
+    or interrupted, and Interrupted is raised when it has unwound (or after a grace time)."""
+    wake = threading.Event()
+    pending.add_done_callback(lambda _: wake.set())
+    forget = host.cancel.on_cancel(wake.set)
+    try:
+        wake.wait()
+    finally:
+        forget()
+    if pending.done() and not pending.cancelled():
+        return pending.result()
+    pending.cancel()
+    interrupt = getattr(pending, "interrupt", None)
+    if interrupt is not None:
+        interrupt()
+    _settled(pending, _WIND_DOWN)
+    raise Interrupted(_STOPPED)
+
+
+def _settled(pending: Future[Any], timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for ``pending`` to finish, whatever its outcome."""
+    finished = threading.Event()
+    pending.add_done_callback(lambda _: finished.set())
+    finished.wait(timeout)
 
 
 def execute(namespace: PythonNamespace, code: str) -> tuple[str, bool]:
     """Run ``code`` in ``namespace`` on this thread; ``(what a person would have seen,
-    whether it failed)``. A KeyboardInterrupt (Ctrl-C in the notebook) propagates after the
-    output so far is kept in the result of the tool's Future by the caller."""
+    whether it failed)``. A KeyboardInterrupt (Ctrl-C in the notebook) propagates: the run
+    is being stopped (what the code printed so far is in the cell already)."""
     captured = io.StringIO()
     filename = f"<rienda python {next(_RUNS)}>"
     try:
@@ -144,8 +269,12 @@ def execute(namespace: PythonNamespace, code: str) -> tuple[str, bool]:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks quote lines
     with _Tee(captured):
         try:
-            exec(compile(body, filename, "exec"), namespace.values)  # noqa: S102 - the user's own notebook code
-            value = eval(compile(last, filename, "eval"), namespace.values) if last else None  # noqa: S307
+            try:
+                exec(compile(body, filename, "exec"), namespace.values)  # noqa: S102 - the user's own notebook code
+                value = eval(compile(last, filename, "eval"), namespace.values) if last else None  # noqa: S307
+            finally:
+                if namespace.after is not None:
+                    namespace.after()
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - any failure of the user's code is a result
@@ -166,9 +295,9 @@ def _split_last_expression(source: str, filename: str) -> tuple[ast.Module, ast.
 
 
 def _with_output(captured: io.StringIO, tail: str) -> str:
-    printed = captured.getvalue()
+    printed = captured.getvalue().rstrip("\n")
     if printed and tail:
-        return printed.rstrip("\n") + "\n" + tail
+        return printed + "\n" + tail
     return printed or tail or "(no output)"
 
 
@@ -179,12 +308,22 @@ def _repr(value: Any) -> str:
         return f"<{type(value).__name__} whose repr failed: {type(exc).__name__}: {exc}>"
 
 
-def _traceback(exc: BaseException) -> str:
-    """The exception and the last frames that belong to the user's code (ours left out)."""
-    frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename != __file__]
-    lines = traceback.format_list(frames[-_FRAMES:])
+def _traceback(exc: BaseException, frames: int = _FRAMES, hidden: Callable[[str], bool] = lambda _: False) -> str:
+    """The exception and the last ``frames`` frames that belong to the user's code (ours,
+    and those in files ``hidden`` names, left out)."""
+    kept = [frame for frame in traceback.extract_tb(exc.__traceback__)
+            if frame.filename != __file__ and not hidden(frame.filename)]
+    lines = traceback.format_list(kept[-frames:])
     head = "Traceback (most recent call last):\n" if lines else ""
     return head + "".join(lines) + "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
+
+
+def with_error(prompt: str, exc: BaseException, hidden: Callable[[str], bool] = lambda _: False) -> str:
+    """``prompt`` followed by ``exc`` and its last frames (each quoting its line of code), as
+    ``%rienda ask --error`` sends them; ``hidden`` names files whose frames are left out
+    (the front end's own). Capped like a variable's fuller summary."""
+    report = _cut(_traceback(exc, frames=8, hidden=hidden), _DETAIL)
+    return f"{prompt}\n\nThe last error in my notebook:\n```\n{report}\n```"
 
 
 def _syntax_error(exc: SyntaxError) -> str:

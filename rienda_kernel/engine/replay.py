@@ -4,7 +4,9 @@
 chain (the agent's current one, or another list) without calling any model, and reports
 per call what differs from the recording: now refused (or no longer), arguments now
 different, result now different. Tools run only when asked (``run_tools``); otherwise the
-recorded result (what the model read) is what ``afterToolExecute`` hooks receive. Calls an
+recorded result (what the model read) is what ``afterToolExecute`` hooks receive. Tools
+run again include the notebook's ``python`` and ``variables``, in a fresh namespace of the
+replay's own (the notebook's variables are not there). Calls an
 expectations file selects (``<id>.expect.yaml`` beside the session, see
 :mod:`.expectations`) are judged by what it states instead. :func:`replay_file` replays
 a session file from anywhere (the pytest plugin's items).
@@ -28,6 +30,7 @@ from .expectations import CallExpectation, Expectations, expectations_beside
 from .hooks import HookChain, ModelResponse
 from .host import RunContext
 from .messages import Message, ToolCall
+from .python_tools import PythonNamespace, in_thread, notebook_tools
 from .secrets import redact_config
 from .sessions import LoadedSession, read_session
 from .tools import ToolResult, invoke_tool
@@ -138,7 +141,8 @@ def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str
             run_tools: bool, ui: UI | None, expected: Expectations | None) -> ReplayReport:
     agent, _ = rienda.agent(agent_id or loaded.header.get("agent", "default"))
     names = list(hooks) if hooks is not None else list(agent.hooks)
-    catalog = rienda.catalog()
+    # Tools run again in a fresh Python namespace of the replay's own (never a notebook's).
+    catalog = rienda.catalog(extra_tools=notebook_tools(PythonNamespace(run=in_thread)) if run_tools else None)
     missing = [name for name in names if name not in catalog.hooks]
     if missing:
         raise ConfigError(f"no usable hook named {', '.join(map(repr, missing))} in {catalog.home / 'hooks'}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,13 @@ from .cancel import CancelToken
 from .config import read_config, rienda_home
 from .errors import ConfigError, Interrupted, ProviderError, SessionWriteError
 from .events import Diagnostic, Notify, RunEnd
-from .extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader
+from .extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool
 from .host import RunContext
 from .loop import RunResult, TurnSetup, run_prompt
 from .messages import Message
 from .model_choice import choose_default_model
 from .providers import provider_for
+from .python_tools import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
 from .sandbox import Sandbox
 from .secrets import redact_config, scrub_text
 from .sessions import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
@@ -54,12 +56,17 @@ class Rienda:
     The sandbox (``sandbox``, or the process's shared one) is taken on first use (a
     catalog, a run, a tool call), so commands that never run JavaScript start no V8
     worker; :meth:`prepare_sandbox` takes it at once, for a front end that will.
+
+    ``extra_tools`` are built-in tools that exist only in this front end (the notebook's
+    ``python`` and ``variables``, see :mod:`.python_tools`): every catalog of this
+    ``Rienda`` has them, no other ``Rienda`` in the process does.
     """
 
     def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
-                 sandbox: Sandbox | None = None) -> None:
+                 sandbox: Sandbox | None = None, extra_tools: Mapping[str, Tool] | None = None) -> None:
         self.home = rienda_home(home)
         self.workdir = Path(workdir).resolve()
+        self.extra_tools: dict[str, Tool] = dict(extra_tools or {})
         self._sandbox = sandbox
         self._loader: ExtensionLoader | None = None
         self.store = SessionStore(self.home)
@@ -90,11 +97,15 @@ class Rienda:
         return read_config(self.home)[1]
 
     def catalog(self, tools: list[str] | None = None, hooks: list[str] | None = None,
-                cancel: CancelToken | None = None, config: dict[str, Any] | None = None) -> Catalog:
-        """Built-in tools plus the user's tools and hooks: all of them, or only those named.
-        ``config`` is the parsed config.yaml when the caller has it (read otherwise)."""
+                cancel: CancelToken | None = None, config: dict[str, Any] | None = None,
+                extra_tools: Mapping[str, Tool] | None = None) -> Catalog:
+        """Built-in tools (with this front end's extra ones, or ``extra_tools`` instead)
+        plus the user's tools and hooks: all of them, or only those named. ``config`` is the
+        parsed config.yaml when the caller has it (read otherwise)."""
         timeout = _load_timeout(self.config() if config is None else config)
-        return self.loader.discover(self.home, tools=tools, hooks=hooks, load_timeout=timeout, cancel=cancel)
+        extra = self.extra_tools if extra_tools is None else extra_tools
+        return self.loader.discover(self.home, tools=tools, hooks=hooks, load_timeout=timeout, cancel=cancel,
+                                    extra_tools=extra)
 
     def agents(self) -> tuple[list[Agent], list[Diagnostic]]:
         """The agents, with the diagnostics of the agent files and of config.yaml."""
@@ -258,5 +269,10 @@ def _check_declared(agent: Agent, catalog: Catalog) -> None:
                 continue
             skipped = [d.message for d in catalog.diagnostics
                        if d.path and Path(d.path).parts[-2:-1] == (name,) and f"/{folder}/" in d.path]
-            detail = f" (it was skipped: {'; '.join(skipped)})" if skipped else f" (no {catalog.home / folder / name / 'index.js'})"
+            if skipped:
+                detail = f" (it was skipped: {'; '.join(skipped)})"
+            elif kind == "tool" and name in NOTEBOOK_TOOL_NAMES:
+                detail = f" here: it is a notebook tool, which exists only in {WHERE_THEY_EXIST}"
+            else:
+                detail = f" (no {catalog.home / folder / name / 'index.js'})"
             raise ConfigError(f"{where}: declares {kind} {name!r}, which does not exist{detail}")

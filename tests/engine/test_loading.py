@@ -94,7 +94,10 @@ def _cpu_seconds(pid: int) -> float:
 def _children(pid: int) -> list[int]:
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
     return found
 
 

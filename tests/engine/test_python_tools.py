@@ -78,3 +78,11 @@ def test_a_stopped_run_stops_waiting_for_code_that_runs_elsewhere():
     threading.Timer(0.05, cancel.cancel).start()
     with pytest.raises(Interrupted):
         notebook_tools(ns)["python"].run(Host(cancel), {"code": "while True: pass"})
+
+
+def test_variables_leaves_out_what_was_imported_but_lists_what_the_notebook_defined():
+    ns = PythonNamespace({"__name__": "__main__"})
+    execute(ns, "from pathlib import Path\nfrom os.path import join\nfrom math import sqrt\n"
+                "def mine(x):\n    return x\nclass Row:\n    pass\nrow = Row()")
+    names = [line.split(":")[0] for line in describe_variables(ns)[0].splitlines()]
+    assert names == ["Row", "mine", "row"]

@@ -291,7 +291,7 @@ def test_bad_usage_is_a_usage_error_without_a_traceback(python_kernel):
     assert "unknown command 'frobnicate'" in reply["evalue"]
     reply, _ = fe.run("%rienda?")  # IPython sends help as a pager payload of the reply
     pager = json.dumps(reply["payload"])
-    assert "%rienda [subcommand] [args ...]" in pager and "ask PROMPT" in pager and "use AGENT" in pager
+    assert "%rienda [subcommand] [args ...]" in pager and "ask [--error] PROMPT" in pager and "use AGENT" in pager
 
 
 def test_terminal_ipython_confirms_on_stdin(tmp_path):
