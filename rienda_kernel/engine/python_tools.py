@@ -396,7 +396,7 @@ def summarize(value: Any) -> str:
     try:
         if _is_table(value):
             rows, cols = value.shape
-            return _cut(f"{rows} rows × {cols} columns: {', '.join(map(str, value.columns))}")
+            return _cut(f"{rows:,} rows × {cols} columns: {', '.join(map(str, value.columns))}")
         if hasattr(value, "shape") and hasattr(value, "dtype"):
             return _cut(f"shape {tuple(value.shape)}, dtype {value.dtype}")
         if isinstance(value, (str, bytes)):

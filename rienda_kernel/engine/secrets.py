@@ -12,8 +12,10 @@ word contains PASSWORD or PASSWD; a name whose last word is ENV never does (it h
 **The secrets** are the values of such environment variables that are at least
 :data:`MIN_SECRET_LENGTH` characters long (shorter values, ``1`` or ``true``, are too
 common to replace wherever they occur), read at each use so that a key set later (a
-notebook cell) is covered from then on; plus every value given to :func:`remember` (an
-``Authorization`` header a tool sent, which a server may echo back).
+notebook cell) is covered from then on; the password in the user info of a URL held by any
+variable (``DATABASE_URL=postgres://app:PASSWORD@db/x``), whatever its name, when it is as
+long; plus every value given to :func:`remember` (an ``Authorization`` header a tool sent,
+which a server may echo back).
 
 **Scrubbing** (:func:`scrub`) replaces each secret inside any string with
 :data:`REDACTED`, and the whole string value of a credential field (``Authorization``,
@@ -190,9 +192,27 @@ class _Current:
     remembered: tuple[str, ...] = ()
 
 
+_URL_PASSWORD = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:([^@\s/]+)@")
+
+
 def _secrets_in(environ: Mapping[str, str]) -> tuple[str, ...]:
-    return tuple(value for name, value in environ.items()
-                 if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH and is_secret_name(name))
+    items = ((os.fsencode(name), os.fsencode(value)) for name, value in environ.items() if isinstance(value, str))
+    return _secrets_of(items)
+
+
+def _secrets_of(items: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
+    """The secrets among environment ``(name, value)`` pairs: whole values of secret names,
+    and URL passwords in any value."""
+    found = []
+    for name, value in items:
+        if len(value) < MIN_SECRET_LENGTH:
+            continue
+        if _is_secret_name_bytes(name):
+            found.append(os.fsdecode(value))
+        elif b"://" in value:
+            found += [os.fsdecode(password) for password in _URL_PASSWORD.findall(value)
+                      if len(password) >= MIN_SECRET_LENGTH]
+    return tuple(found)
 
 
 def _environment_secrets() -> tuple[str, ...]:
@@ -200,9 +220,7 @@ def _environment_secrets() -> tuple[str, ...]:
     reads the mapping's own dict of bytes when there is one (CPython's ``_data``, 10x faster
     than iterating the mapping) and decodes only the values that are secrets."""
     raw = getattr(os.environ, "_data", None)
-    items = raw.items() if isinstance(raw, dict) else os.environb.items()
-    return tuple(os.fsdecode(value) for name, value in items
-                 if len(value) >= MIN_SECRET_LENGTH and _is_secret_name_bytes(name))
+    return _secrets_of(raw.items() if isinstance(raw, dict) else os.environb.items())
 
 
 @functools.lru_cache(maxsize=4096)

@@ -86,3 +86,34 @@ def test_variables_leaves_out_what_was_imported_but_lists_what_the_notebook_defi
                 "def mine(x):\n    return x\nclass Row:\n    pass\nrow = Row()")
     names = [line.split(":")[0] for line in describe_variables(ns)[0].splitlines()]
     assert names == ["Row", "mine", "row"]
+
+
+class FakeTable:
+    """What `variables` relies on of a pandas DataFrame (pandas is not a dependency)."""
+
+    shape = (1_000_000, 2)
+    columns = ["region", "units"]
+
+    class dtypes:  # noqa: N801 - pandas' attribute name
+        @staticmethod
+        def to_string():
+            return "region    object\nunits      int64"
+
+    @staticmethod
+    def head():
+        class Head:
+            @staticmethod
+            def to_string():
+                return "  region  units\n0  north     12"
+        return Head()
+
+    def __repr__(self):
+        raise AssertionError("a table is never dumped")
+
+
+def test_a_table_is_summarized_by_shape_and_columns_and_detailed_by_types_and_first_rows():
+    ns = PythonNamespace({"df": FakeTable()})
+    assert describe_variables(ns) == ("df: tests.FakeTable = 1,000,000 rows × 2 columns: region, units", False)
+    text, failed = describe_variables(ns, "df")
+    assert not failed
+    assert "column types:\nregion    object\nunits      int64" in text and "first rows:\n  region  units" in text

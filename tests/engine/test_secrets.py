@@ -40,6 +40,20 @@ def test_values_too_short_to_be_secrets_are_never_redacted():
     assert scrubber.scrub("1 true " + KEY) == "1 true [redacted]"
 
 
+def test_the_password_in_a_urls_user_info_is_a_secret_whatever_the_variables_name():
+    scrubber = Scrubber({"DATABASE_URL": "postgres://app:s3cret-hunter2@db:5432/sales",
+                         "REDIS_URL": "redis://:another-long-one@cache/0", "CACHE_URL": "redis://u:short@cache/0",
+                         "HOMEPAGE": "https://example.org/a:b@c"})
+    text = "connect postgres://app:s3cret-hunter2@db:5432/sales; redis://:another-long-one@cache/0; short; a:b@c"
+    assert scrubber.scrub(text) == ("connect postgres://app:[redacted]@db:5432/sales; redis://:[redacted]@cache/0; "
+                                    "short; a:b@c")
+
+
+def test_a_url_password_in_the_process_environment_is_scrubbed_from_then_on(monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:s3cret-hunter2@db/sales")
+    assert Scrubber().scrub("postgres://app:s3cret-hunter2@db/sales") == "postgres://app:[redacted]@db/sales"
+
+
 def test_a_secret_split_across_streamed_pieces_is_held_until_it_is_whole():
     guard = StreamGuard(Scrubber({"DB_PASSPHRASE": PASSPHRASE}))
     shown = [guard.feed(piece) for piece in ("the pass is correct ", "horse ", "battery staple", " ok")]
