@@ -64,12 +64,18 @@ class Frontend:
         if self.opens_control_comm:
             self.widgets.open_control_comm()
 
-    def close(self) -> None:
+    def disconnect(self) -> None:
+        """Stop reading, then close this client's channels (the kernel goes on), as a front
+        end does when its page closes; the reader never polls a closed socket."""
         self._stop.set()
         self._reader.join(5)
         if self.widgets is not None:
             self.widgets.close()
-        self.kc.stop_channels()
+        if self.kc.channels_running:
+            self.kc.stop_channels()
+
+    def close(self) -> None:
+        self.disconnect()
         if self._owns_kernel:
             self.km.shutdown_kernel(now=True)
 

@@ -306,7 +306,7 @@ def test_jupyter_shutdown_during_a_turn_ends_it_stops_a_stuck_after_run_and_clos
     msg_id = fe.submit("go")
     fe.collect(msg_id, until=lambda m: m["msg_type"] == "stream" and "sleeping" in m["content"]["text"])
     child = int(wait_for_file(work / "child.pid"))
-    fe.kc.stop_channels()
+    fe.disconnect()
     fe.km.shutdown_kernel(now=False)  # what Jupyter does: an interrupt, then a shutdown request
     assert not alive(child)
     [session] = (agent_home / "sessions").glob("*.jsonl")
