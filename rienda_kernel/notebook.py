@@ -8,7 +8,6 @@ drive it, and render what it returns; a turn that did not end well becomes
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from collections.abc import Mapping
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine import JSTool, Conversation, Rienda, RiendaError, RunResult
+from .engine import imports
 from .engine.errors import ConfigError
 from .engine.extensions import NAME_RULE
 from .engine.model_choice import NoModelError
@@ -229,7 +229,7 @@ def prewarm(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
     def work() -> None:
         for name in modules:
             try:
-                importlib.import_module(name)
+                imports.module(name)
             except ImportError:  # pragma: no cover - both are dependencies
                 pass
 

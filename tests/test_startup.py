@@ -34,6 +34,14 @@ def test_the_kernel_and_the_magics_start_without_jsonschema():
         assert loaded_after(body, ["jsonschema", "rfc3987_syntax"]) == [], body
 
 
+def test_the_notebooks_background_imports_leave_out_the_format_checkers_slow_import():
+    """What %load_ext and the Rienda kernel import in the background for the first turn
+    must not pull in rfc3987_syntax either: the first turn would wait for it (1.6 s to a
+    fresh kernel's first buttons, in bench_kernel)."""
+    body = "from rienda_kernel.notebook import prewarm\nprewarm().join()"
+    assert loaded_after(body, ["jsonschema", "ipywidgets", "rfc3987_syntax"]) == ["ipywidgets", "jsonschema"]
+
+
 def test_importing_one_engine_module_loads_only_what_it_needs():
     assert loaded_after("import rienda_kernel.engine.errors", ["rienda_kernel.engine.runtime", "httpx"]) == []
 

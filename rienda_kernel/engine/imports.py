@@ -18,7 +18,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
-__all__ = ["jsonschema", "without"]
+__all__ = ["jsonschema", "module", "without"]
+
+_UNUSED_EXTRAS = {"jsonschema": ("rfc3987_syntax",)}  # module -> the extras Rienda never uses
 
 
 @contextmanager
@@ -36,7 +38,15 @@ def without(*optional: str) -> Iterator[None]:
                 del sys.modules[name]
 
 
+def module(name: str) -> ModuleType:
+    """The module ``name``, imported (on the first call) without the extras Rienda never
+    uses; every import of such a module in Rienda goes through here, a background
+    prewarm's included (an import that pulled the extra in would hold the import lock the
+    first turn then waits on)."""
+    with without(*_UNUSED_EXTRAS.get(name, ())):
+        return importlib.import_module(name)
+
+
 def jsonschema() -> ModuleType:
     """The ``jsonschema`` module, imported on the first call (its import is slow)."""
-    with without("rfc3987_syntax"):
-        return importlib.import_module("jsonschema")
+    return module("jsonschema")
