@@ -29,9 +29,12 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import string
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -216,10 +219,11 @@ class RiendaMagics(Magics):
             finally:
                 done.set()
 
-        if kernel is not None and MainThreadPump.supported(kernel):
-            interrupted = self._turn_in_kernel(kernel, work, done, cancel)
-        else:
-            interrupted = self._turn_in_terminal(work, cancel)
+        with self._sigterm_ends(cancel):
+            if kernel is not None and MainThreadPump.supported(kernel):
+                interrupted = self._turn_in_kernel(kernel, work, done, cancel)
+            else:
+                interrupted = self._turn_in_terminal(work, cancel)
         result = box["result"]
         error = turn_error(result)
         if interrupted and error is None:
@@ -231,6 +235,30 @@ class RiendaMagics(Magics):
         if error is not None:
             raise error
         return TurnResult.from_run(result, shown_in=current_cell())
+
+    @contextmanager
+    def _sigterm_ends(self, cancel: CancelToken) -> Iterator[None]:
+        """SIGTERM during the turn (``docker stop``, a CI cancellation) stops it like an
+        interrupt (its commands end, ``afterRun`` runs, the session gets its ``run_end``),
+        then terminates the process as asked, once the turn has ended."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        terminated: list[int] = []
+
+        def stop(signum: int, _frame: Any) -> None:
+            terminated.append(signum)
+            cancel.cancel()
+            if self._main_thread is not None and self._main_thread.busy:  # the python tool's code runs here
+                raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGTERM, stop)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        if terminated:
+            os.kill(os.getpid(), signal.SIGTERM)
 
     def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
         with MainThreadPump(kernel) as pump:
