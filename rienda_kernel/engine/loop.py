@@ -280,8 +280,9 @@ class _Partial(Exception):
 
 def _stream(provider: Provider, request: ModelRequest, ui: UI,
             cancel: CancelToken) -> tuple[ModelResponse, Usage | None, dict[str, Any]]:
-    """Stream one response: the response, its usage and its vendor state; a stop or
-    failure raises :class:`_Partial`."""
+    """Stream one response: the response, its usage and its vendor state; a stop or any
+    failure (a provider's bug included) raises :class:`_Partial`, whose cause the run then
+    ends with once what arrived is saved."""
     text: list[str] = []
     thinking: list[str] = []
     calls: list[ToolCall] = []
@@ -306,7 +307,7 @@ def _stream(provider: Provider, request: ModelRequest, ui: UI,
             elif isinstance(chunk, NoticeChunk):
                 ui.emit(Notify(chunk.source, chunk.title, chunk.body))
         cancel.raise_if_cancelled()
-    except (Interrupted, RiendaError) as exc:
+    except Exception as exc:  # noqa: BLE001 - a stop, a provider's error or its bug: keep what arrived
         raise _Partial(ModelResponse("".join(text), "".join(thinking)), exc) from exc
     finally:
         shown.flush()

@@ -583,6 +583,8 @@ def test_an_engine_bug_ends_the_run_with_error_and_the_session_says_so(rig, engi
     assert ui.events[-1] == RunEnd("error", "internal error: ValueError: boom")
     lines = session_lines(rig, result.session_id)
     assert lines[-1] == {"type": "run_end", "reason": "error", "error": "internal error: ValueError: boom"}
+    [answer] = [line for line in lines if line.get("role") == "assistant"]
+    assert (answer["text"], answer["meta"]) == ("half an ", {"error": True})  # what arrived before the bug is kept
 
 
 def test_an_agent_without_tools_is_told_so_when_the_model_calls_one(rig, engine):
