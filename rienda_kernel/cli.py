@@ -364,8 +364,9 @@ def _call(args: argparse.Namespace) -> int:
     from .terminal import TerminalUI
 
     rienda = _rienda(args)
-    catalog = rienda.catalog()
+    catalog = rienda.catalog(tools=[args.tool], hooks=[])  # the other extensions are not loaded
     if args.tool not in catalog.tools:
+        catalog = rienda.catalog(hooks=[])  # every tool, to say what exists and what is broken
         _print_diagnostics(catalog.diagnostics)
         raise RiendaError(f"no tool named {args.tool!r} in {rienda.home / 'tools'} or the built-ins "
                           f"({', '.join(sorted(catalog.tools))})")

@@ -30,6 +30,23 @@ def test_call_prints_the_result_and_exits_0(tmp_path):
     assert (done.returncode, done.stdout) == (0, "3\n")
 
 
+def test_call_is_not_disturbed_by_broken_tools_beside_it_and_names_them_when_its_tool_is_missing(tmp_path):
+    """(It loads only the tool it calls, so a neighbour that spins at load costs nothing;
+    that is time, which the tests do not measure.)"""
+    home = tmp_path / "home"
+    for name, source in (("echo", 'module.exports = { description: "e", parameters: { type: "object" }, '
+                                  'execute: () => "echoed" };'),
+                         ("spins", "for (;;) {}"), ("broken", "throw new Error('not loaded');")):
+        (home / "tools" / name).mkdir(parents=True)
+        (home / "tools" / name / "index.js").write_text(source)
+    (home / "hooks" / "spins").mkdir(parents=True)
+    (home / "hooks" / "spins" / "index.js").write_text("for (;;) {}")
+    done = rienda("call", "echo", home=home)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "echoed\n", "")
+    missing = rienda("call", "nowhere", home=home)  # then every tool is looked at, to say what exists
+    assert missing.returncode == 1 and "broken/index.js" in missing.stderr and "(echo, http, read, shell, write)" in missing.stderr
+
+
 def test_an_error_result_exits_1_and_bad_arguments_name_the_field(tmp_path):
     done = rienda("call", "word-count", '{"path": 3}', "--workdir", str(tmp_path))
     assert done.returncode == 1
