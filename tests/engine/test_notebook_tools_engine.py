@@ -19,7 +19,7 @@ import yaml
 from rienda_kernel.engine import BUILTIN_TOOLS, CancelToken, NonInteractiveUI
 from rienda_kernel.engine.errors import Interrupted
 from rienda_kernel.engine.python_tools import MainThreadRunner, PythonNamespace, in_thread, notebook_tools
-from rienda_kernel.engine.replay import replay_session
+from rienda_kernel.engine.replay import replay_session, session_script
 from rienda_kernel.engine.runtime import Rienda
 
 
@@ -214,3 +214,22 @@ def test_what_python_returns_is_capped_like_any_tool_result(rig):
     result = rienda.conversation("explorer").run("go", NonInteractiveUI())
     [(_, answer)] = result.tool_calls
     assert len(answer.text.encode()) <= 256 * 1024 and answer.text.endswith("[rienda: output cut at 256 KiB]")
+
+
+def test_after_tool_execute_redacts_what_python_returns_and_the_session_becomes_a_script(rig):
+    rig.write_hook("no-salaries", """module.exports = { afterToolExecute(ctx, call, result) {
+      if (call.name === "python") return { text: result.text.replace(/\\d{5,}/g, "[salary]") }; } };""")
+    write_agent(rig, "explorer", ["python"], [
+        {"text": "", "tool_calls": [{"name": "python", "arguments": {"code": "print('Ada earns', 123456)"}}]},
+        {"text": "Ada earns a salary."},
+    ], hooks=["no-salaries"])
+    rienda = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox,
+                    extra_tools=notebook_tools(PythonNamespace()))
+    result = rienda.conversation("explorer").run("go", NonInteractiveUI())
+    [(_, answer)] = result.tool_calls
+    assert answer.text == "Ada earns [salary]"
+    lines = [json.loads(line) for line in (rig.home / "sessions" / f"{result.session_id}.jsonl").read_text().splitlines()]
+    assert [line["text"] for line in lines if line.get("role") == "tool"] == ["Ada earns [salary]"]  # as saved
+    script = yaml.safe_load(session_script(rienda, result.session_id))
+    assert script[0]["tool_calls"][0]["name"] == "python"
+    assert script[0]["tool_calls"][0]["arguments"] == {"code": "print('Ada earns', 123456)"}
