@@ -141,8 +141,11 @@ def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str
             run_tools: bool, ui: UI | None, expected: Expectations | None) -> ReplayReport:
     agent, _ = rienda.agent(agent_id or loaded.header.get("agent", "default"))
     names = list(hooks) if hooks is not None else list(agent.hooks)
-    # Tools run again in a fresh Python namespace of the replay's own (never a notebook's).
-    catalog = rienda.catalog(extra_tools=notebook_tools(PythonNamespace(run=in_thread)) if run_tools else None)
+    # Only the chain's hooks are loaded, and the session's tools when they run again (the
+    # notebook's in a fresh Python namespace of the replay's own, never a notebook's).
+    used = sorted({call.name for message in loaded.messages for call in message.tool_calls})
+    catalog = rienda.catalog(tools=used if run_tools else [], hooks=names,
+                             extra_tools=notebook_tools(PythonNamespace(run=in_thread)) if run_tools else None)
     missing = [name for name in names if name not in catalog.hooks]
     if missing:
         raise ConfigError(f"no usable hook named {', '.join(map(repr, missing))} in {catalog.home / 'hooks'}")
