@@ -321,8 +321,11 @@ def _traceback(exc: BaseException, frames: int = _FRAMES, hidden: Callable[[str]
 def with_error(prompt: str, exc: BaseException, hidden: Callable[[str], bool] = lambda _: False) -> str:
     """``prompt`` followed by ``exc`` and its last frames (each quoting its line of code), as
     ``%rienda ask --error`` sends them; ``hidden`` names files whose frames are left out
-    (the front end's own). Capped like a variable's fuller summary."""
-    report = _cut(_traceback(exc, frames=8, hidden=hidden), _DETAIL)
+    (the front end's own). Capped like a variable's fuller summary, keeping its end (the
+    exception itself, and the frames nearest to it)."""
+    report = _traceback(exc, frames=8, hidden=hidden)
+    if len(report) > _DETAIL:
+        report = "…" + report[-(_DETAIL - 1):]
     return f"{prompt}\n\nThe last error in my notebook:\n```\n{report}\n```"
 
 

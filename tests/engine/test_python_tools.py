@@ -117,3 +117,14 @@ def test_a_table_is_summarized_by_shape_and_columns_and_detailed_by_types_and_fi
     text, failed = describe_variables(ns, "df")
     assert not failed
     assert "column types:\nregion    object\nunits      int64" in text and "first rows:\n  region  units" in text
+
+
+def test_a_long_error_keeps_its_end_the_exception_itself():
+    from rienda_kernel.engine.python_tools import with_error
+
+    try:
+        raise ValueError("x" * 10_000 + " the end")
+    except ValueError as exc:
+        prompt = with_error("Why?", exc)
+    assert prompt.startswith("Why?\n\nThe last error in my notebook:\n```\n…")
+    assert prompt.endswith(" the end\n```") and len(prompt) < 4200
