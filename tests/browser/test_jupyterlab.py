@@ -202,3 +202,44 @@ def test_a_python_notebook_gets_buttons_after_load_ext_and_after_a_restart_and_k
     expect(output).not_to_contain_text("model not found")
     reopened.screenshot(path=str(tmp_path / "reopened.png"), full_page=True)
     print(f"screenshot: {tmp_path / 'reopened.png'}")
+
+
+def test_the_agent_in_a_python_notebook_asks_with_buttons_before_its_code_writes_and_the_code_runs_there(
+        lab_server_factory, page, tmp_path):
+    """The python tool in JupyterLab: the careful hook's confirm is buttons in the cell, and
+    after Allow the code runs in the notebook's own namespace, printing into the cell."""
+    from playwright.sync_api import expect
+
+    from tests.magics.test_notebook_agent import CAREFUL
+
+    home, work = tmp_path / "nb-home", tmp_path / "nb-work"
+    (home / "hooks" / "careful").mkdir(parents=True)
+    (home / "hooks" / "careful" / "index.js").write_text(CAREFUL)
+    (home / "agents").mkdir()
+    (home / "agents" / "analyst.md").write_text(
+        "---\ndescription: Explores.\nmodel: scripted/script.yaml\ntools: [python]\nhooks: [careful]\n---\nExplore.\n")
+    work.mkdir()
+    code = "total = sum(sales)\nopen('total.txt', 'w').write(str(total))\nprint('saved', total)"
+    (work / "script.yaml").write_text(yaml.safe_dump([
+        {"text": "I will save the total.", "tool_calls": [{"name": "python", "arguments": {"code": code}}]},
+        {"text": "Saved **12**."}], sort_keys=False))
+    write_notebook(work / "agent.ipynb", ["%load_ext rienda_kernel\n%rienda use analyst\nsales = [3, 4, 5]",
+                                          "r = %rienda ask Save the total.", "total, open('total.txt').read()"],
+                   PYTHON_KERNEL)
+    prefix = tmp_path / "nb-prefix"
+    install(prefix=str(prefix))
+    server = lab_server_factory(work, {"RIENDA_HOME": str(home), "JUPYTER_PATH": str(prefix / "share" / "jupyter"),
+                                       "IPYTHONDIR": str(tmp_path / "nb-ipython")})
+    notebook = Notebook(page, server, "agent.ipynb", 3)
+    notebook.run_all()
+    output = notebook.output(1)
+    allow = output.locator("button", has_text=re.compile(r"^\s*Allow\s*$"))
+    expect(allow).to_be_visible(timeout=60_000)
+    expect(output).to_contain_text("Run this code?")
+    expect(output.locator(".jp-Stdin")).to_have_count(0)
+    assert not (work / "total.txt").exists()  # nothing ran before the answer
+    allow.click()
+    expect(output).to_contain_text("saved 12", timeout=60_000)  # the code's own print, in the cell
+    expect(output.locator("strong", has_text="12")).to_be_visible(timeout=60_000)
+    expect(notebook.output(2)).to_contain_text("(12, '12')", timeout=60_000)  # its variable is the notebook's
+    notebook.wait_idle()
