@@ -248,7 +248,9 @@ class RiendaMagics(Magics):
 
         def stop(signum: int, _frame: Any) -> None:
             terminated.append(signum)
-            cancel.cancel()
+            # Not here: the handler interrupts the main thread anywhere, maybe holding a lock
+            # that the cancel's callbacks take; they run on a thread of their own.
+            threading.Thread(target=cancel.cancel, name="rienda-sigterm", daemon=True).start()
             if self._main_thread is not None and self._main_thread.busy:  # the python tool's code runs here
                 raise KeyboardInterrupt
 

@@ -100,6 +100,8 @@ class Worker:
         self._control = control
         self._jobs = count(1)
         self._killed = False
+        self._closed = False
+        self._closing = threading.Lock()
 
     @property
     def pid(self) -> int:
@@ -210,7 +212,12 @@ class Worker:
         self.close()
 
     def close(self) -> None:
-        """Close the channels (the worker exits on EOF) and reap it in the background."""
+        """Close the channels (the worker exits on EOF) and reap it in the background; once
+        (a kill closes too)."""
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
         for closing in (self._data.sock, self._control):
             try:
                 closing.close()

@@ -85,6 +85,9 @@ class Notebook:
         self.cells = self.panel.locator(".jp-Notebook .jp-Cell")
         expect(self.cells).to_have_count(cells, timeout=60_000)
         self.wait_idle()
+        # The page is connected to the kernel only once the status bar says so ("Python 3
+        # (ipykernel) | Idle"); before that, Run All finds no kernel and runs nothing.
+        expect(page.locator("#jp-main-statusbar")).to_contain_text(re.compile(r"\| Idle"), timeout=60_000)
 
     def wait_idle(self) -> None:
         from playwright.sync_api import expect
@@ -92,9 +95,22 @@ class Notebook:
         expect(self.panel.locator(".jp-Notebook-ExecutionIndicator")).to_have_attribute("data-status", "idle",
                                                                                          timeout=60_000)
 
-    def menu(self, top: str, item: str) -> None:
-        self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{top}$")).click()
-        self.page.locator(".lm-Menu-itemLabel:visible", has_text=re.compile(rf"^{re.escape(item)}$")).click()
+    def menu(self, top: str, item: str, timeout: float = 60) -> None:
+        """Choose ``top`` › ``item``. JupyterLab enables a notebook's commands only once the
+        notebook is the current widget with its kernel connected, and a menu shows its items'
+        state as it was when it opened; so a disabled item is closed and the menu opened again
+        (as a person would), until it is enabled."""
+        deadline = time.monotonic() + timeout
+        label = self.page.locator(".lm-Menu-itemLabel:visible", has_text=re.compile(rf"^{re.escape(item)}$"))
+        entry = self.page.locator("li.lm-Menu-item:visible", has=label)
+        while True:
+            self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{top}$")).click()
+            if "lm-mod-disabled" not in (entry.get_attribute("class") or ""):
+                label.click()
+                return
+            self.page.keyboard.press("Escape")
+            assert time.monotonic() < deadline, f"{top} › {item} stayed disabled for {timeout} s"
+            self.page.wait_for_timeout(200)  # lets the page go on meanwhile
 
     def run_all(self) -> None:
         self.menu("Run", "Run All Cells")

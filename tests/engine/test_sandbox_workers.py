@@ -231,7 +231,7 @@ def test_a_worker_that_does_not_stop_within_the_grace_is_killed(own_sandbox):
 
 
 # -- the process tree ------------------------------------------------------------------
-HOST_SCRIPT = """
+HOST_SETUP = """
 import json, os, signal, sys, threading
 from rienda_kernel.engine import CancelToken, Sandbox
 
@@ -241,8 +241,8 @@ def pids():
     return sorted(idle + busy)
 def call():
     return sandbox.call("/p.js", "module.exports = { run: () => 'ok' };", "run", [], None, CancelToken()).value
-print(json.dumps({"call": call(), "pids": pids()}), flush=True)
 """
+HOST_SCRIPT = HOST_SETUP + 'print(json.dumps({"call": call(), "pids": pids()}), flush=True)\n'
 
 
 def test_workers_exit_when_their_host_process_is_killed(tmp_path):
@@ -258,8 +258,9 @@ def test_workers_exit_when_their_host_process_is_killed(tmp_path):
 
 
 def test_ctrl_c_to_the_process_group_leaves_the_workers_to_the_host(tmp_path):
-    script = HOST_SCRIPT + textwrap.dedent("""
-        try:
+    script = HOST_SETUP + textwrap.dedent("""
+        try:  # the first line is printed inside the try: the Ctrl-C that follows it lands here
+            print(json.dumps({"call": call(), "pids": pids()}), flush=True)
             threading.Event().wait()
         except KeyboardInterrupt:
             print(json.dumps({"call": call(), "pids": pids()}), flush=True)

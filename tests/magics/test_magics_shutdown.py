@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from ..frontend import write_agent, write_extension, write_script
 from ..processes import alive, wait_for_file
@@ -46,11 +47,24 @@ def test_jupyters_shutdown_during_a_turn_ends_it_and_closes_the_session(python_k
     assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"
 
 
+def signal_state(pid):
+    """The kernel's blocked, ignored and caught signal masks, for a failure's message."""
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return [line for line in lines if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+
+
 def test_sigterm_during_a_turn_ends_it_and_closes_the_session(python_kernel):
     home, fe, child = start_sleeping(python_kernel)
     fe.disconnect()
-    os.kill(fe.km.provisioner.pid, signal.SIGTERM)  # docker stop, a CI cancellation
-    fe.km.provisioner.process.wait(30)
+    pid = fe.km.provisioner.pid
+    before = signal_state(pid)
+    os.kill(pid, signal.SIGTERM)  # docker stop, a CI cancellation
+    try:
+        fe.km.provisioner.process.wait(30)
+    except subprocess.TimeoutExpired:
+        sessions = [path.read_text() for path in (home / "sessions").glob("*.jsonl")]
+        raise AssertionError(f"the kernel did not end: signals {before} -> {signal_state(pid)}; child alive: "
+                             f"{alive(child)}; session: {sessions}") from None
     assert not alive(child)
     records = ended_session(home)
     assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"
