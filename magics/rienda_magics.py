@@ -48,7 +48,7 @@ from rienda_kernel.confirm import ClientViews
 from rienda_kernel.display import NotebookUI
 from rienda_kernel.engine import CancelToken, Conversation, RiendaError
 from rienda_kernel.engine.cancel import run_interruptibly
-from rienda_kernel.engine.python_tools import MainThreadRunner, in_thread, notebook_tools, with_error
+from rienda_kernel.engine.python_tools import CodeRunner, notebook_tools, with_error
 from rienda_kernel.notebook import NotebookSession, TurnInterrupted, advice, shell_namespace, turn_error
 from rienda_kernel.terminal import TerminalUI
 
@@ -87,7 +87,7 @@ class RiendaMagics(Magics):
         self._notebook: NotebookSession | None = None
         self.seen_diagnostics: set[str] = set()
         self.client_views = ClientViews()
-        self._main_thread: MainThreadRunner | None = None  # while a turn runs in a kernel
+        self.code = CodeRunner()  # where the notebook tools' code runs
         self._turn_running = False
 
     @property
@@ -167,13 +167,7 @@ class RiendaMagics(Magics):
 
     # -- the notebook tools' namespace ---------------------------------------------------------------
     def _namespace(self) -> Any:
-        return shell_namespace(self.shell, self._run_code)
-
-    def _run_code(self, job: Any) -> Any:
-        """The notebook tools' jobs: on the main thread while a kernel turn pumps it, else
-        (a terminal) on a thread of their own."""
-        runner = self._main_thread
-        return runner(job) if runner is not None else in_thread(job)
+        return shell_namespace(self.shell, self.code)
 
     def _with_last_error(self, prompt: str) -> str:
         """``prompt`` with the last exception a cell raised; UsageError when none has."""
@@ -251,7 +245,7 @@ class RiendaMagics(Magics):
             # Not here: the handler interrupts the main thread anywhere, maybe holding a lock
             # that the cancel's callbacks take; they run on a thread of their own.
             threading.Thread(target=cancel.cancel, name="rienda-sigterm", daemon=True).start()
-            if self._main_thread is not None and self._main_thread.busy:  # the python tool's code runs here
+            if self.code.busy:  # the python tool's code runs here
                 raise KeyboardInterrupt
 
         previous = signal.signal(signal.SIGTERM, stop)
@@ -266,16 +260,14 @@ class RiendaMagics(Magics):
         with MainThreadPump(kernel) as pump:
             target = CellTarget.of_cell(kernel, pump.schedule)
             ui = NotebookUI(target, self.notebook.confirm_policy, self.seen_diagnostics, self.client_views)
-            self._main_thread = MainThreadRunner(pump.schedule)
-            try:
-                threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
-                return pump.run_until(done, cancel.cancel)
-            except KeyboardInterrupt:  # Ctrl-C outside the pump's loop: still let the turn wind down
-                cancel.cancel()
-                pump.run_until(done, cancel.cancel)
-                return True
-            finally:
-                self._main_thread = None
+            with self.code.lent(pump.schedule):  # the python tool's code runs on this thread, pumped
+                try:
+                    threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
+                    return pump.run_until(done, cancel.cancel)
+                except KeyboardInterrupt:  # Ctrl-C outside the pump's loop: still let the turn wind down
+                    cancel.cancel()
+                    pump.run_until(done, cancel.cancel)
+                    return True
 
     def _turn_in_terminal(self, work: Any, cancel: CancelToken) -> bool:
         ui = TerminalUI(None, sys.stdin)

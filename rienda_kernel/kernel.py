@@ -40,7 +40,7 @@ from .commands import CommandError, ask_prompt, complete, error_flag, help_text,
 from .confirm import ClientViews
 from .display import NotebookUI
 from .engine import CancelToken, RiendaError
-from .engine.python_tools import MainThreadRunner, in_thread, notebook_tools
+from .engine.python_tools import CodeRunner, notebook_tools
 from .notebook import NotebookSession, advice, error_line, prewarm, shell_namespace, turn_error
 
 __all__ = ["RiendaKernel"]
@@ -76,8 +76,8 @@ class RiendaKernel(IPythonKernel):
         self.client_views = ClientViews()
         self.startup_error: str | None = None
         self._running: tuple[CancelToken, threading.Event] | None = None
-        self._main_thread: MainThreadRunner | None = None  # while a turn runs
-        tools = notebook_tools(shell_namespace(self.shell, self._run_code))
+        self.code = CodeRunner()  # where the notebook tools' code runs
+        tools = notebook_tools(shell_namespace(self.shell, self.code))
         try:
             self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd(), extra_tools=tools)
         except RiendaError as exc:
@@ -169,14 +169,11 @@ class RiendaKernel(IPythonKernel):
         context = contextvars.copy_context()
         conversation = notebook.conversation
 
-        # Each job in a copy of the cell's context (the turn's thread is inside that one).
-        runner = MainThreadRunner(lambda job: loop.call_soon_threadsafe(job, context=context.copy()))
-
         def stop(signum: int, _frame: Any) -> None:
             if signum == signal.SIGTERM:
                 terminated.append(signum)
             loop.call_soon_threadsafe(cancel.cancel)
-            if runner.busy:  # the python tool's code is running here, on the main thread: stop it too
+            if self.code.busy:  # the python tool's code is running here, on the main thread: stop it too
                 raise KeyboardInterrupt
 
         def turn() -> Any:
@@ -186,11 +183,13 @@ class RiendaKernel(IPythonKernel):
                 done.set()
 
         previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
-        self._running, self._main_thread = (cancel, done), runner
+        self._running = (cancel, done)
         try:
-            result = await loop.run_in_executor(None, turn)
+            # The python tool's jobs, each in a copy of the cell's context (the turn's thread is in that one).
+            with self.code.lent(lambda job: loop.call_soon_threadsafe(job, context=context.copy())):
+                result = await loop.run_in_executor(None, turn)
         finally:
-            self._running, self._main_thread = None, None
+            self._running = None
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
         if terminated:
@@ -202,11 +201,6 @@ class RiendaKernel(IPythonKernel):
         if error is not None:
             return self._error(count, error.ename, str(error), target)
         return self._ok(count)
-
-    def _run_code(self, job: Any) -> Any:
-        """The notebook tools' jobs: on the main thread during a turn (else on a thread)."""
-        runner = self._main_thread
-        return runner(job) if runner is not None else in_thread(job)
 
     async def do_shutdown(self, restart: bool) -> dict[str, Any]:
         """Let a running turn end (stopping its afterRun if it takes too long; the session

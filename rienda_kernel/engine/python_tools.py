@@ -40,7 +40,8 @@ import sys
 import threading
 import traceback
 import types
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,8 +49,8 @@ from typing import Any
 from .builtin_tools import BuiltinHost, BuiltinTool
 from .errors import Interrupted
 
-__all__ = ["NOTEBOOK_TOOL_NAMES", "WHERE_THEY_EXIST", "MainThreadRunner", "PythonNamespace", "in_thread",
-           "notebook_tools", "summarize", "with_error"]
+__all__ = ["NOTEBOOK_TOOL_NAMES", "WHERE_THEY_EXIST", "CodeRunner", "MainThreadRunner", "PythonNamespace",
+           "in_thread", "notebook_tools", "summarize", "with_error"]
 
 NOTEBOOK_TOOL_NAMES = ("python", "variables")
 WHERE_THEY_EXIST = ("the %rienda magics in an IPython or Jupyter Python kernel, and the Rienda Jupyter kernel")
@@ -133,6 +134,34 @@ class MainThreadRunner:
 
     def _running(self, now: bool) -> None:
         self.busy = now
+
+
+class CodeRunner:
+    """Where a front end's notebook tools run their code: on the main thread while a turn
+    lends it (:meth:`lent`, with the front end's way to schedule work there), else on a
+    thread of its own (:func:`in_thread`). One per front end, given to its namespace."""
+
+    def __init__(self) -> None:
+        self._main: MainThreadRunner | None = None
+
+    @contextmanager
+    def lent(self, schedule: Callable[[Callable[[], None]], None]) -> Iterator[None]:
+        """While the block runs (a turn), jobs go to ``schedule``."""
+        self._main = MainThreadRunner(schedule)
+        try:
+            yield
+        finally:
+            self._main = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether the user's code is running on the main thread now (a signal handler
+        there may raise KeyboardInterrupt to stop it)."""
+        return self._main is not None and self._main.busy
+
+    def __call__(self, job: Callable[[], Any]) -> Future[Any]:
+        main = self._main
+        return main(job) if main is not None else in_thread(job)
 
 
 def _settle(pending: Future[Any], job: Callable[[], Any], running: Callable[[bool], None]) -> None:
