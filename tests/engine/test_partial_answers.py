@@ -74,6 +74,22 @@ def _session_text(rig, session_id: str) -> str:
     return (rig.home / "sessions" / f"{session_id}.jsonl").read_text()
 
 
+def _interrupted_when(rig, ui, ready: threading.Event, never: str):
+    """Run "hi" with the agent ``talker`` on a thread, interrupt it once ``ready`` is set,
+    and return its result (which must say interrupted)."""
+    cancel = CancelToken()
+    conversation = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("talker")
+    box: dict = {}
+    worker = threading.Thread(target=lambda: box.setdefault("result", conversation.run("hi", ui, cancel)))
+    worker.start()
+    assert ready.wait(30), never
+    cancel.cancel()
+    worker.join(30)
+    assert not worker.is_alive(), "the run did not end after the interrupt"
+    assert box["result"].reason == "interrupted"
+    return box["result"]
+
+
 def _saved_assistant(rig, session_id: str) -> dict:
     lines = [json.loads(line) for line in _session_text(rig, session_id).splitlines()]
     [saved] = [line for line in lines if line.get("role") == "assistant"]
@@ -101,17 +117,7 @@ def test_an_interrupted_stream_is_saved_reviewed_by_after_model_response(rig):
     _redacting_agent(rig, "scripted/script.yaml")
     seen = threading.Event()
     ui = NonInteractiveUI(sink=lambda e: seen.set() if isinstance(e, TextDelta) and e.text.startswith("w5") else None)
-    cancel = CancelToken()
-    conversation = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("talker")
-    box: dict = {}
-    worker = threading.Thread(target=lambda: box.setdefault("result", conversation.run("hi", ui, cancel)))
-    worker.start()
-    assert seen.wait(30), "the stream never reached w5"
-    cancel.cancel()
-    worker.join(30)
-    assert not worker.is_alive(), "the run did not end after the interrupt"
-    result = box["result"]
-    assert result.reason == "interrupted"
+    result = _interrupted_when(rig, ui, seen, "the stream never reached w5")
     saved = _saved_assistant(rig, result.session_id)
     assert saved["meta"] == {"interrupted": True}
     assert saved["thinking"] == "pondering it"
@@ -136,17 +142,7 @@ def test_a_stop_during_after_model_response_saves_no_unreviewed_text(rig):
             cancel.wait()
             return False, "interrupted"
 
-    cancel = CancelToken()
-    conversation = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("talker")
-    box: dict = {}
-    worker = threading.Thread(target=lambda: box.setdefault("result", conversation.run("hi", Reviewer(), cancel)))
-    worker.start()
-    assert asked.wait(30), "the review never asked"
-    cancel.cancel()
-    worker.join(30)
-    assert not worker.is_alive(), "the run did not end after the interrupt"
-    result = box["result"]
-    assert result.reason == "interrupted"
+    result = _interrupted_when(rig, Reviewer(), asked, "the review never asked")
     saved = _saved_assistant(rig, result.session_id)
     assert saved["text"] == "" and saved["meta"] == {
         "interrupted": True,
