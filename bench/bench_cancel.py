@@ -29,8 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from rienda_kernel.engine import CancelToken, ExtensionLoader, Interrupted, NonInteractiveUI, RunContext, Sandbox, invoke_tool
-from rienda_kernel.engine.http_client import fetch
-from rienda_kernel.engine.process import run_command
+from rienda_kernel.engine.ctx.http import fetch
+from rienda_kernel.engine.ctx.commands import run_command
 
 BUSY_TOOL = ('module.exports = { description: "Spins.", parameters: { type: "object" },'
              ' execute(ctx) { ctx.log("ready"); while (true) {} } };')

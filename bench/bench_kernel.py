@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 from jupyter_client.manager import KernelManager
 
-from rienda_kernel.install import install
+from rienda_kernel.jupyter.install import install
 
 LOGGER = """module.exports = { description: "Logs timestamps.", parameters: { type: "object" },
   execute(ctx) {

@@ -27,12 +27,12 @@ from pathlib import Path
 import yaml
 
 from rienda_kernel.engine import NonInteractiveUI, Sandbox
-from rienda_kernel.engine.inprocess import InProcessSandbox
-from rienda_kernel.engine.messages import Message, ToolCall
+from rienda_kernel.engine.sandbox.inprocess import InProcessSandbox
+from rienda_kernel.engine.sessions.messages import Message, ToolCall
 from rienda_kernel.engine.providers import PROVIDERS, Provider
 from rienda_kernel.engine.providers.scripted import ScriptedProvider
 from rienda_kernel.engine.runtime import Rienda
-from rienda_kernel.engine.sessions import SessionStore
+from rienda_kernel.engine.sessions.store import SessionStore
 
 ALL_POINTS_HOOK = """module.exports = {
   beforeRun(ctx, e) {},

@@ -28,7 +28,7 @@ import httpx
 
 from rienda_kernel.engine import CancelToken
 from rienda_kernel.engine.errors import Interrupted
-from rienda_kernel.engine.messages import Message
+from rienda_kernel.engine.sessions.messages import Message
 from rienda_kernel.engine.providers import ModelRequest, TextChunk
 from rienda_kernel.engine.providers.anthropic import AnthropicProvider
 from rienda_kernel.engine.providers.ollama import OllamaProvider

@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from rienda_kernel.engine import NonInteractiveUI
-from rienda_kernel.engine.replay import replay_file
+from rienda_kernel.engine.testing.replay import replay_file
 from rienda_kernel.engine.runtime import Rienda
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "home"

@@ -53,7 +53,7 @@ from rienda_kernel.engine import (
     Sandbox,
     ToolResult,
 )
-from rienda_kernel.engine.inprocess import InProcessSandbox
+from rienda_kernel.engine.sandbox.inprocess import InProcessSandbox
 
 TARGET_MS = 1.5
 PACE_S = 0.005  # idle gap between paced calls (not timed): an agent turn is never back-to-back

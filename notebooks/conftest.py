@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from rienda_kernel.install import install
+from rienda_kernel.jupyter.install import install
 
 
 def pytest_configure(config):

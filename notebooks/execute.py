@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from rienda_kernel.install import install
+from rienda_kernel.jupyter.install import install
 
 HERE = Path(__file__).resolve().parent
 

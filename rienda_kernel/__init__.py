@@ -9,6 +9,6 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython):
     """``%load_ext rienda_kernel``: register the %rienda magics."""
-    from magics import load_ipython_extension as load
+    from rienda_kernel.jupyter.extension import load_ipython_extension as load
 
     load(ipython)

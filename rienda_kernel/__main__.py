@@ -3,12 +3,12 @@
 import sys
 
 if len(sys.argv) > 1 and sys.argv[1] == "install":
-    from .install import main
+    from .jupyter.install import main
 
     sys.exit(main(sys.argv[2:]))
 
 from ipykernel.kernelapp import IPKernelApp
 
-from .kernel import RiendaKernel
+from .jupyter.kernel import RiendaKernel
 
 IPKernelApp.launch_instance(kernel_class=RiendaKernel)

@@ -7,7 +7,7 @@ its agent declares now in the Rienda home, or ``--rienda-hooks a,b``), reusing t
 tool results unless ``--rienda-run-tools``. The item fails, with the replay's per-call
 report as its failure text, when a call is now refused, no longer refused, gets other
 arguments or another result, or an assistant text changed; ``<id>.expect.yaml`` beside a
-session states what must happen instead (:mod:`rienda_kernel.engine.expectations`).
+session states what must happen instead (:mod:`rienda_kernel.engine.testing.expectations`).
 
 Without other paths on the command line only the sessions run; with paths, the sessions
 run alongside them. Items share nothing but one engine per process, so ``pytest -n auto``
@@ -86,7 +86,7 @@ class SessionItem(pytest.Item):
 
     def runtest(self) -> None:
         from rienda_kernel.engine import NonInteractiveUI
-        from rienda_kernel.engine.replay import replay_file
+        from rienda_kernel.engine.testing.replay import replay_file
 
         option = self.config.option
         hooks = None if option.rienda_hooks is None else [n.strip() for n in option.rienda_hooks.split(",") if n.strip()]

@@ -30,7 +30,7 @@ def test_rienda_help_loads_no_part_of_the_engine_it_does_not_need():
 def test_the_kernel_and_the_magics_start_without_jsonschema():
     """jsonschema (with rfc3987_syntax, 2 s on a loaded machine) is imported when a first
     schema is checked, in the background after start, never on the way to the first cell."""
-    for body in ("import rienda_kernel.kernel", "import magics.rienda_magics"):
+    for body in ("import rienda_kernel.jupyter.kernel", "import rienda_kernel.jupyter.magics"):
         assert loaded_after(body, ["jsonschema", "rfc3987_syntax"]) == [], body
 
 

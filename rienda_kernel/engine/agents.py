@@ -17,7 +17,7 @@ provider, which checks it) are optional. A malformed file raises
 :class:`AgentError` (a :class:`ConfigError`) whose message starts ``<path>:<line>:``; an
 unknown key is only a :class:`Diagnostic`. ``default`` is built in unless
 ``agents/default.md`` overrides it; its model is ``default_model`` from config.yaml, else
-chosen when it runs (:mod:`.model_choice`).
+chosen when it runs (:mod:`.providers.choice`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from .builtin_tools import BUILTIN_TOOLS
+from .builtins.standard import BUILTIN_TOOLS
 from .config import yaml_problem
 from .errors import ConfigError
 from .events import Diagnostic
@@ -70,7 +70,7 @@ class AgentError(ConfigError):
 class Agent:
     """A loaded agent. ``path`` is None for the built-in default; ``hooks`` is in
     execution order. ``model`` is "" only for the built-in default without a
-    ``default_model``: the run chooses one (:func:`.model_choice.choose_default_model`)."""
+    ``default_model``: the run chooses one (:func:`.providers.choice.choose_default_model`)."""
 
     id: str
     description: str

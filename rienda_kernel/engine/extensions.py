@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .builtin_tools import BUILTIN_TOOLS, BuiltinTool
+from .builtins.standard import BUILTIN_TOOLS, BuiltinTool
 from .cancel import CancelToken
 from .errors import ExtensionError
 from .events import Diagnostic
-from .sandbox import SandboxLike
+from .sandbox.protocol import SandboxLike
 from .schemas import schema_problems
 
 __all__ = [

@@ -24,9 +24,9 @@ from .cancel import CancelToken
 from .errors import Interrupted, SandboxError
 from .events import Diagnostic, HookDecision
 from .extensions import Hook
-from .host import Host, RunContext
-from .messages import Message, ToolCall
-from .sandbox import SandboxLike
+from .ctx.host import Host, RunContext
+from .sessions.messages import Message, ToolCall
+from .sandbox.protocol import SandboxLike
 from .tools import ToolResult
 
 __all__ = ["HookChain", "ModelResponse", "ToolGate"]

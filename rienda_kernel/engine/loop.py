@@ -52,8 +52,8 @@ from .events import (
 )
 from .extensions import Catalog
 from .hooks import HookChain, ModelResponse
-from .host import RunContext
-from .messages import Message, ToolCall, Usage
+from .ctx.host import RunContext
+from .sessions.messages import Message, ToolCall, Usage
 from .providers import (
     ModelRequest,
     NoticeChunk,
@@ -65,7 +65,7 @@ from .providers import (
     UsageChunk,
     VendorStateChunk,
 )
-from .sandbox import SandboxLike
+from .sandbox.protocol import SandboxLike
 from .secrets import StreamGuard, scrub_text
 from .tools import ToolResult, invoke_tool
 from .ui import UI, Answer, Approvals, ScrubbingUI, decide

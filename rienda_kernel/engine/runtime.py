@@ -21,15 +21,15 @@ from .config import read_config, rienda_home
 from .errors import ConfigError, Interrupted, ProviderError, SessionWriteError
 from .events import Diagnostic, Notify, RunEnd
 from .extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool
-from .host import RunContext
+from .ctx.host import RunContext
 from .loop import RunResult, TurnSetup, run_prompt
-from .messages import Message
-from .model_choice import choose_default_model
+from .sessions.messages import Message
+from .providers.choice import choose_default_model
 from .providers import provider_for
-from .python_tools import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
-from .sandbox import Sandbox
+from .builtins.notebook import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
+from .sandbox.protocol import Sandbox
 from .secrets import redact_config, scrub_text
-from .sessions import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
+from .sessions.store import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
 from .ui import ScrubbingUI, UI
 
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda"]
@@ -58,7 +58,7 @@ class Rienda:
     worker; :meth:`prepare_sandbox` takes it at once, for a front end that will.
 
     ``extra_tools`` are built-in tools that exist only in this front end (the notebook's
-    ``python`` and ``variables``, see :mod:`.python_tools`): every catalog of this
+    ``python`` and ``variables``, see :mod:`.builtins.notebook`): every catalog of this
     ``Rienda`` has them, no other ``Rienda`` in the process does.
     """
 

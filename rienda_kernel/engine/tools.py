@@ -17,12 +17,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .builtin_tools import BuiltinTool
+from .builtins.standard import BuiltinTool
 from .cancel import CancelToken
 from .errors import ArgumentsError, Interrupted, SandboxError
 from .extensions import JSTool, Tool
-from .host import Host, RunContext
-from .sandbox import JSValue, SandboxLike
+from .ctx.host import Host, RunContext
+from .sandbox.protocol import JSValue, SandboxLike
 from .schemas import arguments_problem
 
 __all__ = ["OUTPUT_CAP", "ToolResult", "cap_text", "decode_arguments", "invoke_tool"]

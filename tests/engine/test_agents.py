@@ -7,7 +7,7 @@ import re
 import pytest
 
 from rienda_kernel.engine.agents import Agent, list_agents, load_agent
-from rienda_kernel.engine.builtin_tools import BUILTIN_TOOLS
+from rienda_kernel.engine.builtins.standard import BUILTIN_TOOLS
 from rienda_kernel.engine.errors import ConfigError
 
 
@@ -147,7 +147,7 @@ def test_the_default_agent_is_built_in(tmp_path):
     assert diagnostics == []
     assert agent.id == "default" and agent.path is None
     assert agent.description == "Rienda's default agent: the built-in tools and no hooks."
-    assert (agent.model, agent.model_label) == ("", "chosen when it runs")  # model_choice picks it at run time
+    assert (agent.model, agent.model_label) == ("", "chosen when it runs")  # the provider choice picks it at run time
     configured, _ = load_agent(tmp_path, "default", default_model="ollama/qwen3")
     assert (configured.model, configured.model_label) == ("ollama/qwen3", "ollama/qwen3")
     assert agent.tools == tuple(BUILTIN_TOOLS) and agent.hooks == ()

@@ -6,7 +6,7 @@ import pytest
 
 from rienda_kernel.engine import ConfigError, NonInteractiveUI, load_config, read_config, redact_config
 from rienda_kernel.engine.runtime import Rienda
-from tests.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted
+from tests.helpers.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted
 
 
 def test_a_missing_config_is_empty(tmp_path):

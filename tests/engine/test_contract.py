@@ -15,8 +15,9 @@ import yaml
 
 from rienda_kernel.engine import Log, NonInteractiveUI
 from rienda_kernel.engine.runtime import Rienda
+from tests.helpers import paths
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.REPO
 _CONTRACT_ID = re.compile(r"^- \*\*([TAH]\d{2})\*\*", re.M)
 _TEST_IDS = re.compile(r"def (test_(?:[TAH]\d{2}_)+)")
 

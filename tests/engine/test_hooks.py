@@ -17,7 +17,7 @@ from rienda_kernel.engine import (
     Notify,
     ToolResult,
 )
-from rienda_kernel.engine.messages import Message, ToolCall
+from rienda_kernel.engine.sessions.messages import Message, ToolCall
 
 
 def hook(**points: str) -> str:

@@ -36,7 +36,7 @@ from rienda_kernel.engine.providers import (
     ToolCallChunk,
     VendorStateChunk,
 )
-from rienda_kernel.engine.messages import ToolCall
+from rienda_kernel.engine.sessions.messages import ToolCall
 from rienda_kernel.engine.runtime import Rienda
 
 WORD_COUNT = """module.exports = {

@@ -19,9 +19,10 @@ import yaml
 from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.events import TextDelta
 from rienda_kernel.engine.runtime import Rienda
+from tests.helpers import paths
 
 CARD = "4111111111111111"
-REDACT = (Path(__file__).resolve().parents[2] / "examples" / "home" / "hooks" / "redact" / "index.js").read_text()
+REDACT = (paths.EXAMPLES / "hooks" / "redact" / "index.js").read_text()
 
 
 def _chunk(text: str) -> bytes:

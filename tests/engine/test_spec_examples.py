@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from rienda_kernel.engine import CancelToken, Confirm, Diagnostic, ModelResponse, NonInteractiveUI, Notify, ToolResult
+from tests.helpers import paths
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "home"
+EXAMPLES = paths.EXAMPLES
 
 
 def example(name: str) -> str:

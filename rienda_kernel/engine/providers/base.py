@@ -16,7 +16,7 @@ from typing import Any
 
 from ..cancel import CancelToken
 from ..errors import ConfigError
-from ..messages import Message, ToolCall, Usage
+from ..sessions.messages import Message, ToolCall, Usage
 
 __all__ = [
     "Chunk",

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from ..cancel import CancelToken
 from ..errors import ProviderError
-from ..messages import Message, ToolCall, Usage
+from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
     Chunk,
     ModelRequest,

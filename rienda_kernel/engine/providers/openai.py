@@ -28,7 +28,7 @@ from typing import Any
 
 from ..cancel import CancelToken
 from ..errors import ProviderError
-from ..messages import Message, ToolCall, Usage
+from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
     Chunk,
     ModelRequest,

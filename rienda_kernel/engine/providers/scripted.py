@@ -32,7 +32,7 @@ import yaml
 from ..cancel import CancelToken
 from ..config import yaml_problem
 from ..errors import ConfigError, ProviderError
-from ..messages import ToolCall, Usage
+from ..sessions.messages import ToolCall, Usage
 from .base import (
     Chunk,
     ModelRequest,

@@ -33,7 +33,7 @@ from .. import imports
 from ..cancel import CancelToken
 from ..errors import Interrupted, ProviderError
 from ..secrets import scrub_text
-from ..text import repair
+from ..sessions.text import repair
 from .base import ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
 from .replies import excerpt, retry_after, says_invalid, server_message

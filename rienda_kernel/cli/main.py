@@ -1,0 +1,420 @@
+"""The ``rienda`` command: a thin front end over the engine.
+
+    rienda demo                          the docs' example offline (and the Jupyter kernel registered)
+    rienda run [--agent NAME] [--session ID] [--workdir DIR] [--max-turns N] [--yes] [--json] [PROMPT]
+    rienda agents | tools | hooks        what exists, with diagnostics
+    rienda sessions                      saved sessions, oldest first
+    rienda show ID                       one session's messages, usage and hook decisions
+    rienda call TOOL [JSON]              run one tool through the sandbox
+    rienda hook NAME POINT [JSON] [--agent A] [--session-id ID] [--workdir DIR] [--yes] [--json]
+                                         call one hook point with a payload; exit 1 if it threw
+                                         or the payload does not fit the point
+    rienda replay ID [--agent A | --hooks a,b] [--run-tools]
+                                         re-run a session through a hook chain; exit 1 if it differs
+    rienda script ID [-o FILE]           a session as a scripted-model file
+
+Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
+``error`` or bad input, 2 when the default agent has no model (the message says how to
+give it one), 130 when interrupted (Ctrl-C stops the run wherever it is), 143 when
+terminated: SIGTERM is an interrupt too (commands are ended, ``afterRun`` runs, the session
+is closed). A second Ctrl-C or SIGTERM stops ``afterRun`` as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..engine.errors import ConfigError, RiendaError
+from ..engine.secrets import redact_config, scrub, scrub_text
+
+# The engine is imported by the commands that use it, not here: `rienda --help` (and a
+# run with no JavaScript extensions) loads only what it needs.
+if TYPE_CHECKING:
+    from ..engine import CancelToken, Diagnostic, Message, Usage
+    from ..engine.ctx.host import RunContext
+    from ..engine.runtime import Rienda
+
+__all__ = ["main"]
+
+EXIT = {"end_turn": 0, "error": 1, "interrupted": 130}
+NO_MODEL_EXIT = 2
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # both stop a run the same way; exit 128 + the signal
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.command(args)
+    except RiendaError as exc:
+        print(f"rienda: {scrub_text(str(exc))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C outside a run (listing, loading extensions)
+        print("rienda: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rienda", description="Rienda: agents with JavaScript tools and hooks.")
+    parser.add_argument("--home", help="the Rienda home (default: $RIENDA_HOME or ~/.rienda)")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run one prompt (from PROMPT or standard input)")
+    run.add_argument("prompt", nargs="?", help="the prompt; read from standard input when absent")
+    run.add_argument("--agent", default="default", help="the agent (default: default)")
+    run.add_argument("--session", help="resume this session")
+    run.add_argument("--model", help="override the agent's model (provider/model)")
+    run.add_argument("--workdir", default=".", help="the workspace (default: the current directory)")
+    run.add_argument("--max-turns", type=_positive, metavar="N",
+                     help="stop after N model turns without a final answer (default: the agent's "
+                          "max_turns, else config.yaml's, else 50)")
+    run.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    run.add_argument("--json", action="store_true", help="print events as JSON Lines")
+    run.set_defaults(command=_run)
+
+    demo = commands.add_parser("demo", help="run the documentation's example offline, in a home of its own, "
+                                            "and register the Jupyter kernel")
+    demo.add_argument("--no-kernel", action="store_true", help="do not register the Rienda Jupyter kernel")
+    demo.set_defaults(command=_demo)
+
+    for name, handler, text in (("agents", _agents, "list agents"), ("tools", _tools, "list tools"),
+                                ("hooks", _hooks, "list hooks"), ("sessions", _sessions, "list sessions")):
+        commands.add_parser(name, help=f"{text}, with diagnostics").set_defaults(command=handler)
+
+    show = commands.add_parser("show", help="print a session")
+    show.add_argument("session", help="the session id")
+    show.set_defaults(command=_show)
+
+    replay = commands.add_parser("replay", help="re-run a session's calls through a hook chain (no model)")
+    replay.add_argument("session", help="the session id (or last)")
+    chosen = replay.add_mutually_exclusive_group()
+    chosen.add_argument("--agent", help="use this agent's hooks (default: the session's agent)")
+    chosen.add_argument("--hooks", help="use these hooks, comma-separated, in order ('' for none)")
+    replay.add_argument("--run-tools", action="store_true", help="run the tools again instead of reusing results")
+    replay.add_argument("--workdir", default=".", help="the workspace for tools and hooks")
+    replay.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    replay.add_argument("--json", action="store_true", help="print the report as JSON")
+    replay.set_defaults(command=_replay)
+
+    script = commands.add_parser("script", help="write a session as a scripted-model file")
+    script.add_argument("session", help="the session id (or last)")
+    script.add_argument("-o", "--output", help="the file to write (default: standard output)")
+    script.set_defaults(command=_script)
+
+    call = commands.add_parser("call", help="run one tool and print its result")
+    call.add_argument("tool", help="the tool's name")
+    call.add_argument("arguments", nargs="?", default="{}", help="the arguments as a JSON object")
+    call.add_argument("--workdir", default=".", help="the workspace (default: the current directory)")
+    call.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    call.set_defaults(command=_call)
+
+    hook = commands.add_parser("hook", help="call one hook point with a payload and show what it did")
+    hook.add_argument("name", help="the hook's name")
+    hook.add_argument("point", help="the point, e.g. beforeToolExecute")
+    hook.add_argument("payload", nargs="?", default="{}",
+                      help="what the point receives, as JSON (afterToolExecute: {call, result}); fields left out "
+                           "get what a run passes")
+    hook.add_argument("--agent", default="default", help="ctx.agent (and the payload's defaults) from this agent")
+    hook.add_argument("--session-id", help="ctx.session.id (default: a new id)")
+    hook.add_argument("--workdir", default=".", help="ctx.workdir (default: the current directory)")
+    hook.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    hook.add_argument("--json", action="store_true", help="print the call as one JSON object")
+    hook.set_defaults(command=_hook)
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
+    return value
+
+
+def _rienda(args: argparse.Namespace) -> Rienda:
+    from ..engine.runtime import Rienda
+
+    return Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
+
+
+def _auto_approve(args: argparse.Namespace, rienda: Rienda) -> bool | None:
+    """--yes, else the configuration's ``auto_approve``, else None (ask or deny)."""
+    if args.yes:
+        return True
+    configured = rienda.config().get("auto_approve")
+    return configured if isinstance(configured, bool) else None
+
+
+def _terminal_stdin() -> Any:
+    return sys.stdin if sys.stdin is not None and sys.stdin.isatty() else None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..engine.cancel import run_interruptibly
+    from ..engine.providers.choice import NoModelError
+    from .terminal import JsonLinesUI, TerminalUI, usage_summary
+
+    rienda = _rienda(args)
+    prompt = args.prompt if args.prompt is not None else _prompt_from_stdin()
+    if not prompt.strip():
+        raise RiendaError("no prompt: pass it as an argument or on standard input")
+    stdin = _terminal_stdin() if args.prompt is not None else None
+    kind = JsonLinesUI if args.json else TerminalUI
+    ui = kind(_auto_approve(args, rienda), stdin)
+    conversation = rienda.conversation(args.agent, args.session, args.model)
+    conversation.max_turns = args.max_turns
+    for warning in conversation.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    result, stopped_by = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel), signals=STOP_SIGNALS)
+    conversation.close()
+    if result.session_id and not args.json:
+        usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"])
+        print(f"session {result.session_id}" + (f" · {usage}" if usage else ""), file=sys.stderr)
+    if isinstance(result.failure, NoModelError):
+        return NO_MODEL_EXIT
+    return 128 + stopped_by if stopped_by else EXIT[result.reason]
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(kernel=not args.no_kernel)
+
+
+def _prompt_from_stdin() -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        raise RiendaError("no prompt: pass it as an argument or on standard input")
+    return sys.stdin.read()
+
+
+def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
+    for diagnostic in diagnostics:
+        print(f"diagnostic: {diagnostic.message}", file=sys.stderr)
+
+
+def _config_diagnostics(rienda: Rienda) -> list[Diagnostic]:
+    """What a listing says about config.yaml: its unknown keys, or why it cannot be used."""
+    from ..engine.events import Diagnostic
+
+    try:
+        return rienda.config_diagnostics()
+    except ConfigError as exc:
+        return [Diagnostic("config", str(exc))]
+
+
+def _agents(args: argparse.Namespace) -> int:
+    agents, diagnostics = _rienda(args).agents()
+    for agent in agents:
+        print(f"{agent.id}\t{agent.model_label}\t{agent.description}\t[{agent.path or 'built-in'}]")
+    _print_diagnostics(diagnostics)
+    return 0
+
+
+def _tools(args: argparse.Namespace) -> int:
+    from ..engine import BuiltinTool
+
+    rienda = _rienda(args)
+    catalog = rienda.catalog()
+    for name, tool in sorted(catalog.tools.items()):
+        origin = "built-in" if isinstance(tool, BuiltinTool) else tool.path
+        note = " (shadows the built-in)" if name in catalog.shadowed else ""
+        print(f"{name}\t{tool.description}\t[{origin}]{note}")
+    _print_diagnostics(_config_diagnostics(rienda)
+                       + [d for d in catalog.diagnostics if d.source == "extensions:tool"])
+    return 0
+
+
+def _hooks(args: argparse.Namespace) -> int:
+    rienda = _rienda(args)
+    catalog = rienda.catalog()
+    for name, hook in sorted(catalog.hooks.items()):
+        print(f"{name}\t{', '.join(hook.points)}\t[{hook.path}]")
+    _print_diagnostics(_config_diagnostics(rienda)
+                       + [d for d in catalog.diagnostics if d.source == "extensions:hook"])
+    return 0
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    for info in _rienda(args).sessions():
+        print(f"{info.id}\t{info.agent}\t{info.model}\t{info.messages} messages\t{info.title}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    rienda = _rienda(args)
+    loaded = rienda.store.load(rienda.resolve_session(args.session))
+    header = loaded.header
+    print(f"session {header.get('id')}  agent {header.get('agent')}  model {header.get('model')}  "
+          f"created {header.get('created')}")
+    lines, warnings = _show_lines(loaded)
+    for warning in loaded.warnings + warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for line in lines:
+        print(line)
+    return 0
+
+
+def _show_lines(loaded: Any) -> tuple[list[str], list[str]]:
+    """The session as a person reads it, in file order (so each run's end follows that
+    run's messages), then the usage total; and a warning naming ``file:line`` for each
+    line it does not understand (shown without it, never a crash)."""
+    from ..engine.sessions.messages import Message
+    from .terminal import usage_summary
+
+    lines: list[str] = []
+    warnings: list[str] = []
+    usages: list[Usage | None] = []
+    for number, entry in loaded.entries:
+        if isinstance(entry, Message):
+            if entry.role == "assistant":
+                usages.append(_checked_usage(entry.usage, f"{loaded.path}:{number}", warnings))
+            lines += _message_lines(entry)
+            continue
+        try:
+            line = _record_line(entry)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            warnings.append(f"{loaded.path}:{number}: a {entry.get('type')!r} record this version cannot read; left out")
+            continue
+        if line:
+            lines.append(line)
+    summary = usage_summary(usages)
+    return lines + ([summary] if summary else []), warnings
+
+
+def _message_lines(message: Message) -> list[str]:
+    if message.role == "tool":
+        return [f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]: {message.text}"]
+    note = "".join(f" ({flag})" for flag in ("interrupted", "error") if message.meta.get(flag))
+    lines = [f"{message.role}{note}: {message.text}"]
+    if message.thinking:
+        lines.append(f"  thinking: {message.thinking}")
+    lines += [f"  → {call.name} [{call.id}] {json.dumps(call.arguments, ensure_ascii=False)}" for call in message.tool_calls]
+    if message.usage:
+        lines.append(f"  usage: {message.usage.input_tokens} in, {message.usage.output_tokens} out")
+    return lines
+
+
+def _checked_usage(usage: Usage | None, where: str, warnings: list[str]) -> Usage | None:
+    """``usage`` when it holds token counts; else None and a warning naming ``where``."""
+    if usage is None or all(isinstance(n, int) and not isinstance(n, bool)
+                            for n in (usage.input_tokens, usage.output_tokens)):
+        return usage
+    warnings.append(f"{where}: usage {usage.to_dict()} is not token counts; left out of the total")
+    return None
+
+
+def _record_line(record: dict[str, Any]) -> str | None:
+    """One line for a hook decision or a run's end (None for records not shown); raises
+    KeyError/TypeError/ValueError for one this version cannot read."""
+    if record.get("type") == "hook_decision":
+        if record["effect"] == "none":
+            return None
+        detail = record.get("reason") or record.get("error") or ", ".join(record.get("changes") or {})
+        return f"  hook {record['hook']}.{record['point']}: {record['effect']}" + (f" ({detail})" if detail else "")
+    if record.get("type") == "run_end":
+        reason = record["reason"]
+        if not isinstance(reason, str):
+            raise ValueError(f"reason {reason!r}")
+        return f"-- run ended: {reason}" + (f": {record['error']}" if record.get("error") else "")
+    return None
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from ..engine.testing.replay import replay_session
+    from .terminal import TerminalUI
+
+    rienda = _rienda(args)
+    hooks = None if args.hooks is None else [name for name in args.hooks.split(",") if name.strip()]
+    ui = TerminalUI(True if args.yes else None, None)
+    report = replay_session(rienda, rienda.resolve_session(args.session), hooks=hooks, agent_id=args.agent,
+                            run_tools=args.run_tools, ui=ui)
+    if args.json:
+        shown = {"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
+                 "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
+                 "texts": [{"recorded": r, "now": n} for r, n in report.texts],
+                 "unmatched_expectations": report.unmatched}
+        print(json.dumps(scrub(shown), ensure_ascii=False))  # tools run again (--run-tools) may return secrets
+    else:
+        print(scrub_text("\n".join(report.lines())))
+    return 1 if report.changed else 0
+
+
+def _script(args: argparse.Namespace) -> int:
+    from ..engine.testing.replay import session_script
+
+    rienda = _rienda(args)
+    text = session_script(rienda, rienda.resolve_session(args.session))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _call(args: argparse.Namespace) -> int:
+    from ..engine.cancel import run_interruptibly
+    from ..engine.ctx.host import RunContext
+    from .terminal import TerminalUI
+
+    rienda = _rienda(args)
+    catalog = rienda.catalog(tools=[args.tool], hooks=[])  # the other extensions are not loaded
+    if args.tool not in catalog.tools:
+        catalog = rienda.catalog(hooks=[])  # every tool, to say what exists and what is broken
+        _print_diagnostics(catalog.diagnostics)
+        raise RiendaError(f"no tool named {args.tool!r} in {rienda.home / 'tools'} or the built-ins "
+                          f"({', '.join(sorted(catalog.tools))})")
+    ui = TerminalUI(_auto_approve(args, rienda), None)
+    run = RunContext(workdir=rienda.workdir, ui=ui, session={"id": None},
+                     agent={"id": None, "description": "", "model": None, "tools": [args.tool], "hooks": []},
+                     config=redact_config(rienda.config()))
+    tool = catalog.tools[args.tool]
+    result, stopped_by = run_interruptibly(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel),
+                                           signals=STOP_SIGNALS)
+    if stopped_by or result is None:
+        print("rienda: interrupted", file=sys.stderr)
+        return 128 + (stopped_by or signal.SIGINT)
+    print(scrub_text(result.text))  # what the tool returned is output too: no secret in it
+    return 1 if result.is_error else 0
+
+
+def _invoke(tool: Any, arguments: str, run: RunContext, rienda: Rienda, cancel: CancelToken) -> Any:
+    from ..engine import Interrupted, invoke_tool
+
+    try:
+        return invoke_tool(tool, arguments, run, rienda.sandbox, cancel)
+    except Interrupted:
+        return None
+
+
+def _hook(args: argparse.Namespace) -> int:
+    from ..engine import NonInteractiveUI
+    from ..engine.testing.hook_call import prepare_hook_call
+    from .terminal import TerminalUI
+
+    rienda = _rienda(args)
+    invocation = prepare_hook_call(rienda, args.name, args.point, args.payload, agent_id=args.agent,
+                                   session_id=args.session_id)
+    if args.json:
+        ui: Any = NonInteractiveUI(_auto_approve(args, rienda) is True, record_events=False)
+    else:  # ctx.log, notices and confirms show on stderr as they happen
+        ui = TerminalUI(_auto_approve(args, rienda), _terminal_stdin())
+    call = invocation.run_interruptibly(ui)
+    if call is None:
+        print("rienda: interrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(call.to_dict(), ensure_ascii=False))
+    else:
+        print("\n".join(call.lines(activity=False)))
+    return 0 if call.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""The terminal front end: how ``rienda run`` shows events and asks confirms.
+
+Assistant text goes to stdout as it streams; everything else (thinking, tool activity,
+logs, command output, notices, diagnostics) goes to stderr. With ``--json`` every event is
+one JSON object per line on stdout instead.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import sys
+from typing import IO
+
+from ..engine import (
+    UI,
+    CancelToken,
+    Confirm,
+    Diagnostic,
+    Event,
+    Log,
+    Notify,
+    Output,
+)
+from ..engine.events import RunEnd, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
+from ..engine.sessions.messages import Usage
+from ..engine.ui import ASK_PROMPT, Answer, policy_of, typed_answer
+
+__all__ = ["JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
+
+
+class TerminalPrompt:
+    """A person at a terminal: the question on ``prompt_to``, a y/N line from ``stdin``."""
+
+    def __init__(self, stdin: IO[str], prompt_to: IO[str]) -> None:
+        self._stdin = stdin
+        self._prompt_to = prompt_to
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        self._prompt_to.write(f"\n? {title}\n  {body}\n  {ASK_PROMPT}")
+        self._prompt_to.flush()
+        line = _read_line(self._stdin, cancel)
+        return Answer(False, "interrupted", "y/N") if line is None else typed_answer(line)
+
+
+class _AnsweringUI(UI):
+    """A terminal front end: ``auto_approve`` (True / False) is an explicit policy; else a
+    terminal on ``stdin`` is asked y/N; else nobody can be asked."""
+
+    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None, prompt_to: IO[str]) -> None:
+        super().__init__(record_events=False, policy=policy_of(auto_approve),
+                         person=TerminalPrompt(stdin, prompt_to) if stdin is not None else None)
+        self.auto_approve = auto_approve
+
+
+def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
+    """A line from ``stream``, or None once ``cancel`` is set."""
+    while not cancel.cancelled:
+        ready, _, _ = select.select([stream], [], [], 0.1)
+        if ready:
+            return stream.readline()
+    return None
+
+
+class TerminalUI(_AnsweringUI):
+    """Text to stdout as it streams; activity to stderr."""
+
+    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None,
+                 out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> None:
+        super().__init__(auto_approve, stdin, err)
+        self.out, self.err = out, err
+        self._text_open = False
+        self._thinking_open = False
+        self._dim = ("\x1b[2m", "\x1b[0m") if getattr(err, "isatty", lambda: False)() else ("", "")
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, ThinkingDelta):
+            opening = "" if self._thinking_open else "thinking: "
+            self.err.write(f"{self._dim[0]}{opening}{event.text}{self._dim[1]}")
+            self.err.flush()
+            self._thinking_open = True
+            return
+        if self._thinking_open:
+            self.err.write("\n")
+            self._thinking_open = False
+        if isinstance(event, TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self._text_open = True
+            return
+        line = _describe(event)
+        if self._text_open and (line or isinstance(event, RunEnd)):  # the answer's line ends first
+            self.out.write("\n")
+            self.out.flush()
+            self._text_open = False
+        if line:
+            self.err.write(line)
+            self.err.flush()
+
+
+def _describe(event: Event) -> str | None:
+    """One human line (or chunk) for stderr; None for events shown elsewhere or not at all."""
+    if isinstance(event, ToolCallStarted):
+        args = json.dumps(event.arguments, ensure_ascii=False)
+        refused = f"  (refused by hook {event.refused_by})" if event.refused_by else ""
+        return f"→ {event.name} {args}{refused}\n"
+    if isinstance(event, ToolResultReady):
+        first = event.text.splitlines()[0] if event.text else ""
+        more = " …" if "\n" in event.text.strip() else ""
+        return f"{'✗' if event.isError else '←'} {event.name}: {first[:200]}{more}\n"
+    if isinstance(event, Log):
+        return f"[{event.source}] {event.text}\n"
+    if isinstance(event, Output):
+        return event.text
+    if isinstance(event, Notify):
+        return f"[{event.source}] notice: {event.title}: {event.body}\n"
+    if isinstance(event, Confirm):
+        return f"[{event.source}] confirm {event.title!r}: {'allowed' if event.answer else 'denied'} ({event.how})\n"
+    if isinstance(event, Diagnostic):
+        return f"diagnostic: {event.message}\n"
+    if isinstance(event, RunEnd) and event.error:
+        return f"rienda: {event.error}\n"
+    return None
+
+
+class JsonLinesUI(_AnsweringUI):
+    """Every event as one JSON object per line on ``out``."""
+
+    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None,
+                 out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> None:
+        super().__init__(auto_approve, stdin, err)
+        self.out = out
+
+    def emit(self, event: Event) -> None:
+        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+def usage_summary(usages: list[Usage | None]) -> str:
+    """The token usage of these model turns (None: a turn whose server reported none), as
+    ``rienda run``'s last line and ``rienda show``'s total show it; "" for no turn."""
+    if not usages:
+        return ""
+    reported = [usage for usage in usages if usage is not None]
+    turns = f"{len(usages)} model turn{'s' if len(usages) != 1 else ''}"
+    if not reported:
+        return f"usage: none reported by the model ({turns})"
+    missing = len(usages) - len(reported)
+    return (f"usage: {sum(u.input_tokens for u in reported)} in, {sum(u.output_tokens for u in reported)} out "
+            f"over {turns}" + (f" ({missing} reported none)" if missing else ""))

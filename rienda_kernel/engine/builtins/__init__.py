@@ -1,0 +1,3 @@
+"""Built-in tools: :mod:`.standard` (``shell``, ``http``, ``read``, ``write``, in every
+front end) and :mod:`.notebook` (``python`` and ``variables``, only where a front end
+gives a live Python namespace)."""

@@ -1,0 +1,472 @@
+"""The notebook tools: ``python`` and ``variables``, over a live Python namespace.
+
+They exist only where a front end has a namespace to offer (the ``%rienda`` magics in an
+IPython kernel, the Rienda kernel's own shell, a replay with ``--run-tools`` in a fresh
+namespace): the front end builds a :class:`PythonNamespace` and hands
+:func:`notebook_tools` to its :class:`~.runtime.Rienda`. They are ordinary built-in tools
+from then on: an agent must declare them, hooks see and may refuse or rewrite every call,
+results are capped and saved like any other.
+
+- ``python`` runs ``code`` in the namespace the way a notebook cell would (IPython's own
+  transformations first, when the front end gives them), so it reads and creates the
+  user's variables; it returns what a person would have seen: what the code printed to
+  stdout and stderr, then the last expression's value as text (its rich display also goes
+  to the front end). An exception is an error result with the exception and the last
+  frames of the user's code, never a crashed front end. The code does not enter the
+  notebook's history (no ``In``/``Out``, no execution count).
+- ``variables`` lists the user's variables (name, type, a one-line summary), without
+  IPython's internals, modules or private names; ``name`` gives one variable's fuller
+  summary. Large values are summarized, never dumped.
+
+Where the code runs (the namespace's ``run``): on the notebook's main thread when the front
+end can hand it jobs there (:class:`MainThreadRunner`: the magics' pump, the Rienda kernel's
+event loop), so Ctrl-C interrupts it exactly as it would a cell; else on a thread of its own
+(:func:`in_thread`: a terminal IPython, a replay's fresh namespace), which a stopped run
+interrupts at its next bytecode. Either way the tool's own thread (the run's) only waits,
+on the job and on the run's cancel token.
+
+Imports nothing from IPython: what IPython adds comes in through :class:`PythonNamespace`.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextvars
+import ctypes
+import io
+import itertools
+import linecache
+import sys
+import threading
+import traceback
+import types
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from .standard import BuiltinHost, BuiltinTool
+from ..errors import Interrupted
+
+__all__ = ["NOTEBOOK_TOOL_NAMES", "WHERE_THEY_EXIST", "CodeRunner", "MainThreadRunner", "PythonNamespace",
+           "in_thread", "notebook_tools", "summarize", "with_error"]
+
+NOTEBOOK_TOOL_NAMES = ("python", "variables")
+WHERE_THEY_EXIST = ("the %rienda magics in an IPython or Jupyter Python kernel, and the Rienda Jupyter kernel")
+_RUNS = itertools.count(1)  # each run's code has a file name of its own, for tracebacks
+_SUMMARY = 100  # characters of a value's one-line summary
+_DETAIL = 4000  # characters of a value's fuller summary
+_FRAMES = 5  # the last frames of a traceback shown to the model
+_HIDDEN = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+Runner = Callable[[Callable[[], Any]], "Future[Any]"]
+
+
+_STOPPED = "the python code was stopped"
+_WIND_DOWN = 2.0  # seconds an interrupted job gets to unwind (its output so far kept) before the tool gives up
+
+
+def _here(job: Callable[[], Any]) -> Future[Any]:
+    """Run ``job`` on the calling thread (a namespace nobody else is using)."""
+    done: Future[Any] = Future()
+    try:
+        done.set_result(job())
+    except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
+        done.set_exception(exc)
+    return done
+
+
+class _ThreadJob(Future):
+    """A job on a thread of its own; :meth:`interrupt` raises KeyboardInterrupt in it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._thread: int | None = None  # set while the job's code runs
+
+    def run(self, job: Callable[[], Any]) -> None:
+        _settle(self, job, self._running)
+
+    def _running(self, now: bool) -> None:
+        with self._lock:
+            self._thread = threading.get_ident() if now else None
+
+    def interrupt(self) -> None:
+        """Raise KeyboardInterrupt in the job's code at its next bytecode (code blocked in
+        C, such as ``time.sleep``, stops when that call returns)."""
+        with self._lock:
+            if self._thread is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread),
+                                                           ctypes.py_object(KeyboardInterrupt))
+
+
+def in_thread(job: Callable[[], Any]) -> Future[Any]:
+    """A runner: ``job`` on a new daemon thread (in a copy of the caller's context, so its
+    output goes where the caller's would); a stopped run interrupts it."""
+    pending = _ThreadJob()
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(pending.run, job), name="rienda-python", daemon=True).start()
+    return pending
+
+
+class MainThreadRunner:
+    """A runner that hands each job to ``schedule`` (a front end's way to run a function on
+    the thread the namespace lives on: the notebook's main thread), so Ctrl-C's
+    KeyboardInterrupt lands in the user's code as it would in a cell. A job stopped that way
+    ends its Future with :class:`Interrupted` (the tool, and so the run, ends interrupted);
+    the KeyboardInterrupt goes no further. :attr:`busy` says whether a job's code is running
+    now (a signal handler may then raise KeyboardInterrupt itself, to stop it); a job whose
+    run was stopped before it started never starts.
+    """
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], None]) -> None:
+        self.schedule = schedule
+        self.busy = False
+
+    def __call__(self, job: Callable[[], Any]) -> Future[Any]:
+        pending: Future[Any] = Future()
+        self.schedule(lambda: self._run(job, pending))
+        return pending
+
+    def _run(self, job: Callable[[], Any], pending: Future[Any]) -> None:
+        _settle(pending, job, self._running)
+
+    def _running(self, now: bool) -> None:
+        self.busy = now
+
+
+class CodeRunner:
+    """Where a front end's notebook tools run their code: on the main thread while a turn
+    lends it (:meth:`lent`, with the front end's way to schedule work there), else on a
+    thread of its own (:func:`in_thread`). One per front end, given to its namespace."""
+
+    def __init__(self) -> None:
+        self._main: MainThreadRunner | None = None
+
+    @contextmanager
+    def lent(self, schedule: Callable[[Callable[[], None]], None]) -> Iterator[None]:
+        """While the block runs (a turn), jobs go to ``schedule``."""
+        self._main = MainThreadRunner(schedule)
+        try:
+            yield
+        finally:
+            self._main = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether the user's code is running on the main thread now (a signal handler
+        there may raise KeyboardInterrupt to stop it)."""
+        return self._main is not None and self._main.busy
+
+    def __call__(self, job: Callable[[], Any]) -> Future[Any]:
+        main = self._main
+        return main(job) if main is not None else in_thread(job)
+
+
+def _settle(pending: Future[Any], job: Callable[[], Any], running: Callable[[bool], None]) -> None:
+    """Run ``job`` unless ``pending`` was cancelled, and end ``pending`` with its value, its
+    exception, or Interrupted for a KeyboardInterrupt; ``running`` hears when the job's code
+    starts and stops."""
+    if not pending.set_running_or_notify_cancel():
+        return
+    try:
+        running(True)
+        try:
+            value = job()
+        finally:
+            running(False)
+    except KeyboardInterrupt:
+        pending.set_exception(Interrupted(_STOPPED))
+    except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
+        pending.set_exception(exc)
+    else:
+        pending.set_result(value)
+
+
+@dataclass
+class PythonNamespace:
+    """A namespace the tools work in, and how its front end runs code there.
+
+    ``values`` is the namespace (IPython's ``user_ns``); ``hidden`` names it holds that are
+    not the user's (``user_ns_hidden``); ``transform`` turns cell text into Python (IPython's
+    ``transform_cell``: ``%magics``, ``!shell``); ``display`` shows the last value in the
+    front end (IPython's display, for values with a rich form); ``after`` runs once the code has run, as after a
+    cell (IPython's ``post_execute`` event, when matplotlib's inline backend shows new
+    figures); ``run`` runs a job where the namespace lives (the notebook's main thread) and
+    returns a Future of its result, so the tool's thread can wait on it and on the cancel
+    token at once.
+    """
+
+    values: dict[str, Any] = field(default_factory=dict)
+    hidden: Collection[str] = ()
+    transform: Callable[[str], str] = str
+    display: Callable[[Any], None] | None = None
+    after: Callable[[], None] | None = None
+    run: Runner = _here
+
+    def user_names(self) -> list[str]:
+        """The user's variables, sorted: no private names, IPython internals, modules, or
+        functions and classes imported from elsewhere (``from pathlib import Path``); those
+        the notebook defines are the user's."""
+        hidden = set(self.hidden) | _HIDDEN
+        return sorted(name for name, value in list(self.values.items())
+                      if not name.startswith("_") and name not in hidden and not _imported(value))
+
+
+def _imported(value: Any) -> bool:
+    """A module, or a function or class defined in one (not in the notebook's ``__main__``)."""
+    if isinstance(value, types.ModuleType):
+        return True
+    if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return getattr(value, "__module__", None) not in (None, "__main__")  # None: made by exec without a name
+    return False
+
+
+def notebook_tools(namespace: PythonNamespace) -> dict[str, BuiltinTool]:
+    """``python`` and ``variables`` bound to ``namespace``, to hand to ``Rienda(extra_tools=...)``."""
+    return {
+        "python": BuiltinTool(
+            name="python",
+            description=("Run Python code in the user's notebook namespace, as a notebook cell would: it can read "
+                         "and create the user's variables. Returns what the code printed, then the value of its "
+                         "last expression. Prefer short, read-only inspection; say what you will change first."),
+            parameters={"type": "object", "properties": {
+                "code": {"type": "string", "description": "The Python code (a notebook cell's worth)."}},
+                "required": ["code"], "additionalProperties": False},
+            run=lambda host, args: _run_python(namespace, host, args["code"]),
+        ),
+        "variables": BuiltinTool(
+            name="variables",
+            description=("List the user's notebook variables with their types and a one-line summary (a table's "
+                         "shape and columns, a list's length, a number's value); with name, one variable's fuller "
+                         "summary (a table's column types and first rows)."),
+            parameters={"type": "object", "properties": {
+                "name": {"type": "string", "description": "One variable to describe in more detail."}},
+                "additionalProperties": False},
+            run=lambda host, args: _run_variables(namespace, host, args.get("name")),
+        ),
+    }
+
+
+# -- python ---------------------------------------------------------------------------------------
+
+
+def _run_python(namespace: PythonNamespace, host: BuiltinHost, code: str) -> tuple[str, bool]:
+    """Run ``code`` where the namespace lives; Interrupted once the run is stopped."""
+    return _wait(namespace.run(lambda: execute(namespace, code)), host)
+
+
+def _wait(pending: Future[Any], host: BuiltinHost) -> Any:
+    """The job's result; once the run is stopped, the job is cancelled (not started yet)
+    or interrupted, and Interrupted is raised when it has unwound (or after a grace time)."""
+    wake = threading.Event()
+    pending.add_done_callback(lambda _: wake.set())
+    forget = host.cancel.on_cancel(wake.set)
+    try:
+        wake.wait()
+    finally:
+        forget()
+    if pending.done() and not pending.cancelled():
+        return pending.result()
+    pending.cancel()
+    interrupt = getattr(pending, "interrupt", None)
+    if interrupt is not None:
+        interrupt()
+    _settled(pending, _WIND_DOWN)
+    raise Interrupted(_STOPPED)
+
+
+def _settled(pending: Future[Any], timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for ``pending`` to finish, whatever its outcome."""
+    finished = threading.Event()
+    pending.add_done_callback(lambda _: finished.set())
+    finished.wait(timeout)
+
+
+def execute(namespace: PythonNamespace, code: str) -> tuple[str, bool]:
+    """Run ``code`` in ``namespace`` on this thread; ``(what a person would have seen,
+    whether it failed)``. A KeyboardInterrupt (Ctrl-C in the notebook) propagates: the run
+    is being stopped (what the code printed so far is in the cell already)."""
+    captured = io.StringIO()
+    filename = f"<rienda python {next(_RUNS)}>"
+    try:
+        source = namespace.transform(code)
+        body, last = _split_last_expression(source, filename)
+    except SyntaxError as exc:
+        return _syntax_error(exc), True
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks quote lines
+    with _Tee(captured):
+        try:
+            try:
+                exec(compile(body, filename, "exec"), namespace.values)  # noqa: S102 - the user's own notebook code
+                value = eval(compile(last, filename, "eval"), namespace.values) if last else None  # noqa: S307
+            finally:
+                if namespace.after is not None:
+                    namespace.after()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - any failure of the user's code is a result
+            return _with_output(captured, _traceback(exc)), True
+    if value is not None:
+        if namespace.display is not None:
+            namespace.display(value)
+        return _with_output(captured, _repr(value)), False
+    return _with_output(captured, ""), False
+
+
+def _split_last_expression(source: str, filename: str) -> tuple[ast.Module, ast.Expression | None]:
+    tree = ast.parse(source, filename, "exec")
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+        return tree, last
+    return tree, None
+
+
+def _with_output(captured: io.StringIO, tail: str) -> str:
+    printed = captured.getvalue().rstrip("\n")
+    if printed and tail:
+        return printed + "\n" + tail
+    return printed or tail or "(no output)"
+
+
+def _repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception as exc:  # noqa: BLE001 - a broken __repr__ is the user's, not ours
+        return f"<{type(value).__name__} whose repr failed: {type(exc).__name__}: {exc}>"
+
+
+def _traceback(exc: BaseException, frames: int = _FRAMES, hidden: Callable[[str], bool] = lambda _: False) -> str:
+    """The exception and the last ``frames`` frames that belong to the user's code (ours,
+    and those in files ``hidden`` names, left out)."""
+    kept = [frame for frame in traceback.extract_tb(exc.__traceback__)
+            if frame.filename != __file__ and not hidden(frame.filename)]
+    lines = traceback.format_list(kept[-frames:])
+    head = "Traceback (most recent call last):\n" if lines else ""
+    return head + "".join(lines) + "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
+
+
+def with_error(prompt: str, exc: BaseException, hidden: Callable[[str], bool] = lambda _: False) -> str:
+    """``prompt`` followed by ``exc`` and its last frames (each quoting its line of code), as
+    ``%rienda ask --error`` sends them; ``hidden`` names files whose frames are left out
+    (the front end's own). Capped like a variable's fuller summary, keeping its end (the
+    exception itself, and the frames nearest to it)."""
+    report = _traceback(exc, frames=8, hidden=hidden)
+    if len(report) > _DETAIL:
+        report = "…" + report[-(_DETAIL - 1):]
+    return f"{prompt}\n\nThe last error in my notebook:\n```\n{report}\n```"
+
+
+def _syntax_error(exc: SyntaxError) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
+
+
+class _Tee:
+    """While active, what is written to sys.stdout / sys.stderr also goes to ``captured``
+    (the front end still shows it live). Only writes from this thread are captured."""
+
+    def __init__(self, captured: io.StringIO) -> None:
+        self.captured = captured
+        self.thread = threading.get_ident()
+
+    def __enter__(self) -> _Tee:
+        self.saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _TeeStream(sys.stdout, self), _TeeStream(sys.stderr, self)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        sys.stdout, sys.stderr = self.saved
+
+
+class _TeeStream:
+    def __init__(self, stream: Any, tee: _Tee) -> None:
+        self._stream = stream
+        self._tee = tee
+
+    def write(self, text: str) -> int:
+        if threading.get_ident() == self._tee.thread:
+            self._tee.captured.write(text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, encoding... of the real stream
+        return getattr(self._stream, name)
+
+
+# -- variables ------------------------------------------------------------------------------------
+
+
+def _run_variables(namespace: PythonNamespace, host: BuiltinHost, name: str | None) -> tuple[str, bool]:
+    return _wait(namespace.run(lambda: describe_variables(namespace, name)), host)
+
+
+def describe_variables(namespace: PythonNamespace, name: str | None = None) -> tuple[str, bool]:
+    """The listing (or one variable's detail) as the ``variables`` tool returns it."""
+    names = namespace.user_names()
+    if name is not None:
+        if name not in namespace.values or name not in names:
+            return f"no user variable named {name!r}; the variables are: {', '.join(names) or 'none'}", True
+        return f"{name}: {_type_name(namespace.values[name])}\n{detail(namespace.values[name])}", False
+    if not names:
+        return "no user variables yet", False
+    return "\n".join(f"{n}: {_type_name(namespace.values[n])} = {summarize(namespace.values[n])}" for n in names), False
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    module = kind.__module__
+    return kind.__qualname__ if module in ("builtins", "__main__") else f"{module.split('.')[0]}.{kind.__qualname__}"
+
+
+def _is_table(value: Any) -> bool:
+    return all(hasattr(value, attribute) for attribute in ("shape", "columns", "dtypes", "head"))
+
+
+def summarize(value: Any) -> str:
+    """One line about ``value``: a table's shape and columns, an array's shape, a
+    container's length, a scalar's value; never more than about 100 characters."""
+    try:
+        if _is_table(value):
+            rows, cols = value.shape
+            return _cut(f"{rows:,} rows × {cols} columns: {', '.join(map(str, value.columns))}")
+        if hasattr(value, "shape") and hasattr(value, "dtype"):
+            return _cut(f"shape {tuple(value.shape)}, dtype {value.dtype}")
+        if isinstance(value, (str, bytes)):
+            return _cut(repr(value)) + (f" ({len(value):,} characters)" if len(value) > _SUMMARY else "")
+        if isinstance(value, dict):
+            return _cut(f"{len(value):,} keys: {', '.join(map(repr, list(value)[:20]))}")
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return f"{len(value):,} items"
+        if isinstance(value, (types.FunctionType, type)):
+            return _cut(f"{value.__name__}{_signature(value)}")
+        return _cut(repr(value))
+    except Exception as exc:  # noqa: BLE001 - a strange object still gets a line
+        return f"(cannot summarize: {type(exc).__name__})"
+
+
+def detail(value: Any) -> str:
+    """A fuller description: a table's column types and first rows, a container's first
+    items, else a cut repr (never more than about 4,000 characters)."""
+    try:
+        if _is_table(value):
+            return _cut(f"{summarize(value)}\ncolumn types:\n{value.dtypes.to_string()}\nfirst rows:\n"
+                        f"{value.head().to_string()}", _DETAIL)
+        if isinstance(value, (list, tuple)):
+            shown = ", ".join(_cut(repr(item)) for item in value[:10])
+            return _cut(f"{len(value):,} items: [{shown}{', ...' if len(value) > 10 else ''}]", _DETAIL)
+        return _cut(repr(value), _DETAIL)
+    except Exception as exc:  # noqa: BLE001
+        return f"(cannot describe: {type(exc).__name__}: {exc})"
+
+
+def _signature(function: Any) -> str:
+    import inspect
+
+    try:
+        return str(inspect.signature(function))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def _cut(text: str, limit: int = _SUMMARY) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

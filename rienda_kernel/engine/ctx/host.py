@@ -1,0 +1,171 @@
+"""The Python side of ``ctx``: what one invocation of a tool or hook may do.
+
+Every tool and hook gets the same ``ctx``. :class:`RunContext` is what a whole run shares
+(workdir, session, agent, redacted config, environment, the front end); :class:`Host`
+serves one invocation's host calls, tagging its events with the invocation's ``source``
+and honouring its cancel token. Errors raised here reach JavaScript as ``Error`` objects
+named after the Python class (``FileNotFoundError``, ``TypeError``...), which the
+extension can catch.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import http as http_client
+from . import commands as process
+from ..cancel import CancelToken
+from ..events import Log, Notify, Output
+from ..ui import ScrubbingUI, UI
+from .files import Workspace
+
+__all__ = ["Host", "RunContext"]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every ``ctx`` of one run shares.
+
+    ``session`` holds at least ``id``; ``agent`` at least ``id``, ``description``,
+    ``model``, ``tools`` and ``hooks``; ``config`` is the user's configuration with
+    secrets already redacted; ``env`` the environment variables ``ctx.env`` shows.
+
+    ``ui`` is always a :class:`ScrubbingUI` (the given one is put behind one), so every
+    event an extension or the loop emits reaches the front end scrubbed.
+    """
+
+    workdir: Path
+    ui: UI
+    session: dict[str, Any] = field(default_factory=lambda: {"id": None})
+    agent: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ui", ScrubbingUI.around(self.ui))
+
+
+class Host:
+    """Serves the host calls of one invocation (``source`` is e.g. ``"tool:word-count"``).
+
+    Also what a built-in tool runs against: ``workspace``, ``cancel``, ``emit_output``.
+    """
+
+    def __init__(self, run: RunContext, source: str, cancel: CancelToken) -> None:
+        self.run = run
+        self.source = source
+        self.cancel = cancel
+        self._ops: dict[str, Callable[[Any], Any]] = {
+            "workdir": lambda _: str(self.workspace.workdir),
+            "session": lambda _: dict(run.session),
+            "agent": lambda _: dict(run.agent),
+            "config": lambda _: run.config,
+            "env": lambda _: dict(run.env),
+            "file.read": lambda a: self.workspace.read(a["path"]),
+            "file.write": lambda a: self.workspace.write(a["path"], a["text"]),
+            "file.exists": lambda a: self.workspace.exists(a["path"]),
+            "file.list": lambda a: self.workspace.list(a["path"]),
+            "http.fetch": self._fetch,
+            "system.exec": self._exec,
+            "log": self._log,
+            "confirm": self._confirm,
+            "notify": self._notify,
+        }
+
+    @functools.cached_property
+    def workspace(self) -> Workspace:
+        """Made on first use: resolving the workdir costs system calls most hooks never need."""
+        return Workspace(self.run.workdir)
+
+    def __call__(self, op: str, args: Any) -> Any:
+        self.cancel.raise_if_cancelled()
+        try:
+            handler = self._ops[op]
+        except KeyError:
+            raise NameError(f"ctx has no operation {op!r}") from None
+        return handler(args)
+
+    def emit_output(self, stream: str, text: str) -> None:
+        self.run.ui.emit(Output(source=self.source, stream=stream, text=text))
+
+    def _log(self, args: dict[str, Any]) -> None:
+        self.run.ui.emit(Log(source=self.source, text=str(args["text"])))
+
+    def _notify(self, args: dict[str, Any]) -> None:
+        title, body = _text_field(args, "title", "ctx.notify"), _text_field(args, "body", "ctx.notify")
+        self.run.ui.emit(Notify(source=self.source, title=title, body=body))
+
+    def _confirm(self, args: dict[str, Any]) -> bool:
+        title, body = _text_field(args, "title", "ctx.confirm"), _text_field(args, "body", "ctx.confirm")
+        answer = self.run.ui.confirm(self.source, title, body, self.cancel)
+        self.cancel.raise_if_cancelled()
+        return bool(answer)
+
+    def _fetch(self, args: dict[str, Any]) -> dict[str, Any]:
+        url, options = args["url"], args["options"]
+        _require(isinstance(url, str) and url, "ctx.http.fetch: url must be a non-empty string")
+        headers = options.get("headers") or {}
+        _require(
+            isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values()),
+            "ctx.http.fetch: headers must be an object of strings",
+        )
+        body = options.get("body")
+        _require(body is None or isinstance(body, str), "ctx.http.fetch: body must be a string (JSON.stringify it)")
+        response = http_client.fetch(
+            url,
+            method=str(options.get("method") or "GET").upper(),
+            headers=headers,
+            body=body,
+            timeout_ms=_timeout(options, "ctx.http.fetch"),
+            cancel=self.cancel,
+        )
+        return response.to_js()
+
+    def _exec(self, args: dict[str, Any]) -> dict[str, Any]:
+        command, options = args["command"], args["options"]
+        _require(isinstance(command, str) and command, "ctx.system.exec: command must be a non-empty string")
+        env = options.get("env")
+        _require(
+            env is None or (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())),
+            "ctx.system.exec: env must be an object of strings",
+        )
+        cwd = options.get("cwd")
+        result = process.run_command(
+            command,
+            cwd=self.workspace.resolve(cwd) if cwd else self.workspace.workdir,
+            timeout_ms=_timeout(options, "ctx.system.exec"),
+            env=env,
+            on_output=self.emit_output,
+            cancel=self.cancel,
+        )
+        return result.to_js()
+
+
+def _require(condition: Any, message: str) -> None:
+    if not condition:
+        raise TypeError(message)
+
+
+def _text_field(args: Any, name: str, api: str) -> str:
+    _require(isinstance(args, dict), f"{api}: expected an object like {{title, body}}")
+    value = args.get(name)
+    if value is None:
+        return ""
+    _require(isinstance(value, str), f"{api}: {name} must be a string")
+    return value
+
+
+def _timeout(options: dict[str, Any], api: str) -> int | None:
+    value = options.get("timeout_ms")
+    if value is None:
+        return None
+    _require(
+        isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
+        f"{api}: timeout_ms must be a positive number",
+    )
+    return int(value)

@@ -1,0 +1,184 @@
+"""Running an extension's exports: the sandbox protocol, and the product's sandbox.
+
+The rest of the engine (hooks, tools, extensions, the loop) sees only the protocol
+:class:`SandboxLike`: ``inspect`` a module, ``call`` one of its exports. Two
+implementations keep the same contracts:
+
+- :class:`Sandbox` (the product): every invocation runs in a V8 worker process
+  (:mod:`.workers`), so nothing an extension does (a fatal V8 out-of-memory, a runaway
+  allocation of any kind) can take down the host process: it fails that invocation, and
+  the worker is replaced in the background.
+- :class:`.inprocess.InProcessSandbox`: the same on isolates in this process (what each
+  worker runs; the bench's baseline).
+
+Contracts:
+- ``inspect`` evaluates a module in a fresh isolate and reports its exports; a syntax
+  error, a throw, running out of memory or not finishing within ``timeout`` seconds while
+  loading raises :class:`ExtensionError` naming the file (and the line where known);
+  ``cancel`` raises :class:`Interrupted`.
+- ``call`` runs one export in a fresh isolate (nothing persists between calls) with the
+  payload passed as JSON data (``JSON.parse``'d inside: a ``__proto__`` key is an own
+  property, never a prototype), awaits a returned promise, and returns the described
+  value. A JS throw raises :class:`ScriptError` with ``file:line:column``; running out of
+  memory (heap, typed arrays, strings, in a timer or an async function alike)
+  :class:`OutOfMemory`; a return value that cannot be read (a throwing getter or Proxy, a
+  throwing ``toJSON``, nesting past ``wire.MAX_DEPTH``) :class:`SandboxError`; a cancelled
+  token :class:`Interrupted`, promptly, whatever the script is doing.
+- Host calls (``ctx.*``) are served synchronously by ``host`` on the calling thread.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..cancel import CancelToken
+from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError
+from .wire import decode_error
+
+if TYPE_CHECKING:
+    from .pool import WorkerPool
+
+__all__ = ["DEFAULT_MEMORY_LIMIT", "Export", "HostHandler", "JSValue", "Sandbox", "SandboxLike", "js_value"]
+
+DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024
+
+# Serves one host call: (op, args) -> a JSON-able value (or a wire.RawReply), or raises.
+HostHandler = Callable[[str, Any], Any]
+
+
+@dataclass(frozen=True)
+class JSValue:
+    """A value returned by JavaScript: ``kind`` is its JS type (``typeof``, with "null"
+    and "array" told apart); ``value`` its JSON form (a string for functions, symbols
+    and bigints; None for undefined)."""
+
+    kind: str
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class Export:
+    """One name ``module.exports`` has, with the JS kind of its value."""
+
+    name: str
+    kind: str
+
+
+_KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+          type(None): "null"}
+
+
+def js_value(outcome: dict[str, Any]) -> JSValue:
+    """The :class:`JSValue` of a successful outcome from the prelude: the kind of a JSON
+    value is the kind of what its JSON holds (what ``toJSON`` made of it, if anything)."""
+    if "json" in outcome:
+        value = outcome["json"]
+        return JSValue(_KINDS[type(value)], value)
+    kind = str(outcome.get("kind"))
+    return JSValue(kind, None if kind == "undefined" else outcome.get("text"))
+
+
+class SandboxLike(Protocol):
+    """What the engine needs from a sandbox (see the module's contracts)."""
+
+    memory_limit: int
+
+    def inspect(self, path: str, source: str, *, timeout: float | None = None,
+                cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]: ...
+
+    def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
+             cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue: ...
+
+
+class Sandbox:
+    """Runs extension code in V8 worker processes; the host process never loads V8.
+
+    ``memory_limit`` bounds what one invocation may allocate, all kinds together (the
+    worker process's growth). ``spares`` workers are kept started beyond those in use
+    (the first ones start, in the background, when the sandbox is made); a stop that
+    does not end an invocation within ``stop_grace`` seconds kills its worker.
+    """
+
+    def __init__(self, memory_limit: int = DEFAULT_MEMORY_LIMIT, spares: int = 1, max_workers: int = 8,
+                 stop_grace: float = 0.5) -> None:
+        # Imported here: a worker process imports this module for its types only.
+        from .pool import WorkerPool
+
+        self.memory_limit = memory_limit
+        self.stop_grace = stop_grace
+        self._pool = WorkerPool(memory_limit, spares=spares, max_workers=max_workers, stop_grace=stop_grace)
+
+    @property
+    def pool(self) -> WorkerPool:
+        """The :class:`.workers.WorkerPool` (diagnostics: tests and the bench)."""
+        return self._pool
+
+    def inspect(self, path: str, source: str, *, timeout: float | None = None,
+                cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]:
+        cancel = cancel or CancelToken()
+        deadline = None if timeout is None else timeout + self.stop_grace
+        try:
+            reply = self._run(["inspect", path, source, timeout], _no_host, cancel, deadline)
+        except _Died as died:
+            if died.cause.stopped and cancel.cancelled:
+                raise Interrupted(f"{path}: loading was stopped") from None
+            if died.cause.stopped:
+                raise ExtensionError(f"{path}: did not finish loading within {timeout:g} s", path=path) from None
+            what = "ran out of memory while loading" if died.cause.out_of_memory else died.cause.reason
+            raise ExtensionError(f"{path}: {what}", path=path) from None
+        except Interrupted:
+            raise Interrupted(f"{path}: loading was stopped") from None
+        except SandboxError as exc:
+            raise ExtensionError(f"{path}: {exc}", path=path) from None
+        return [Export(name, kind) for name, kind in reply["exports"]], reply["values"]
+
+    def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
+             cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue:
+        cancel.raise_if_cancelled()
+        message = ["call", path, source, export, json.dumps(payload), [list(f) for f in frozen]]
+        try:
+            reply = self._run(message, host, cancel, None)
+        except _Died as died:
+            if died.cause.stopped or cancel.cancelled:
+                raise Interrupted(f"{path}: {export} was stopped") from None
+            kind = OutOfMemory if died.cause.out_of_memory else SandboxError
+            raise kind(f"{path}: {export} {died.cause.reason}") from None
+        except Interrupted:
+            raise Interrupted(f"{path}: {export} was stopped") from None
+        kind, value = reply["value"]
+        return JSValue(kind, value)
+
+    def _run(self, message: list[Any], host: HostHandler, cancel: CancelToken,
+             deadline: float | None) -> dict[str, Any]:
+        from .pool import WorkerDied
+
+        worker = self._pool.acquire(cancel)
+        try:
+            reply = worker.run(message, host, cancel, deadline)
+        except WorkerDied as exc:
+            raise _Died(exc) from None
+        finally:
+            self._pool.release(worker)
+        # Whatever came back, a stopped job was stopped (a host call may have answered
+        # "Interrupted" before the worker terminated the isolate).
+        cancel.raise_if_cancelled()
+        if "error" in reply:
+            raise decode_error(reply["error"])
+        return reply
+
+    def close(self) -> None:
+        """Let the workers exit (idle ones now, busy ones when their invocation ends)."""
+        self._pool.close()
+
+
+class _Died(Exception):
+    def __init__(self, cause: Any) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _no_host(op: str, args: Any) -> Any:
+    raise RuntimeError(f"ctx is not available while the module loads ({op})")

@@ -1,0 +1,170 @@
+"""What crosses the sandbox's boundaries: text out of V8, host replies, worker messages.
+
+Three small contracts, shared by the in-process bridge (``v8.py``) and the worker
+processes (``worker_process.py``, ``pool.py``); standard library only, so the host process
+never loads V8 to use them:
+
+- :func:`from_v8` is the one place JSON text that came out of V8 becomes Python values:
+  lone surrogates are repaired (:func:`text.repair`), and a value nested deeper than
+  :data:`MAX_DEPTH` is refused (Python's own JSON reader and writer would fail on it later,
+  somewhere in the run).
+- :func:`host_reply` runs one host call and encodes its value, or its exception as
+  ``{name, message}`` (the JS ``Error`` the extension sees is named after the Python class).
+- :class:`Channel` carries length-prefixed JSON messages over a stream socket, and
+  :func:`encode_error` / :func:`decode_error` carry Rienda's sandbox errors across it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError, ScriptError
+from ..sessions.text import repair
+
+__all__ = [
+    "MAX_DEPTH",
+    "Channel",
+    "ChannelClosed",
+    "HostReplyError",
+    "RawReply",
+    "decode_error",
+    "encode_error",
+    "from_v8",
+    "host_reply",
+]
+
+MAX_DEPTH = 200
+# A surrogate escaped by JSON.stringify (lone ones are), or a raw one.
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_HEADER = struct.Struct("!I")
+
+
+def from_v8(text: str) -> Any:
+    """Decode JSON text from V8: surrogates repaired, nesting bounded.
+
+    Raises :class:`SandboxError` for a value nested deeper than :data:`MAX_DEPTH`.
+    V8's ``JSON.stringify`` escapes lone surrogates (``\\ud83d``), so well-formed text is
+    the common case and costs one regex scan.
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise _too_deep() from None
+    if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        raise _too_deep()
+    if _SURROGATE.search(text):
+        value = repair(value)
+    return value
+
+
+def _too_deep() -> SandboxError:
+    return SandboxError(f"the value is nested more than {MAX_DEPTH} levels deep")
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+class RawReply(str):
+    """A host reply already encoded as ``{"value": ...}`` or ``{"error": ...}`` text."""
+
+
+class HostReplyError(Exception):
+    """A host call failed elsewhere (the parent process); ``name`` is the class it had there."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def host_reply(host: Callable[[str, Any], Any], op: str, args: Any) -> RawReply:
+    """Run ``host(op, args)``; its value, or its exception (an ``Exception``: a
+    KeyboardInterrupt is the caller's), as reply text."""
+    try:
+        value = host(op, args)
+        if isinstance(value, RawReply):
+            return value
+        return RawReply(json.dumps({"value": value}, ensure_ascii=False))
+    except Exception as exc:  # noqa: BLE001 - every host failure becomes a JS Error
+        return error_reply(exc)
+
+
+def error_reply(exc: BaseException) -> RawReply:
+    name = exc.name if isinstance(exc, HostReplyError) else type(exc).__name__
+    message = str(exc) or name
+    return RawReply(json.dumps({"error": {"name": name, "message": message}}, ensure_ascii=False))
+
+
+# -- errors across the process boundary ------------------------------------------------
+def encode_error(exc: BaseException) -> dict[str, Any]:
+    """A JSON form of a sandbox error (anything else becomes a SandboxError naming it)."""
+    if isinstance(exc, ScriptError):
+        return {"type": "ScriptError", "message": exc.args[0], "name": exc.name, "location": exc.location}
+    if isinstance(exc, ExtensionError):
+        return {"type": "ExtensionError", "message": str(exc), "path": exc.path, "line": exc.line}
+    for kind in (OutOfMemory, Interrupted, SandboxError):
+        if isinstance(exc, kind):
+            return {"type": kind.__name__, "message": str(exc)}
+    return {"type": "SandboxError", "message": f"internal error in the V8 worker: {type(exc).__name__}: {exc}"}
+
+
+def decode_error(data: dict[str, Any]) -> Exception:
+    kind, message = data.get("type"), str(data.get("message", ""))
+    if kind == "ScriptError":
+        return ScriptError(message, name=data.get("name") or "Error", location=data.get("location"))
+    if kind == "ExtensionError":
+        return ExtensionError(message, path=data.get("path"), line=data.get("line"))
+    return {"OutOfMemory": OutOfMemory, "Interrupted": Interrupted}.get(kind, SandboxError)(message)
+
+
+# -- framing -------------------------------------------------------------------------
+class ChannelClosed(Exception):
+    """The other end of a :class:`Channel` is gone."""
+
+
+class Channel:
+    """Length-prefixed JSON messages over a connected stream socket (one reader at a time,
+    one writer at a time)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def send(self, message: Any) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        try:
+            self.sock.sendall(_HEADER.pack(len(data)) + data)
+        except OSError as exc:
+            raise ChannelClosed(str(exc)) from exc
+
+    def receive(self) -> Any:
+        size = _HEADER.unpack(self._exactly(_HEADER.size))[0]
+        return json.loads(self._exactly(size))
+
+    def _exactly(self, size: int) -> bytes:
+        buffer = bytearray(size)
+        view = memoryview(buffer)
+        got = 0
+        while got < size:
+            try:
+                n = self.sock.recv_into(view[got:])
+            except OSError as exc:
+                raise ChannelClosed(str(exc)) from exc
+            if n == 0:
+                raise ChannelClosed("closed")
+            got += n
+        return bytes(buffer)
+
+    def close(self) -> None:
+        self.sock.close()

@@ -1,0 +1,360 @@
+"""Sessions: an append-only JSON Lines file per conversation under ``RIENDA_HOME/sessions``.
+
+``<id>.jsonl`` starts with a header line ``{"type": "session", "version": 1, "id", "agent",
+"model", "created"}``; every later line is one JSON object with a ``"type"``: ``"message"``
+lines hold a :class:`Message` (``{"type": "message", "time", **message.to_dict()}``), any
+other type is a record (an event, a note) kept as written.
+
+Writing is :mod:`.writer`'s: one writer per session (an OS lock), whole lines,
+scrubbed of secrets, and a failed write (a full disk) truncated back so the file always
+loads. A crash leaves at most one torn last line; loading reports it as a warning and
+keeps everything before it, and resuming terminates it before appending.
+
+Reading tolerates any line: a torn line, a line that is not JSON, or a message line with a
+missing or ill-typed field (``usage`` as a string, ``tool_calls`` not a list) becomes a
+warning naming ``file:line`` and is skipped; everything else loads.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from secrets import token_hex
+from typing import Any
+
+from ..errors import SessionBusy, SessionError
+from .messages import Message
+from ..secrets import Scrubber
+from .writer import SessionWriter, iso_now
+
+__all__ = [
+    "SESSION_VERSION",
+    "LoadedSession",
+    "SessionBusy",
+    "SessionError",
+    "SessionInfo",
+    "SessionStore",
+    "SessionWriter",
+    "new_session_id",
+    "read_session",
+]
+
+SESSION_VERSION = 1
+TITLE_LENGTH = 60
+_ID_RULE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_MESSAGE_PREFIX = b'{"type": "message"'
+_ONE_MICROSECOND = timedelta(microseconds=1)
+
+_id_lock = threading.Lock()
+_last_clock_time: datetime | None = None
+
+
+# ---------------------------------------------------------------- ids and times
+
+
+def new_session_id(now: datetime | None = None) -> str:
+    """A new id ``YYYYMMDD-HHMMSS-ffffff-xxxx`` (UTC time, 4 random hex digits).
+
+    Ids sort as plain strings by creation time. With ``now=None`` the clock is read and
+    ids are strictly increasing within the process: a time not after the last one is
+    bumped to the last one plus 1 µs. An explicit ``now`` (naive means UTC) is encoded
+    as given and does not take part in that ordering.
+    """
+    stamp = _next_clock_time() if now is None else _as_utc(now)
+    return stamp.strftime("%Y%m%d-%H%M%S-%f-") + token_hex(2)
+
+
+def _next_clock_time() -> datetime:
+    """The current UTC time, strictly after every time this function returned before."""
+    global _last_clock_time
+    with _id_lock:
+        stamp = datetime.now(timezone.utc)
+        if _last_clock_time is not None and stamp <= _last_clock_time:
+            stamp = _last_clock_time + _ONE_MICROSECOND
+        _last_clock_time = stamp
+        return stamp
+
+
+def _as_utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass
+class LoadedSession:
+    """A session as read back: the header, the messages in order, every other line
+    (``records``) in order, and warnings about lines that were skipped. ``entries`` holds
+    both kinds in file order with their line numbers, in the file at ``path``."""
+
+    header: dict[str, Any]
+    messages: list[Message] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    entries: list[tuple[int, Message | dict[str, Any]]] = field(default_factory=list)
+    path: Path | None = None
+    size: int = 0  # bytes read: a writer opened later sees whether the file grew since
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One line of a session listing. ``messages`` counts complete message lines;
+    ``title`` is the first line of the first user message, cut to 60 characters."""
+
+    id: str
+    agent: str
+    model: str
+    created: str
+    messages: int
+    title: str
+
+
+def _check_header(path: Path, line: bytes) -> dict[str, Any]:
+    """The header parsed from the first line, or :class:`SessionError` naming the file."""
+    try:
+        header = json.loads(line)
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("type") != "session":
+        raise SessionError(
+            f"{path}:1: not a Rienda session: the first line must be the session header "
+            '{"type": "session", "version": 1, ...}')
+    version = header.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise SessionError(f"{path}:1: the session header has no valid version (got {version!r})")
+    if version > SESSION_VERSION:
+        raise SessionError(
+            f"{path}:1: session format version {version} is newer than this Rienda supports "
+            f"(up to {SESSION_VERSION}); upgrade Rienda to open it")
+    return header
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+
+
+def _parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSession) -> None:
+    """Sort lines 2.. into messages and records; skipped lines become warnings."""
+    last = len(lines)
+    for number in range(2, last + 1):
+        raw = lines[number - 1]
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            if torn and number == last:
+                session.warnings.append(
+                    f"{path}:{number}: the last line is incomplete "
+                    "(the session was interrupted while writing); ignored")
+            else:
+                session.warnings.append(f"{path}:{number}: not valid JSON; skipped")
+            continue
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "message":
+            try:
+                session.messages.append(Message.from_dict(obj))
+                session.entries.append((number, session.messages[-1]))
+            except ValueError as exc:
+                session.warnings.append(f"{path}:{number}: not a valid message ({exc}); skipped")
+        elif not isinstance(kind, str):
+            session.warnings.append(f"{path}:{number}: not a JSON object with a string 'type'; skipped")
+        elif kind == "session":
+            session.warnings.append(f"{path}:{number}: a second session header; skipped")
+        else:
+            session.records.append(obj)
+            session.entries.append((number, obj))
+
+
+def _split_lines(data: bytes) -> tuple[list[bytes], bool]:
+    """The file's lines without their newlines, and whether the last one is torn."""
+    torn = bool(data) and not data.endswith(b"\n")
+    lines = data.split(b"\n")
+    if not torn:
+        lines.pop()  # the empty piece after the final newline
+    return lines, torn
+
+
+def _first_line(data: bytes) -> bytes:
+    end = data.find(b"\n")
+    return data if end < 0 else data[:end]
+
+
+def _title(text: str) -> str:
+    stripped = text.strip()
+    return stripped.split("\n", 1)[0].strip()[:TITLE_LENGTH]
+
+
+def _summary(path: Path) -> SessionInfo | None:
+    """A listing entry for one file, without building Message objects; None if unusable.
+
+    Messages are counted as complete lines starting ``{"type": "message"`` (the writer's
+    form); only message lines up to the first user message are parsed, for the title.
+    """
+    try:
+        data = path.read_bytes()
+        header = _check_header(path, _first_line(data))
+    except (OSError, SessionError):
+        return None
+    complete = data[: data.rfind(b"\n") + 1]
+    count = complete.count(b"\n" + _MESSAGE_PREFIX)
+    title = ""
+    start = complete.find(b"\n" + _MESSAGE_PREFIX)
+    while start >= 0:
+        end = complete.find(b"\n", start + 1)
+        try:
+            line = json.loads(complete[start + 1 : end])
+        except ValueError:
+            line = None
+        if isinstance(line, dict) and line.get("role") == "user":
+            title = _title(str(line.get("text") or ""))
+            break
+        start = complete.find(b"\n" + _MESSAGE_PREFIX, end)
+    return SessionInfo(
+        id=path.stem,
+        agent=str(header.get("agent", "")),
+        model=str(header.get("model", "")),
+        created=str(header.get("created", "")),
+        messages=count,
+        title=title,
+    )
+
+
+def read_session(path: Path) -> LoadedSession:
+    """Read the session file ``path`` (anywhere; its id is the file name's stem), with
+    :meth:`SessionStore.load`'s contract: damaged lines become warnings; a missing file
+    or a bad header raises :class:`SessionError` naming the file."""
+    path = Path(path)
+    session_id = path.stem
+    data = _read_bytes(path)
+    lines, torn = _split_lines(data)
+    header = _check_header(path, lines[0] if lines else b"")
+    session = LoadedSession(header, path=path, size=len(data))
+    if header.get("id") != session_id:
+        session.warnings.append(
+            f"{path}:1: the header says id {header.get('id')!r}; using the file name {session_id!r}")
+    for key in ("agent", "model", "created"):
+        if key in header and not isinstance(header[key], str):
+            session.warnings.append(f"{path}:1: the header's {key!r} is not a string "
+                                    f"({type(header.pop(key)).__name__}); ignored")
+    _parse_body(path, lines, torn, session)
+    return session
+
+
+# ---------------------------------------------------------------- the store
+
+
+class SessionStore:
+    """The sessions under one Rienda home: ``home/sessions/<id>.jsonl``.
+
+    The directory is created on the first :meth:`create`. ``scrubber`` cleans every line
+    written; by default a :class:`Scrubber` of ``os.environ`` as it is at each write.
+    """
+
+    def __init__(self, home: Path, *, scrubber: Scrubber | None = None) -> None:
+        self.home = Path(home)
+        self.directory = self.home / "sessions"
+        self.scrubber = scrubber if scrubber is not None else Scrubber()
+
+    def create(self, agent: str, model: str, *, session_id: str | None = None) -> SessionWriter:
+        """Start a new session file, take its lock and write its header.
+
+        ``session_id`` defaults to :func:`new_session_id`; :class:`SessionError` if it is
+        not 1-128 letters, digits, ``_`` or ``-``, or the session already exists;
+        :class:`SessionWriteError` (and no file) if the header cannot be written.
+        """
+        session_id = new_session_id() if session_id is None else self._checked_id(session_id)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self._path(session_id)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        except FileExistsError:
+            raise SessionError(f"session {session_id!r} already exists: {path}") from None
+        writer = SessionWriter(session_id, path, fd, self.scrubber)
+        header = {"type": "session", "version": SESSION_VERSION, "id": session_id, "agent": agent,
+                  "model": model, "created": iso_now()}
+        try:
+            writer.write_header(header)
+        except Exception:
+            writer.close()
+            path.unlink(missing_ok=True)
+            raise
+        return writer
+
+    def resume(self, session_id: str) -> SessionWriter:
+        """A writer appending to an existing session, holding its lock, after checking its
+        header.
+
+        :class:`SessionBusy` if another writer holds the session (nothing is written);
+        :class:`SessionError` if the session does not exist or its header is missing,
+        wrong or from a newer version. A torn last line (no trailing newline) is terminated
+        first, so it stays one bad line instead of swallowing the next one.
+        """
+        path = self._existing(session_id)
+        writer = SessionWriter(session_id, path, os.open(path, os.O_RDWR | os.O_APPEND), self.scrubber)
+        try:
+            with open(path, "rb") as reader:
+                _check_header(path, reader.readline().rstrip(b"\n"))
+            writer.terminate_torn_line()
+        except Exception:
+            writer.close()
+            raise
+        return writer
+
+    def load(self, session_id: str) -> LoadedSession:
+        """Read a whole session back.
+
+        Damaged lines never raise: a torn last line, a line that is not a JSON object, or a
+        message line with a missing or ill-typed field becomes a warning naming its line and
+        is skipped; the rest is kept. :class:`SessionError` if the session does not exist or
+        its header is missing, wrong or from a newer version.
+        """
+        return read_session(self._existing(session_id))
+
+    def list(self) -> list[SessionInfo]:
+        """Every readable session, oldest first (sorted by id). Files that cannot be read
+        or have a bad header are left out silently (:meth:`load` reports them)."""
+        if not self.directory.is_dir():
+            return []
+        found = (_summary(path) for path in self.directory.glob("*.jsonl") if _ID_RULE.fullmatch(path.stem))
+        return sorted((info for info in found if info is not None), key=lambda info: info.id)
+
+    def _ids(self) -> list[str]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(path.stem for path in self.directory.glob("*.jsonl"))
+
+    def _path(self, session_id: str) -> Path:
+        return self.directory / f"{session_id}.jsonl"
+
+    def _checked_id(self, session_id: str) -> str:
+        if not isinstance(session_id, str) or not _ID_RULE.fullmatch(session_id):
+            raise SessionError(
+                f"{session_id!r} is not a valid session id (1 to 128 letters, digits, '_' or '-')")
+        return session_id
+
+    def _existing(self, session_id: str) -> Path:
+        """The file of an existing session, or :class:`SessionError` naming the id, the
+        directory and the closest existing ids."""
+        path = self._path(self._checked_id(session_id))
+        if path.is_file():
+            return path
+        ids = self._ids()
+        if not ids:
+            hint = "there are no sessions yet"
+        else:
+            close = difflib.get_close_matches(session_id, ids, n=3, cutoff=0.6)
+            hint = ("closest: " + ", ".join(close)) if close else f"{len(ids)} other sessions, none with a similar id"
+        raise SessionError(f"no session {session_id!r} in {self.directory} ({hint})")

@@ -1,0 +1,224 @@
+"""Replaying a recorded session through a hook chain, and turning a session into a script.
+
+:func:`replay_session` re-runs a session's model responses and tool calls through a hook
+chain (the agent's current one, or another list) without calling any model, and reports
+per call what differs from the recording: now refused (or no longer), arguments now
+different, result now different. Tools run only when asked (``run_tools``); otherwise the
+recorded result (what the model read) is what ``afterToolExecute`` hooks receive. Tools
+run again include the notebook's ``python`` and ``variables``, in a fresh namespace of the
+replay's own (the notebook's variables are not there). Calls an
+expectations file selects (``<id>.expect.yaml`` beside the session, see
+:mod:`.expectations`) are judged by what it states instead. :func:`replay_file` replays
+a session file from anywhere (the pytest plugin's items).
+
+:func:`session_script` turns a session's assistant messages into a scripted-model file,
+so a real conversation becomes a deterministic test of a hook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..cancel import CancelToken
+from ..errors import ConfigError
+from ..events import HookDecision
+from .expectations import CallExpectation, Expectations, expectations_beside
+from ..hooks import HookChain, ModelResponse
+from ..ctx.host import RunContext
+from ..sessions.messages import Message, ToolCall
+from ..builtins.notebook import PythonNamespace, in_thread, notebook_tools
+from ..secrets import redact_config
+from ..sessions.store import LoadedSession, read_session
+from ..tools import ToolResult, invoke_tool
+from ..ui import UI, NonInteractiveUI, RelayUI
+
+__all__ = ["CallReplay", "ReplayReport", "replay_file", "replay_session", "session_script"]
+
+
+@dataclass(frozen=True)
+class CallReplay:
+    """One recorded tool call against the chain as it is now."""
+
+    id: str
+    name: str
+    recorded_arguments: Any
+    now_arguments: Any
+    recorded_refused_by: str | None
+    now_refused_by: str | None
+    recorded_result: ToolResult | None
+    now_result: ToolResult | None
+    expectation: CallExpectation | None = None
+
+    @property
+    def differences(self) -> list[str]:
+        """What is not as it should be: as the expectation states it, else as recorded."""
+        expected = self.expectation
+        found = (expected.refusal_problems(self) if expected and expected.refused is not None
+                 else self._refusal_changes())
+        found += (expected.argument_problems(self) if expected and expected.arguments is not None
+                  else self._argument_changes())
+        found += expected.result_problems(self) if expected and expected.result is not None else self._result_changes()
+        return found
+
+    def _refusal_changes(self) -> list[str]:
+        if self.now_refused_by and not self.recorded_refused_by:
+            return [f"now refused by hook {self.now_refused_by}: {self.now_result.text if self.now_result else ''}"]
+        if self.recorded_refused_by and not self.now_refused_by:
+            return [f"no longer refused (was refused by hook {self.recorded_refused_by})"]
+        return []
+
+    def _argument_changes(self) -> list[str]:
+        if not self.now_refused_by and self.now_arguments != self.recorded_arguments:
+            return [f"arguments now different: {_field_changes(self.recorded_arguments, self.now_arguments)}"]
+        return []
+
+    def _result_changes(self) -> list[str]:
+        if (self.now_result is not None and self.recorded_result is not None and not self.now_refused_by
+                and not self.recorded_refused_by and self.now_result != self.recorded_result):
+            return [f"result now different: {_short(self.recorded_result.text)!r} -> {_short(self.now_result.text)!r}"]
+        return []
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """What a replay found: per call, per assistant text, and the expectations (from
+    ``expected_from``) that matched no call. ``hook_calls`` counts handler invocations."""
+
+    session_id: str
+    hooks: list[str]
+    calls: list[CallReplay] = field(default_factory=list)
+    texts: list[tuple[str, str]] = field(default_factory=list)  # (recorded, now) where they differ
+    unmatched: list[str] = field(default_factory=list)
+    expected_from: Path | None = None
+    hook_calls: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when anything is not as recorded or as expected."""
+        return bool(self.texts) or bool(self.unmatched) or any(call.differences for call in self.calls)
+
+    def lines(self) -> list[str]:
+        out = [f"replayed session {self.session_id} through hooks: {', '.join(self.hooks) or '(none)'}"]
+        if self.expected_from:
+            out.append(f"expectations: {self.expected_from}")
+        for call in self.calls:
+            differences = call.differences
+            mark = "≠" if differences else "="
+            same = ": as expected" if call.expectation else ": same as recorded"
+            out.append(f"{mark} {call.name} [{call.id}]" + ("" if differences else same))
+            out += [f"    {line}" for line in differences]
+        for recorded, now in self.texts:
+            out.append(f"≠ assistant text now different: {_short(recorded)!r} -> {_short(now)!r}")
+        out += [f"≠ {where} matches no call of the session" for where in self.unmatched]
+        out.append("differences found" if self.changed else "no differences")
+        return out
+
+
+def replay_session(rienda: Any, session_id: str, hooks: list[str] | None = None, agent_id: str | None = None,
+                   run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
+    """Replay the session ``session_id`` of ``rienda``'s home through ``hooks`` (default:
+    the agent's, ``agent_id`` or the session's own), with the expectations beside it if
+    any. ConfigError for an unknown session, agent or hook, or a malformed expectations file."""
+    loaded = rienda.store.load(session_id)
+    expected = expectations_beside(rienda.store.directory / f"{session_id}.jsonl")
+    return _replay(rienda, loaded, session_id, hooks, agent_id, run_tools, ui, expected)
+
+
+def replay_file(rienda: Any, path: Path, hooks: list[str] | None = None, run_tools: bool = False,
+                ui: UI | None = None, agent_id: str | None = None) -> ReplayReport:
+    """:func:`replay_session` for the session file ``path`` wherever it is (its id is the
+    file name), with ``<id>.expect.yaml`` beside it if any; its agent and hooks come from
+    ``rienda``'s home."""
+    path = Path(path)
+    return _replay(rienda, read_session(path), path.stem, hooks, agent_id, run_tools, ui, expectations_beside(path))
+
+
+def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str] | None, agent_id: str | None,
+            run_tools: bool, ui: UI | None, expected: Expectations | None) -> ReplayReport:
+    agent, _ = rienda.agent(agent_id or loaded.header.get("agent", "default"))
+    names = list(hooks) if hooks is not None else list(agent.hooks)
+    # Only the chain's hooks are loaded, and the session's tools when they run again (the
+    # notebook's in a fresh Python namespace of the replay's own, never a notebook's).
+    used = sorted({call.name for message in loaded.messages for call in message.tool_calls})
+    catalog = rienda.catalog(tools=used if run_tools else [], hooks=names,
+                             extra_tools=notebook_tools(PythonNamespace(run=in_thread)) if run_tools else None)
+    missing = [name for name in names if name not in catalog.hooks]
+    if missing:
+        raise ConfigError(f"no usable hook named {', '.join(map(repr, missing))} in {catalog.home / 'hooks'}")
+    ui = ui or NonInteractiveUI(record_events=False)
+    if expected is not None and expected.confirm is not None:
+        ui = NonInteractiveUI(expected.confirm, sink=ui.emit, record_events=False)
+    decisions: list[HookDecision] = []
+
+    def observe(event: Any) -> None:
+        if isinstance(event, HookDecision):
+            decisions.append(event)
+
+    run = RunContext(workdir=rienda.workdir, ui=RelayUI(ui, observe), session={"id": session_id},
+                     agent=agent.to_ctx(), config=redact_config(rienda.config()))
+    chain = HookChain([catalog.hooks[name] for name in names], rienda.sandbox, run)
+    results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}
+    calls, texts = [], []
+    for message in loaded.messages:
+        if message.role != "assistant":
+            continue
+        now = chain.after_model_response(ModelResponse(message.text, message.thinking, message.tool_calls), CancelToken())
+        if now.text != message.text:
+            texts.append((message.text, now.text))
+        for call in message.tool_calls:
+            entry = expected.for_call(call.id, call.name, call.arguments) if expected else None
+            calls.append(_replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry))
+    used = {id(call.expectation) for call in calls}
+    unmatched = [entry.where for entry in expected.calls if id(entry) not in used] if expected else []
+    return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions))
+
+
+def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run: RunContext, rienda: Any,
+                 catalog: Any, run_tools: bool, expectation: CallExpectation | None) -> CallReplay:
+    meta = recorded.meta if recorded else {}
+    recorded_result = ToolResult(recorded.text, recorded.is_error) if recorded else None
+    gate = chain.before_tool_execute(call.id, call.name, call.arguments, CancelToken())
+    if not gate.allowed:
+        now_result: ToolResult | None = gate.refusal()
+    elif run_tools and call.name in catalog.tools:
+        raw = invoke_tool(catalog.tools[call.name], gate.arguments, run, rienda.sandbox, CancelToken())
+        now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, CancelToken())
+    elif recorded_result is not None and not meta.get("refused_by"):
+        now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, recorded_result, CancelToken())
+    else:
+        now_result = None  # it would run now; run_tools shows what it returns
+    return CallReplay(call.id, call.name, meta.get("arguments", call.arguments), gate.arguments,
+                      meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation)
+
+
+def session_script(rienda: Any, session_id: str) -> str:
+    """The session's assistant responses as a scripted-model YAML file (text, thinking,
+    tool calls with the model's own arguments and ids)."""
+    loaded = rienda.store.load(session_id)
+    items = []
+    for message in loaded.messages:
+        if message.role != "assistant" or message.meta.get("interrupted") or message.meta.get("error"):
+            continue
+        item: dict[str, Any] = {"text": message.text}
+        if message.thinking:
+            item["thinking"] = message.thinking
+        if message.tool_calls:
+            item["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
+        items.append(item)
+    header = f"# Scripted model made from session {session_id} (agent {loaded.header.get('agent')}).\n"
+    return header + yaml.safe_dump(items, sort_keys=False, allow_unicode=True)
+
+
+def _field_changes(before: Any, after: Any) -> str:
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = sorted(set(before) | set(after))
+        return "; ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in keys if before.get(k) != after.get(k))
+    return f"{before!r} -> {after!r}"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,103 @@
+"""Where one cell's output goes: the kernel's IOPub and stdin, always with the cell's parent.
+
+Events arrive from worker and isolate threads, where ipykernel's idea of "the current
+cell" is not reliable (a widget click changes it), so a :class:`CellTarget` captures the
+execute request once, when the cell starts, and sends everything with it. This module and
+``pump.py`` are the only places that use ipykernel's private attributes; each use
+is named in :meth:`CellTarget.of_cell`'s docstring (ipykernel is pinned ``>=7.4,<8``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+__all__ = ["CellTarget", "sender_session"]
+
+_POLL = 0.05  # seconds between checks of ``until`` while waiting for an input reply
+
+
+class CellTarget:
+    """One cell's output channels and what its execute request said.
+
+    ``schedule(fn)`` runs ``fn`` on the kernel's thread in the cell's context (widgets are
+    made there); ``allow_stdin`` is the request's own flag (false for nbclient, nbval,
+    papermill); ``client`` is its ``header.session``: one id per front-end connection,
+    carried by every message that front end sends.
+    """
+
+    def __init__(self, kernel: Any, parent: dict[str, Any], ident: Any,
+                 schedule: Callable[[Callable[[], None]], None], allow_stdin: bool) -> None:
+        self.kernel = kernel
+        self.parent = parent
+        self.ident = ident
+        self.schedule = schedule
+        self.allow_stdin = allow_stdin
+        self.client: str = parent.get("header", {}).get("session", "")
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of_cell(cls, kernel: Any, schedule: Callable[[Callable[[], None]], None],
+                allow_stdin: bool | None = None) -> CellTarget:
+        """The running cell's target, read on the kernel's thread while the cell starts.
+
+        Private ipykernel state used: ``_get_shell_context_var(_shell_parent_ident)`` (the
+        stdin routing identity of the request) and ``_allow_stdin`` (the request's flag,
+        when ``allow_stdin`` is not given).
+        """
+        ident = kernel._get_shell_context_var(kernel._shell_parent_ident)
+        if allow_stdin is None:
+            allow_stdin = bool(getattr(kernel, "_allow_stdin", False))
+        return cls(kernel, kernel.get_parent("shell"), ident, schedule, allow_stdin)
+
+    # -- IOPub --------------------------------------------------------------------------
+    def send(self, msg_type: str, content: dict[str, Any]) -> None:
+        """One IOPub message with the cell's parent (ipykernel's ``_topic`` names it)."""
+        with self._lock:
+            self.kernel.session.send(self.kernel.iopub_socket, msg_type, content, parent=self.parent,
+                                     ident=self.kernel._topic(msg_type))
+
+    def stream(self, name: str, text: str) -> None:
+        self.send("stream", {"name": name, "text": text})
+
+    def display(self, display_id: str, data: dict[str, Any], update: bool = False) -> None:
+        self.send("update_display_data" if update else "display_data",
+                  {"data": data, "metadata": {}, "transient": {"display_id": display_id}})
+
+    # -- stdin --------------------------------------------------------------------------
+    def input_line(self, prompt: str, until: Callable[[], bool]) -> str | None:
+        """One ``input_request`` and its reply's value; None once ``until()`` is true.
+
+        Replies still queued from an earlier request (a prompt whose answer came too late)
+        are dropped first, and a reply naming another request as its parent is ignored:
+        a late answer never answers this request.
+        """
+        kernel = self.kernel
+        socket = kernel.stdin_socket
+        while socket.poll(0):
+            socket.recv_multipart(zmq.NOBLOCK)
+        request = kernel.session.send(socket, "input_request", {"prompt": prompt, "password": False},
+                                      self.parent, ident=self.ident)
+        while not until():
+            if not socket.poll(int(_POLL * 1000)):
+                continue
+            _, reply = kernel.session.recv(socket)
+            if reply is None:
+                continue
+            answered = reply.get("parent_header", {}).get("msg_id")
+            if answered and answered != request["header"]["msg_id"]:
+                continue
+            return str(reply["content"].get("value", ""))
+        return None
+
+
+def sender_session(kernel: Any) -> str | None:
+    """The ``header.session`` of the shell message being handled now (on the kernel's
+    thread, inside a comm handler): which front end sent it."""
+    try:
+        return kernel.get_parent("shell").get("header", {}).get("session")
+    except LookupError:
+        return None

@@ -1,0 +1,540 @@
+"""The ``%rienda`` commands: one vocabulary for the Rienda kernel and the IPython magics.
+
+A cell (or a line magic) whose first non-blank line starts with ``%rienda`` is a command::
+
+    %rienda use reviewer        %rienda sessions        %rienda model scripted/demo.yaml
+    %rienda new                 %rienda agents          %rienda confirm allow
+    %rienda resume ID           %rienda tools / hooks   %rienda help
+
+:func:`run_command` acts on a :class:`NotebookSession` and returns a
+:class:`CommandOutput` (plain text, optional Markdown, a Python value); a mistake is a
+:class:`CommandError` whose message is meant to be shown without a traceback.
+:func:`complete` answers a front end's completion request. Nothing here imports Jupyter.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..engine import BuiltinTool, NonInteractiveUI, RiendaError
+from ..engine.events import Diagnostic
+from ..engine.testing.hook_call import prepare_hook_call
+from ..engine.providers import PROVIDERS
+from ..engine.testing.replay import replay_session, session_script
+from .session import CONFIRM_POLICIES, NotebookSession
+
+__all__ = ["PREFIX", "SUBCOMMANDS", "CommandError", "CommandOutput", "Subcommand", "agent_names", "ask_prompt",
+           "complete", "help_text", "inspect", "is_command", "model_names", "run_command", "session_names"]
+
+PREFIX = "%rienda"
+RESET = "reset"
+
+
+class CommandError(RiendaError):
+    """A command that cannot be done; the message is short and for the user (no traceback)."""
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """What a command shows: ``text`` (text/plain), ``markdown`` (text/markdown, when
+    richer, e.g. a table) and ``value`` (a Python value for the magics, or None)."""
+
+    text: str
+    markdown: str | None = None
+    value: object = None
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One word of the vocabulary, the one table that drives dispatch, help and completion.
+
+    ``usage`` follows ``%rienda``; ``help`` is one sentence; ``run`` does it (None for
+    ``ask``: a turn, which the front end runs); ``least``/``most`` bound its arguments;
+    ``complete`` lists candidates for its first argument.
+    """
+
+    name: str
+    usage: str
+    help: str
+    run: Callable[[NotebookSession, list[str]], CommandOutput] | None
+    least: int = 0
+    most: int = 0
+    complete: Callable[[NotebookSession], list[str]] | None = None
+
+
+CONFIRM_MEANINGS: dict[str | None, str] = {
+    "ask": "ask in the notebook each time a tool asks for confirmation",
+    "allow": "allow every confirmation without asking",
+    "deny": "deny every confirmation without asking",
+    None: "not set: ask when the front end can, deny otherwise",
+}
+
+
+# ---------------------------------------------------------------- recognising and parsing
+
+
+def _after_prefix(text: str) -> str | None:
+    """``text`` after a leading ``%rienda`` (leading whitespace allowed), or None if it
+    does not start with the word ``%rienda``."""
+    stripped = text.lstrip()
+    if not stripped.startswith(PREFIX):
+        return None
+    rest = stripped[len(PREFIX):]
+    return rest if not rest or rest[0].isspace() else None
+
+
+def is_command(code: str) -> bool:
+    """True when the first non-blank line of ``code`` starts with the word ``%rienda``."""
+    for line in code.splitlines():
+        if line.strip():
+            return _after_prefix(line) is not None
+    return False
+
+
+def _words(line: str) -> list[str]:
+    rest = _after_prefix(line)
+    text = line if rest is None else rest
+    lines = [piece.strip() for piece in text.strip().splitlines()]
+    if len(lines) > 1:
+        raise CommandError(f"a {PREFIX} command is one line; put {lines[1][:40]!r} and what follows in another cell")
+    head = text.split(None, 3)
+    if head and head[0] == "hook":
+        return head  # hook NAME POINT, then the payload as written (JSON is not shell words)
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise CommandError(f"cannot read the command: {exc}") from None
+
+
+def run_command(session: NotebookSession, line: str) -> CommandOutput:
+    """Run one ``%rienda`` command (``line`` with or without the leading ``%rienda``).
+
+    Raises :class:`CommandError` for an unknown command, wrong arguments, ``ask`` (a turn:
+    see :func:`ask_prompt`), or anything the engine refuses (an unknown agent or session,
+    a bad model...), with its message.
+    """
+    words = _words(line)
+    if not words:
+        return _help(session, [])
+    sub, args = _subcommand(words[0]), words[1:]
+    if sub.run is None:
+        raise CommandError(f"{PREFIX} {sub.name} runs a turn; the front end runs it, not a command")
+    if not sub.least <= len(args) <= sub.most:
+        raise CommandError(f"usage: {PREFIX} {sub.usage}")
+    try:
+        return sub.run(session, args)
+    except CommandError:
+        raise
+    except RiendaError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def ask_prompt(line: str) -> str | None:
+    """The prompt of ``%rienda ask PROMPT`` (``line`` with or without ``%rienda``; the
+    prompt may span lines), or None when ``line`` is another command. CommandError for
+    ``ask`` without a prompt."""
+    rest = _after_prefix(line)
+    text = (line if rest is None else rest).lstrip()
+    word = re.match(r"\S*", text).group()
+    if word != "ask":
+        return None
+    prompt = text[len(word):].strip()
+    if not prompt:
+        raise CommandError(f"usage: {PREFIX} {_by_name()['ask'].usage}")
+    return prompt
+
+
+ERROR_FLAG = "--error"
+ERROR_QUESTION = "Why does this fail, and how do I fix it?"
+
+
+def error_flag(prompt: str) -> tuple[str, bool]:
+    """``ask --error [PROMPT]``: (the prompt, True); the prompt defaults to asking why the
+    last error happened. Any other prompt: (it, False)."""
+    if prompt != ERROR_FLAG and not re.match(rf"{ERROR_FLAG}\s", prompt):
+        return prompt, False
+    return prompt[len(ERROR_FLAG):].strip() or ERROR_QUESTION, True
+
+
+def _subcommand(name: str) -> Subcommand:
+    sub = _by_name().get(name)
+    if sub is None:
+        raise CommandError(_unknown(name))
+    return sub
+
+
+def _by_name() -> dict[str, Subcommand]:
+    return {sub.name: sub for sub in SUBCOMMANDS}
+
+
+def _unknown(name: str) -> str:
+    names = [sub.name for sub in SUBCOMMANDS]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown command {name!r}{hint}; try: {', '.join(names)}"
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def _use(session: NotebookSession, args: list[str]) -> CommandOutput:
+    session.use(args[0])
+    agent, diagnostics = session.rienda.agent(session.agent_id)
+    model = session.model or agent.model_label
+    lines = [f"Using agent {agent.id} (model {model}) in a new session."]
+    lines += [f"warning: {d.message}" for d in diagnostics]
+    return CommandOutput("\n".join(lines), value=agent)
+
+
+def _new(session: NotebookSession, args: list[str]) -> CommandOutput:
+    session.new()
+    return CommandOutput(f"New session with agent {session.agent_id}: the next prompt starts it.")
+
+
+def _resume(session: NotebookSession, args: list[str]) -> CommandOutput:
+    conversation = session.resume(args[0])
+    model, _ = _current_model(session)
+    count = len(conversation.messages)
+    lines = [f"Resumed session {conversation.session_id}: agent {conversation.agent_id}, model {model}, "
+             f"{count} message{'' if count == 1 else 's'}."]
+    lines += [f"warning: {warning}" for warning in conversation.warnings]
+    return CommandOutput("\n".join(lines), value=conversation)
+
+
+def _sessions(session: NotebookSession, args: list[str]) -> CommandOutput:
+    infos = session.rienda.sessions()
+    where = session.rienda.store.directory
+    if not infos:
+        return CommandOutput(f"No saved sessions yet in {where}.", value=infos)
+    heading = f"{_count(len(infos), 'session')} in {where}, newest last (* = current):"
+    rows = [(_mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
+            for info in infos]
+    return _listing(heading, ("", "id", "agent", "model", "messages", "title"), rows, [], infos)
+
+
+def _agents(session: NotebookSession, args: list[str]) -> CommandOutput:
+    agents, diagnostics = session.rienda.agents()
+    heading = f"{_count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
+    rows = [(_mark(agent.id == session.agent_id), agent.id, agent.model_label, agent.description,
+             _in_home(session, agent.path) if agent.path else "built-in") for agent in agents]
+    footer = []
+    if session.agent_id not in {agent.id for agent in agents}:
+        footer.append(f"The current agent {session.agent_id!r} is not listed: its file is missing or broken.")
+    return _listing(heading, ("", "id", "model", "description", "file"), rows, diagnostics, agents, footer)
+
+
+def _tools(session: NotebookSession, args: list[str]) -> CommandOutput:
+    catalog = session.rienda.catalog()
+    tools = [catalog.tools[name] for name in sorted(catalog.tools)]
+    heading = f"{_count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
+    rows = [(tool.name, tool.description, "built-in" if isinstance(tool, BuiltinTool) else _in_home(session, tool.path),
+             "shadows the built-in" if tool.name in catalog.shadowed else "") for tool in tools]
+    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool"]
+    return _listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools)
+
+
+def _hooks(session: NotebookSession, args: list[str]) -> CommandOutput:
+    catalog = session.rienda.catalog()
+    hooks = [catalog.hooks[name] for name in sorted(catalog.hooks)]
+    where = catalog.home / "hooks"
+    heading = f"{_count(len(hooks), 'hook')} in {where}:" if hooks else f"No usable hooks in {where}."
+    rows = [(hook.name, ", ".join(hook.points), _in_home(session, hook.path)) for hook in hooks]
+    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:hook"]
+    return _listing(heading, ("name", "points", "path"), rows, diagnostics, hooks)
+
+
+def _in_home(session: NotebookSession, path: str) -> str:
+    """A file under RIENDA_HOME as a path relative to it (the heading names the home)."""
+    try:
+        return str(Path(path).relative_to(session.rienda.home))
+    except ValueError:
+        return path
+
+
+def _model(session: NotebookSession, args: list[str]) -> CommandOutput:
+    if args and args[0] == RESET:
+        session.set_model(None)
+        model, origin = _current_model(session)
+        return CommandOutput(f"Model override cleared: using {model} ({origin}).", value=model)
+    if args:
+        session.set_model(args[0])
+        return CommandOutput(f"Model: {args[0]}, instead of the agent's, from the next prompt on "
+                             f"({PREFIX} model {RESET} goes back).", value=args[0])
+    model, origin = _current_model(session)
+    return CommandOutput(f"Model: {model} ({origin}).", value=model)
+
+
+def _current_model(session: NotebookSession) -> tuple[str, str]:
+    """The model the next prompt uses, and where that comes from."""
+    if session.model:
+        return session.model, f"set with {PREFIX} model"
+    if session.session_id is not None and session.conversation.model:
+        return session.conversation.model, f"recorded in session {session.session_id}"
+    try:
+        agent, _ = session.rienda.agent(session.agent_id)
+    except RiendaError as exc:
+        return "unknown", f"agent {session.agent_id!r} cannot be loaded: {exc}"
+    if not agent.model:
+        return agent.model_label, ("from OPENAI_API_KEY, ANTHROPIC_API_KEY or a local Ollama server, "
+                                   "unless default_model is set in config.yaml")
+    return agent.model, f"agent {agent.id}'s model"
+
+
+def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
+    if args:
+        value = args[0].lower()
+        if value not in (*CONFIRM_POLICIES, RESET):
+            choices = [*CONFIRM_POLICIES, RESET]
+            close = difflib.get_close_matches(value, choices, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise CommandError(f"confirm takes {', '.join(CONFIRM_POLICIES)} or {RESET}, got {args[0]!r}{hint}")
+        session.set_confirm(None if value == RESET else value)
+    policy = session.confirm_policy
+    if policy is None:
+        text = f"Confirm policy {CONFIRM_MEANINGS[None]}."
+    else:
+        text = f"Confirm policy: {policy} ({CONFIRM_MEANINGS[policy]})."
+    if not args:
+        text += f"\nSet it with {PREFIX} confirm ask|allow|deny|reset; $RIENDA_CONFIRM sets it at start."
+    return CommandOutput(text, value=policy)
+
+
+def _script(session: NotebookSession, args: list[str]) -> CommandOutput:
+    session_id = session.rienda.resolve_session(args[0])
+    path = session.rienda.workdir / args[1]
+    path.write_text(session_script(session.rienda, session_id), encoding="utf-8")
+    return CommandOutput(f"Wrote session {session_id} as a scripted model to {args[1]} "
+                         f"(use it as model: scripted/{args[1]}).", value=path)
+
+
+def _replay(session: NotebookSession, args: list[str]) -> CommandOutput:
+    session_id = session.rienda.resolve_session(args[0])
+    report = replay_session(session.rienda, session_id, hooks=args[1:] or None)
+    lines = report.lines()
+    return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=report)
+
+
+def _hook(session: NotebookSession, args: list[str]) -> CommandOutput:
+    invocation = prepare_hook_call(session.rienda, args[0], args[1], args[2] if len(args) > 2 else "{}",
+                                   agent_id=session.agent_id, session_id=session.session_id)
+    call = invocation.run_interruptibly(NonInteractiveUI(session.confirm_policy == "allow", record_events=False))
+    if call is None:
+        raise CommandError(f"{args[0]}.{args[1]} was interrupted")
+    lines = call.lines()
+    return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=call)
+
+
+def _home(session: NotebookSession, args: list[str]) -> CommandOutput:
+    if args:
+        session.set_home(args[0])
+        return CommandOutput(f"Using RIENDA_HOME {session.rienda.home} (a new session starts at the next prompt).",
+                             value=session.rienda.home)
+    return CommandOutput(f"RIENDA_HOME is {session.rienda.home}", value=session.rienda.home)
+
+
+def _help(session: NotebookSession, args: list[str]) -> CommandOutput:
+    subs: Sequence[Subcommand] = (_subcommand(args[0]),) if args else SUBCOMMANDS
+    width = max(len(sub.usage) for sub in subs) + len(PREFIX) + 1
+    lines = [f"{PREFIX} {sub.usage}".ljust(width) + f"  {sub.help}" for sub in subs]
+    markdown = [f"- `{PREFIX} {sub.usage}`: {_escape(sub.help)}" for sub in subs]
+    if not args:
+        lines.insert(0, "Rienda commands:")
+        markdown.insert(0, "**Rienda commands**\n")
+    return CommandOutput("\n".join(lines), "\n".join(markdown), value=list(subs))
+
+
+def help_text(name: str | None = None) -> str:
+    """The commands' help as plain text: all of them, or ``name``'s (CommandError if unknown)."""
+    return _help(None, [name] if name else []).text  # type: ignore[arg-type] - help reads no session
+
+
+def agent_names(session: NotebookSession) -> list[str]:
+    return [agent.id for agent in session.rienda.agents()[0]]
+
+
+def session_names(session: NotebookSession) -> list[str]:
+    """Saved session ids, newest first."""
+    return [info.id for info in reversed(session.rienda.sessions())]
+
+
+def model_names(session: NotebookSession) -> list[str]:
+    """``reset``, each provider's prefix, and the models the agents name."""
+    models = sorted({agent.model for agent in session.rienda.agents()[0] if agent.model})
+    return [RESET, *(f"{prefix}/" for prefix in sorted(PROVIDERS)), *models]
+
+
+def hook_names(session: NotebookSession) -> list[str]:
+    return sorted(session.rienda.catalog().hooks)
+
+
+def _command_names(session: NotebookSession) -> list[str]:
+    return [sub.name for sub in SUBCOMMANDS]
+
+
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand("ask", "ask [--error] PROMPT", "Run PROMPT as one turn of the current agent (in a Python kernel, "
+               "it returns a TurnResult; --error adds the last cell's exception and traceback).", None),
+    Subcommand("use", "use AGENT", "Switch to AGENT in a new session.", _use, 1, 1, agent_names),
+    Subcommand("new", "new", "Start a new session with the current agent (at the next prompt).", _new),
+    Subcommand("resume", "resume ID|last", "Continue the saved session ID (last: the newest); its agent becomes "
+               "the current one.", _resume, 1, 1, session_names),
+    Subcommand("sessions", "sessions", "List the saved sessions, newest last (* marks the current one).", _sessions),
+    Subcommand("agents", "agents", "List the agents and what is wrong with any agent file (* marks the current "
+               "one).", _agents),
+    Subcommand("tools", "tools", "List the tools, built-in and yours, and what is wrong with any tool file.", _tools),
+    Subcommand("hooks", "hooks", "List the hooks and their points, and what is wrong with any hook file.", _hooks),
+    Subcommand("model", "model [PROVIDER/MODEL|reset]",
+               "Show the model; use another one instead of the agent's; or go back to the agent's.", _model, 0, 1,
+               model_names),
+    Subcommand("confirm", "confirm [ask|allow|deny|reset]",
+               "Show or set what happens when a tool asks for confirmation (ctx.confirm).", _confirm, 0, 1,
+               lambda session: [*CONFIRM_POLICIES, RESET]),
+    Subcommand("replay", "replay ID|last [HOOK ...]",
+               "Re-run a session's calls through its agent's hooks (or these), without the model; show what differs.",
+               _replay, 1, 64, session_names),
+    Subcommand("script", "script ID|last FILE",
+               "Write a session's model responses as a scripted-model file (a deterministic test of your hooks).",
+               _script, 2, 2, session_names),
+    Subcommand("hook", "hook NAME POINT [JSON]",
+               "Call one hook point with a payload, as a run would; show what it returned, changed, logged and asked "
+               "(confirms: yes with confirm allow, else no).", _hook, 2, 3, hook_names),
+    Subcommand("home", "home [PATH]",
+               "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session.", _home, 0, 1),
+    Subcommand("help", "help [COMMAND]", "List these commands, or show one.", _help, 0, 1, _command_names),
+)
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _mark(current: bool) -> str:
+    return "*" if current else ""
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value).split())
+
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>|#~&])")
+
+
+def _escape(value: object) -> str:
+    """``value`` as inline Markdown text: one line, every special character escaped
+    (``|`` included, so it is safe in a table cell)."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", _one_line(value))
+
+
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[_one_line(c) for c in row] for row in [headers, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
+
+
+def _markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(_escape(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _diagnostics(diagnostics: Sequence[Diagnostic]) -> tuple[str, str]:
+    if not diagnostics:
+        return "", ""
+    title = f"Diagnostics ({len(diagnostics)})"
+    text = f"{title}:\n" + "\n".join("  - " + d.message.replace("\n", "\n    ") for d in diagnostics)
+    markdown = f"**{title}**\n\n" + "\n".join(f"- {_escape(d.message)}" for d in diagnostics)
+    return text, markdown
+
+
+def _listing(heading: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
+             diagnostics: Sequence[Diagnostic], value: object, footer: Iterable[str] = ()) -> CommandOutput:
+    """A heading, a table (when there are rows), footer lines, then the diagnostics."""
+    text_parts, markdown_parts = [heading], [_escape(heading)]
+    if rows:
+        text_parts.append(_text_table(headers, rows))
+        markdown_parts.append(_markdown_table(headers, rows))
+    for line in footer:
+        text_parts.append(line)
+        markdown_parts.append(_escape(line))
+    diagnostics_text, diagnostics_markdown = _diagnostics(diagnostics)
+    if diagnostics:
+        text_parts.append(diagnostics_text)
+        markdown_parts.append(diagnostics_markdown)
+    return CommandOutput("\n\n".join(text_parts), "\n\n".join(markdown_parts), value)
+
+
+# ---------------------------------------------------------------- completion
+
+
+def complete(session: NotebookSession, line: str, cursor: int) -> tuple[list[str], int, int]:
+    """Completions for the word at ``cursor`` (an offset into ``line``, the cell or the
+    magic's line, with or without ``%rienda``): ``(matches, start, end)``, where
+    ``line[start:end]`` is the word each match replaces. Never raises."""
+    cursor = max(0, min(cursor, len(line)))
+    before = line[:cursor]
+    word = re.search(r"\S*$", before).group()
+    start = cursor - len(word)
+    end = cursor + len(re.match(r"\S*", line[cursor:]).group())
+    line_start = before.rfind("\n") + 1
+    head = before[line_start:start]
+    rest = _after_prefix(head)
+    if rest is None:
+        if line[:line_start].strip():
+            return [], start, end  # not on the command's own line
+        if not head.strip() and word.startswith("%"):
+            return ([PREFIX] if PREFIX.startswith(word) and word != PREFIX else []), start, end
+        rest = head  # a magic's line without %rienda
+    try:
+        candidates = _candidates(session, rest.split())
+    except RiendaError:
+        candidates = []
+    return [c for c in candidates if c.startswith(word)], start, end
+
+
+def inspect(session: NotebookSession, line: str, cursor: int) -> CommandOutput | None:
+    """What Shift-Tab shows for the word at ``cursor`` on a command line: a command's
+    usage and help, or an agent's description, model, tools and hooks; None otherwise."""
+    cursor = max(0, min(cursor, len(line)))
+    before = line[:cursor]
+    line_start = before.rfind("\n") + 1
+    line_end = line.find("\n", cursor)
+    text = line[line_start:] if line_end < 0 else line[line_start:line_end]
+    offset = cursor - line_start
+    rest = _after_prefix(text)
+    if rest is None:
+        return None
+    words = [(m.start() + len(text) - len(rest), m.group()) for m in re.finditer(r"\S+", rest)]
+    at = [i for i, (start, word) in enumerate(words) if start <= offset <= start + len(word)]
+    if not at:
+        return None
+    index, word = at[0], words[at[0]][1]
+    try:
+        if index == 0 and word in _by_name():
+            return _help(session, [word])
+        if index == 1 and words[0][1] == "use":
+            agent, _ = session.rienda.agent(word)
+        else:
+            return None
+    except RiendaError:
+        return None
+    facts = [f"agent {agent.id}: {agent.description or '(no description)'}", f"model: {agent.model_label}",
+             f"tools: {', '.join(agent.tools) or 'none'}", f"hooks: {', '.join(agent.hooks) or 'none'}",
+             f"file: {agent.path or 'built-in'}"]
+    return CommandOutput("\n".join(facts), "\n\n".join(_escape(fact) for fact in facts), agent)
+
+
+def _candidates(session: NotebookSession, words: list[str]) -> list[str]:
+    if not words:
+        return _command_names(session)
+    sub = _by_name().get(words[0])
+    if len(words) > 1 or sub is None or sub.complete is None:
+        return []
+    return sub.complete(session)

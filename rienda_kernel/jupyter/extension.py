@@ -1,0 +1,51 @@
+"""The ``%rienda`` IPython extension: ``%load_ext rienda_kernel`` (or ``%load_ext magics``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["load_ipython_extension"]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register %rienda, %%rienda, %%rienda_tool and %%rienda_hook and their Tab
+    completion in this shell, and print one line: the home, the agent and its model.
+
+    Imports only what that needs, so loading takes a fraction of a second; what the first
+    turn needs (jsonschema, ipywidgets) is imported on a background thread meanwhile.
+    """
+    from IPython.core.error import UsageError
+
+    from rienda_kernel.engine import RiendaError
+    from rienda_kernel.jupyter.session import prewarm
+
+    from .completion import rienda_matcher
+    from .magics import RiendaMagics, keep_questions
+
+    magics = RiendaMagics(ipython)
+    ipython.register_magics(magics)
+    if keep_questions not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(keep_questions)
+    matchers = ipython.Completer.custom_matchers
+    matchers[:] = [m for m in matchers if getattr(m, "matcher_identifier", None) != "rienda"]
+    matchers.append(rienda_matcher(lambda: magics.notebook))
+    prewarm()
+    try:
+        notebook = magics.notebook
+        agent, _ = notebook.rienda.agent(notebook.agent_id)
+    except Exception as exc:  # noqa: BLE001 - a broken home is reported, the magics still load
+        message = str(exc) if isinstance(exc, (RiendaError, UsageError)) else f"{type(exc).__name__}: {exc}"
+        print(f"Rienda magics loaded, but: {message}", file=sys.stderr)
+        return
+    print(f"Rienda: home {_tilde(notebook.rienda.home)}, agent {agent.id} (model {notebook.model or agent.model_label}); "
+          "%rienda help lists the commands.")
+
+
+def _tilde(path: Path) -> str:
+    """``path`` with the user's home directory written ``~``."""
+    try:
+        return str(Path("~") / path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,251 @@
+"""The Rienda Jupyter kernel: a cell is a prompt to the current agent.
+
+A cell runs one agent turn in the kernel's current session. A cell starting with
+``%rienda`` is a command (see :mod:`rienda_kernel.jupyter.commands`; ``%rienda ask PROMPT`` is a
+turn too, ``%rienda?`` pages the help), one starting with ``%%rienda_tool NAME`` or
+``%%rienda_hook NAME`` saves and loads an extension, and any other cell starting with
+``%`` is refused: a cell never becomes a paid model turn by accident. Requests with
+``silent`` (front ends' probes and startup code) run nothing.
+
+The turn runs in a worker thread while ``do_execute`` awaits it, so the kernel keeps
+handling widget clicks and view reports (ipykernel >= 7.4 dispatches comm messages while
+a cell awaits) and interrupts (a SIGINT handler that cancels the run through the loop).
+
+The notebook tools (``python``, ``variables``) work in the kernel's own IPython namespace
+(empty until the agent's code fills it; it lasts as long as the kernel). Their code runs on
+the main thread, on the kernel's event loop, so an interrupt stops it as it would stop a
+Python cell: the SIGINT handler raises KeyboardInterrupt into that code.
+
+Shutting down never leaves a turn behind: SIGTERM during a turn ends it like an interrupt
+(its commands are ended, ``afterRun`` runs, the session gets its ``run_end``) and then
+terminates the kernel as asked; Jupyter's shutdown (an interrupt, then a shutdown request)
+waits for the turn to end (which releases its session), stopping ``afterRun`` if it takes
+too long, before the kernel exits. A second interrupt stops ``afterRun``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import signal
+import threading
+from typing import Any
+
+from ipykernel.ipkernel import IPythonKernel
+
+from .. import __version__
+from .cell import CellTarget
+from .commands import CommandError, ask_prompt, complete, error_flag, help_text, inspect, is_command, run_command
+from .confirm import ClientViews
+from .display import NotebookUI
+from ..engine import CancelToken, RiendaError
+from ..engine.builtins.notebook import CodeRunner, notebook_tools
+from .session import NotebookSession, advice, error_line, prewarm, shell_namespace, turn_error
+
+__all__ = ["RiendaKernel"]
+
+_EXTENSION_CELLS = {"%%rienda_tool": "tools", "%%rienda_hook": "hooks"}
+# How long a shutdown lets a running turn wind down (afterRun) before a second interrupt,
+# and then how long it waits for that: both within jupyter_client's 2.5 s before SIGTERM.
+_WIND_DOWN_S = 1.5
+_STOP_S = 0.5
+
+
+class RiendaKernel(IPythonKernel):
+    """A wrapper kernel over the Rienda engine (IPythonKernel wires comms and widgets)."""
+
+    implementation = "rienda"
+    implementation_version = __version__
+    language_info = {
+        "name": "markdown",
+        "mimetype": "text/markdown",
+        "file_extension": ".md",
+        "codemirror_mode": "markdown",
+        "pygments_lexer": "markdown",
+    }
+    banner = "Rienda: each cell is a prompt to the current agent; `%rienda help` lists the commands."
+    help_links = [{"text": "Rienda commands", "url": "https://rienda.varavel.com/docs/tools/index.md"}]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        import ipywidgets  # noqa: F401 - registers the widget comm targets front ends open
+
+        prewarm(("jsonschema",))  # the first tool's schema check would wait for it otherwise
+        self.seen_diagnostics: set[str] = set()
+        self.client_views = ClientViews()
+        self.startup_error: str | None = None
+        self._running: tuple[CancelToken, threading.Event] | None = None
+        self.code = CodeRunner()  # where the notebook tools' code runs
+        tools = notebook_tools(shell_namespace(self.shell, self.code))
+        try:
+            self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd(), extra_tools=tools)
+        except RiendaError as exc:
+            self.notebook, self.startup_error = None, str(exc)
+
+    # -- execute -------------------------------------------------------------------------
+    async def do_execute(self, code: str, silent: bool, store_history: bool = True,
+                         user_expressions: Any = None, allow_stdin: bool = False, *,
+                         cell_meta: Any = None, cell_id: Any = None) -> dict[str, Any]:
+        count = self.shell.execution_count
+        if silent:
+            return self._ok(count)
+        if store_history:
+            self.shell.history_manager.store_inputs(count, code)
+            self.shell.execution_count += 1
+        if not code.strip():
+            return self._ok(count)
+        if self.notebook is None:
+            return self._error(count, "RiendaError", self.startup_error or "Rienda could not start")
+        target = self._cell_target(allow_stdin)
+        try:
+            return await self._cell(code.strip(), target, count)
+        except CommandError as exc:
+            return self._error(count, "UsageError", str(exc), target)
+        except RiendaError as exc:
+            return self._error(count, type(exc).__name__, str(exc), target)
+
+    async def _cell(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
+        first_word = code.split(None, 1)[0]
+        if first_word in _EXTENSION_CELLS:
+            return self._save_extension(_EXTENSION_CELLS[first_word], code, target, count)
+        if code.endswith("?") and is_command(code[:-1]) and ask_prompt(code) is None:
+            return self._page(code[:-1], count)
+        if is_command(code):
+            prompt = ask_prompt(code)
+            if prompt is not None:
+                if error_flag(prompt)[1]:
+                    raise CommandError("--error adds the exception of the last Python cell, and a Rienda notebook has "
+                                       "no Python cells: use it in a Python notebook after %load_ext rienda_kernel")
+                return await self._turn(prompt, target, count)
+            return self._command(code, target, count)
+        if code.startswith("%"):
+            raise CommandError(f"{first_word} is not a Rienda command: in a Rienda notebook a cell is a prompt, "
+                               "`%rienda ...` a command and `%%rienda_tool NAME` / `%%rienda_hook NAME` save an "
+                               "extension (`%rienda help` lists the commands)")
+        return await self._turn(code, target, count)
+
+    def _cell_target(self, allow_stdin: bool) -> CellTarget:
+        loop = asyncio.get_running_loop()
+        cell_context = contextvars.copy_context()
+
+        def schedule(fn: Any) -> None:
+            loop.call_soon_threadsafe(fn, context=cell_context)
+
+        return CellTarget.of_cell(self, schedule, allow_stdin)
+
+    def _command(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
+        """A command's output is the cell's result (``execute_result``)."""
+        output = run_command(self.notebook, code)
+        data = {"text/plain": output.text}
+        if output.markdown:
+            data["text/markdown"] = output.markdown
+        target.send("execute_result", {"data": data, "metadata": {}, "execution_count": count})
+        return self._ok(count)
+
+    def _page(self, code: str, count: int) -> dict[str, Any]:
+        """``%rienda?`` / ``%rienda use?``: the help, as the pager payload IPython sends."""
+        words = code.split()
+        text = help_text(words[1] if len(words) > 1 else None)
+        return {**self._ok(count), "payload": [{"source": "page", "data": {"text/plain": text}, "start": 0}]}
+
+    def _save_extension(self, kind: str, code: str, target: CellTarget, count: int) -> dict[str, Any]:
+        first, _, source = code.partition("\n")
+        words = first.split()
+        if len(words) != 2:
+            raise CommandError(f"usage: {words[0]} NAME, then the extension's JavaScript on the next lines")
+        saved = self.notebook.save_extension(kind, words[1], source)
+        for problem in saved.problems:
+            target.stream("stderr", f"⚠ {problem}\n")
+        if saved.summary:
+            target.stream("stdout", saved.summary + "\n")
+        return self._ok(count)
+
+    async def _turn(self, prompt: str, target: CellTarget, count: int) -> dict[str, Any]:
+        notebook = self.notebook
+        ui = NotebookUI(target, notebook.confirm_policy, self.seen_diagnostics, self.client_views)
+        cancel, done, terminated = CancelToken(), threading.Event(), []
+        loop = asyncio.get_running_loop()
+        context = contextvars.copy_context()
+        conversation = notebook.conversation
+
+        def stop(signum: int, _frame: Any) -> None:
+            if signum == signal.SIGTERM:
+                terminated.append(signum)
+            loop.call_soon_threadsafe(cancel.cancel)
+            if self.code.busy:  # the python tool's code is running here, on the main thread: stop it too
+                raise KeyboardInterrupt
+
+        def turn() -> Any:
+            try:
+                return context.run(conversation.run, prompt, ui, cancel)
+            finally:
+                done.set()
+
+        previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+        self._running = (cancel, done)
+        try:
+            # The python tool's jobs, each in a copy of the cell's context (the turn's thread is in that one).
+            with self.code.lent(lambda job: loop.call_soon_threadsafe(job, context=context.copy())):
+                result = await loop.run_in_executor(None, turn)
+        finally:
+            self._running = None
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        if terminated:
+            os.kill(os.getpid(), signal.SIGTERM)  # the turn has ended; now terminate as asked
+        shown = advice(result)
+        if shown is not None:
+            target.send("display_data", {"data": shown, "metadata": {}, "transient": {}})
+        error = turn_error(result)
+        if error is not None:
+            return self._error(count, error.ename, str(error), target)
+        return self._ok(count)
+
+    async def do_shutdown(self, restart: bool) -> dict[str, Any]:
+        """Let a running turn end (stopping its afterRun if it takes too long; the session
+        gets its run_end and is released) before the kernel exits."""
+        if self._running is not None:
+            cancel, done = self._running
+            if not cancel.cancelled:  # jupyter_client interrupts before it asks for a shutdown
+                cancel.cancel()
+            loop = asyncio.get_running_loop()
+            if not await loop.run_in_executor(None, done.wait, _WIND_DOWN_S):
+                cancel.cancel()
+                await loop.run_in_executor(None, done.wait, _STOP_S)
+        return super().do_shutdown(restart)
+
+    # -- replies ---------------------------------------------------------------------------
+    def _ok(self, count: int) -> dict[str, Any]:
+        return {"status": "ok", "execution_count": count, "payload": [], "user_expressions": {}}
+
+    def _error(self, count: int, name: str, value: str, target: CellTarget | None = None) -> dict[str, Any]:
+        """A Jupyter error without a Python traceback: one line says what failed."""
+        content = {"ename": name, "evalue": value, "traceback": [error_line(name, value)]}
+        (target or self._cell_target_now()).send("error", content)
+        return {"status": "error", "execution_count": count, **content}
+
+    def _cell_target_now(self) -> CellTarget:
+        return CellTarget(self, self.get_parent("shell"), None, lambda fn: fn(), False)
+
+    # -- completion, inspection, is_complete -------------------------------------------------
+    async def do_complete(self, code: str, cursor_pos: int | None) -> dict[str, Any]:
+        cursor_pos = len(code) if cursor_pos is None else cursor_pos
+        matches, start, end = ([], cursor_pos, cursor_pos)
+        if self.notebook is not None and is_command(code[:cursor_pos]):
+            matches, start, end = complete(self.notebook, code, cursor_pos)
+        return {"status": "ok", "matches": matches, "cursor_start": start, "cursor_end": end, "metadata": {}}
+
+    async def do_inspect(self, code: str, cursor_pos: int, detail_level: int = 0, omit_sections: Any = ()) -> dict[str, Any]:
+        """Shift-Tab on a command word shows its help; on an agent's name, the agent."""
+        found = inspect(self.notebook, code, cursor_pos) if self.notebook is not None else None
+        if found is None:
+            return {"status": "ok", "found": False, "data": {}, "metadata": {}}
+        data = {"text/plain": found.text, **({"text/markdown": found.markdown} if found.markdown else {})}
+        return {"status": "ok", "found": True, "data": data, "metadata": {}}
+
+    async def do_is_complete(self, code: str) -> dict[str, Any]:
+        """A prompt is complete at the first blank line-free Enter; a command at once."""
+        if code.rstrip().endswith("\\"):
+            return {"status": "incomplete", "indent": ""}
+        return {"status": "complete"}

@@ -1,0 +1,311 @@
+"""``%rienda`` and ``%%rienda``: the Rienda engine from any IPython kernel or terminal.
+
+    %rienda SUBCOMMAND ...        the Rienda kernel's vocabulary (ask, use, new, resume,
+                                  sessions, agents, tools, hooks, model, confirm, home, ...)
+    %%rienda [--agent A] [--session ID] [--model M]
+                                  the cell body is the prompt; the options apply to this cell
+    %%rienda_tool NAME / %%rienda_hook NAME
+                                  save the cell as $RIENDA_HOME/tools|hooks/NAME/index.js, load it,
+                                  and show its diagnostics or a one-line summary
+
+``{name}`` in a prompt is the value of ``name`` in the user's namespace (``{{`` for a
+literal brace). A turn returns a :class:`~rienda_kernel.jupyter.result.TurnResult`; a turn that fails or
+is interrupted raises :class:`~rienda_kernel.jupyter.session.TurnFailed` /
+:class:`~rienda_kernel.jupyter.session.TurnInterrupted`, shown as one line (the same as in the
+Rienda kernel) and seen by batch runners as the cell's error.
+
+``%%rienda --agent A`` does not change the notebook's current agent or session: cells
+that name ``--agent A`` share one session of A of their own; ``--session ID`` continues
+that session for the cell; ``--model M`` is this cell's model.
+
+The notebook tools (``python``, ``variables``: :mod:`rienda_kernel.engine.builtins.notebook`)
+work in the user's namespace. In a kernel their code runs on the main thread through the
+turn's pump, so the kernel's interrupt stops it as it would stop a cell; in a terminal
+IPython it runs on a thread of its own, which Ctrl-C interrupts. ``ask --error`` adds the
+last exception a cell raised (``sys.last_value``) to the prompt.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import string
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from rienda_kernel.jupyter.cell import CellTarget
+from rienda_kernel.jupyter.commands import SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_command
+from rienda_kernel.jupyter.confirm import ClientViews
+from rienda_kernel.jupyter.display import NotebookUI
+from rienda_kernel.engine import CancelToken, Conversation, RiendaError
+from rienda_kernel.engine.cancel import run_interruptibly
+from rienda_kernel.engine.builtins.notebook import CodeRunner, notebook_tools, with_error
+from rienda_kernel.jupyter.session import NotebookSession, TurnInterrupted, advice, shell_namespace, turn_error
+from rienda_kernel.cli.terminal import TerminalUI
+
+from .pump import MainThreadPump
+from .result import TurnResult, current_cell
+
+__all__ = ["RiendaMagics", "keep_questions"]
+
+_ASK_LINE = re.compile(r"^(\s*(?:[\w.\[\]'\"]+\s*=\s*)?)%rienda\s+(ask\s.*\?)\s*$")
+
+
+def keep_questions(lines: list[str]) -> list[str]:
+    """An input transformer: ``%rienda ask ...?`` is a question to the agent, not IPython's
+    ``?`` help request, so such a line becomes the magic call IPython would have made."""
+    return [_ask_call(line) for line in lines]
+
+
+def _ask_call(line: str) -> str:
+    body = line.rstrip("\n")
+    match = _ASK_LINE.match(body)
+    if match is None:
+        return line
+    call = f"{match.group(1)}get_ipython().run_line_magic('rienda', {match.group(2)!r})"
+    return call + line[len(body):]
+
+
+_VOCABULARY = "\n".join(f"  {sub.usage:<34} {sub.help}" for sub in SUBCOMMANDS)
+
+
+@magics_class
+class RiendaMagics(Magics):
+    """The magics; one :class:`NotebookSession` per IPython shell."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self._notebook: NotebookSession | None = None
+        self.seen_diagnostics: set[str] = set()
+        self.client_views = ClientViews()
+        self.code = CodeRunner()  # where the notebook tools' code runs
+        self._turn_running = False
+
+    @property
+    def notebook(self) -> NotebookSession:
+        if self._notebook is None:
+            try:
+                self._notebook = NotebookSession(workdir=os.getcwd(), extra_tools=notebook_tools(self._namespace()))
+            except RiendaError as exc:
+                raise UsageError(str(exc)) from None
+        return self._notebook
+
+    # -- %rienda -------------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("subcommand", nargs="?", default="help", help="the command (see below)")
+    @argument("args", nargs="*", help="its arguments")
+    @line_magic
+    @no_var_expand
+    def rienda(self, line: str) -> Any:
+        """Rienda commands, and ``ask PROMPT`` to run a turn."""
+        try:
+            prompt = ask_prompt(line)
+            if prompt is not None:
+                prompt, add_error = error_flag(prompt)
+                prompt = self._interpolate(prompt)
+                return self._turn(self.notebook.conversation, self._with_last_error(prompt) if add_error else prompt)
+            output = run_command(self.notebook, line)
+        except CommandError as exc:
+            raise UsageError(str(exc)) from None
+        self._show(output.text, output.markdown)
+        return None
+
+    # -- %%rienda --------------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("--agent", help="this cell's agent (cells naming it share one session of it)")
+    @argument("--session", help="continue this session (ID or last) for this cell")
+    @argument("--model", help="this cell's model (provider/model)")
+    @argument("--error", action="store_true", help="add the last cell's exception and traceback to the prompt")
+    @cell_magic("rienda")
+    def rienda_cell(self, line: str, cell: str) -> TurnResult:
+        """The cell body is the prompt of one turn; the options apply to this cell only."""
+        args = parse_argstring(self.rienda_cell, line)
+        if not cell.strip():
+            raise UsageError("%%rienda: the cell body is the prompt, and it is empty")
+        prompt = self._interpolate(cell)
+        if args.error:
+            prompt = self._with_last_error(prompt)
+        notebook = self.notebook
+        try:
+            conversation = notebook.conversation_for(agent=args.agent, session=args.session)
+            if args.model:
+                notebook.check_model(args.model)
+        except RiendaError as exc:
+            raise UsageError(str(exc)) from None
+        previous = conversation.model
+        conversation.model = args.model or previous
+        try:
+            return self._turn(conversation, prompt)
+        finally:
+            conversation.model = previous
+            if args.session is not None and conversation.session_id != notebook.session_id:
+                conversation.close()
+
+    # -- %%rienda_tool / %%rienda_hook --------------------------------------------------------------
+    @magic_arguments()
+    @argument("name", help="the tool's name (its directory under $RIENDA_HOME/tools)")
+    @cell_magic
+    def rienda_tool(self, line: str, cell: str) -> None:
+        """Save the cell as a tool's index.js and load it at once."""
+        self._save_extension("tools", parse_argstring(self.rienda_tool, line).name, cell)
+
+    @magic_arguments()
+    @argument("name", help="the hook's name (its directory under $RIENDA_HOME/hooks)")
+    @cell_magic
+    def rienda_hook(self, line: str, cell: str) -> None:
+        """Save the cell as a hook's index.js and load it at once."""
+        self._save_extension("hooks", parse_argstring(self.rienda_hook, line).name, cell)
+
+    # -- the notebook tools' namespace ---------------------------------------------------------------
+    def _namespace(self) -> Any:
+        return shell_namespace(self.shell, self.code)
+
+    def _with_last_error(self, prompt: str) -> str:
+        """``prompt`` with the last exception a cell raised; UsageError when none has."""
+        error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+        if error is None:
+            raise UsageError("--error: no cell has raised an exception in this kernel yet")
+        ipython_files = os.path.dirname(sys.modules["IPython"].__file__) + os.sep
+        return with_error(prompt, error, hidden=lambda filename: filename.startswith(ipython_files))
+
+    # -- the parts -------------------------------------------------------------------------------------
+    def _interpolate(self, prompt: str) -> str:
+        """``{name}`` from the user's namespace; ``{{`` is a literal brace."""
+        namespace = self.shell.user_ns
+        try:
+            return string.Formatter().vformat(prompt, (), _Namespace(namespace))
+        except KeyError as exc:
+            raise UsageError(f"the prompt names {{{exc.args[0]}}}, which is not defined "
+                             "(write {{ and }} for literal braces)") from None
+        except (AttributeError, IndexError, ValueError) as exc:
+            raise UsageError(f"cannot fill the prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
+
+    def _turn(self, conversation: Conversation, prompt: str) -> TurnResult:
+        """One turn; its workspace is the kernel's current directory (``os.chdir`` moves it).
+        Code that the ``python`` tool runs cannot start another turn meanwhile."""
+        if self._turn_running:
+            raise UsageError("a turn is already running in this kernel: the python tool's code cannot start another")
+        self._turn_running = True
+        try:
+            return self._run_turn(conversation, prompt)
+        finally:
+            self._turn_running = False
+
+    def _run_turn(self, conversation: Conversation, prompt: str) -> TurnResult:
+        self.notebook.rienda.workdir = Path.cwd().resolve()
+        kernel = getattr(self.shell, "kernel", None)
+        cancel = CancelToken()
+        done = threading.Event()
+        box: dict[str, Any] = {}
+
+        def work(ui: Any) -> None:
+            try:
+                box["result"] = conversation.run(prompt, ui, cancel)
+            finally:
+                done.set()
+
+        with self._sigterm_ends(cancel):
+            if kernel is not None and MainThreadPump.supported(kernel):
+                interrupted = self._turn_in_kernel(kernel, work, done, cancel)
+            else:
+                interrupted = self._turn_in_terminal(work, cancel)
+        result = box["result"]
+        error = turn_error(result)
+        if interrupted and error is None:
+            error = TurnInterrupted(f"the turn was interrupted; the session kept what was produced "
+                                    f"({result.session_id})")
+        shown = advice(result)
+        if shown is not None and kernel is not None:  # a terminal printed it with the run's end
+            self._show(shown["text/plain"], shown["text/markdown"])
+        if error is not None:
+            raise error
+        return TurnResult.from_run(result, shown_in=current_cell())
+
+    @contextmanager
+    def _sigterm_ends(self, cancel: CancelToken) -> Iterator[None]:
+        """SIGTERM during the turn (``docker stop``, a CI cancellation) stops it like an
+        interrupt (its commands end, ``afterRun`` runs, the session gets its ``run_end``),
+        then terminates the process as asked, once the turn has ended."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        terminated: list[int] = []
+
+        def stop(signum: int, _frame: Any) -> None:
+            terminated.append(signum)
+            # Not here: the handler interrupts the main thread anywhere, maybe holding a lock
+            # that the cancel's callbacks take; they run on a thread of their own.
+            threading.Thread(target=cancel.cancel, name="rienda-sigterm", daemon=True).start()
+            if self.code.busy:  # the python tool's code runs here
+                raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGTERM, stop)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        if terminated:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
+        with MainThreadPump(kernel) as pump:
+            target = CellTarget.of_cell(kernel, pump.schedule)
+            ui = NotebookUI(target, self.notebook.confirm_policy, self.seen_diagnostics, self.client_views)
+            with self.code.lent(pump.schedule):  # the python tool's code runs on this thread, pumped
+                try:
+                    threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
+                    return pump.run_until(done, cancel.cancel)
+                except KeyboardInterrupt:  # Ctrl-C outside the pump's loop: still let the turn wind down
+                    cancel.cancel()
+                    pump.run_until(done, cancel.cancel)
+                    return True
+
+    def _turn_in_terminal(self, work: Any, cancel: CancelToken) -> bool:
+        ui = TerminalUI(None, sys.stdin)
+        ui.policy = self.notebook.confirm_policy or "ask"
+        _, interrupted = run_interruptibly(lambda _: work(ui), cancel)
+        return interrupted
+
+    def _save_extension(self, kind: str, name: str, source: str) -> None:
+        try:
+            saved = self.notebook.save_extension(kind, name, source)
+        except RiendaError as exc:
+            raise UsageError(str(exc)) from None
+        for problem in saved.problems:
+            print(f"⚠ {problem}", file=sys.stderr, flush=True)
+        if saved.summary:
+            print(saved.summary, flush=True)
+
+    def _show(self, text: str, markdown: str | None) -> None:
+        """Markdown where a front end renders it (with the text as its plain form)."""
+        from IPython.display import display
+
+        if markdown and getattr(self.shell, "kernel", None) is not None:
+            display({"text/plain": text, "text/markdown": markdown}, raw=True)
+        else:
+            print(text, flush=True)
+
+
+class _Namespace(dict):
+    """The user's namespace for str.format: a missing name raises KeyError(name)."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        super().__init__()
+        self._namespace = namespace
+
+    def __missing__(self, key: str) -> Any:
+        if key in self._namespace:
+            return self._namespace[key]
+        raise KeyError(key)
+
+
+RiendaMagics.rienda.__doc__ = (RiendaMagics.rienda.__doc__ or "") + "\n\nCommands:\n" + _VOCABULARY

@@ -1,0 +1,254 @@
+"""What a notebook front end (the kernel, the magics) keeps from one cell to the next.
+
+A :class:`NotebookSession` holds the engine, the current agent, model override, confirm
+policy and conversation. It imports nothing from Jupyter: the kernel and the magics both
+drive it, and render what it returns; a turn that did not end well becomes
+:class:`TurnFailed` or :class:`TurnInterrupted`, shown as the same one line in both.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..engine import JSTool, Conversation, Rienda, RiendaError, RunResult
+from ..engine import imports
+from ..engine.errors import ConfigError
+from ..engine.extensions import NAME_RULE
+from ..engine.providers.choice import NoModelError
+from ..engine.providers import provider_for
+from ..engine.builtins.notebook import PythonNamespace, Runner
+
+__all__ = ["CONFIRM_POLICIES", "NotebookSession", "SavedExtension", "TurnFailed", "TurnInterrupted", "error_line",
+           "advice", "prewarm", "shell_namespace", "turn_error"]
+
+# What the first turn with a tool and a confirm imports: jsonschema (1.5 s where
+# rfc3987_syntax is installed, as it is beside JupyterLab) and ipywidgets.
+FIRST_TURN_IMPORTS = ("jsonschema", "ipywidgets")
+
+CONFIRM_POLICIES = ("ask", "allow", "deny")
+CONFIRM_ENV = "RIENDA_CONFIRM"
+
+
+def shell_namespace(shell: Any, run: Runner) -> PythonNamespace:
+    """The user's namespace of an IPython ``shell`` as the notebook tools work in it: its
+    ``user_ns``, IPython's own names hidden, code transformed as a cell's is (``%magics``,
+    ``!shell``), a last value with a rich form (a table's HTML, a plot) displayed by the
+    shell's formatter and display publisher (plain text is in the tool's result already),
+    and the ``post_execute`` event after each run (as after a cell); ``run`` says where
+    jobs run."""
+
+    def display(value: Any) -> None:
+        data, metadata = shell.display_formatter.format(value)
+        if set(data) - {"text/plain"}:
+            shell.display_pub.publish(data=data, metadata=metadata)
+
+    return PythonNamespace(values=shell.user_ns, hidden=shell.user_ns_hidden, transform=shell.transform_cell,
+                           display=display, after=lambda: shell.events.trigger("post_execute"), run=run)
+
+
+class NotebookSession:
+    """One notebook's Rienda state: one conversation at a time.
+
+    ``confirm_policy`` is an explicit setting (``ask``/``allow``/``deny``) or None, in
+    which case a front end asks when it can and denies otherwise. Its initial value comes
+    from ``$RIENDA_CONFIRM`` (which kernel.json's ``env`` can carry). ``extra_tools`` are the
+    front end's own built-ins (the notebook tools), kept when the home changes.
+    """
+
+    def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
+                 extra_tools: Mapping[str, Any] | None = None) -> None:
+        self.rienda = Rienda(home=home, workdir=workdir, extra_tools=extra_tools)
+        self.rienda.prepare_sandbox()  # the first cell should not wait for a V8 worker to start
+        self.agent_id = "default"
+        self.model: str | None = None
+        self.confirm_policy = _policy_from_env()
+        self._conversation: Conversation | None = None
+        self._by_agent: dict[str, Conversation] = {}  # conversation_for(agent=...): one per agent
+
+    @property
+    def conversation(self) -> Conversation:
+        """The current conversation (a new session of the current agent on first use)."""
+        if self._conversation is None:
+            self._conversation = self.rienda.conversation(self.agent_id, None, self.model)
+        return self._conversation
+
+    @property
+    def session_id(self) -> str | None:
+        return self._conversation.session_id if self._conversation else None
+
+    def conversation_for(self, agent: str | None = None, session: str | None = None) -> Conversation:
+        """The conversation of a cell that names its own agent or session, leaving the
+        current one as it is: ``session`` (an id or ``last``) continues that session
+        (the current conversation, if it is that one); ``agent`` is one session of that
+        agent shared by every cell naming it; neither is the current conversation."""
+        if session is not None:
+            session_id = self.rienda.resolve_session(session)
+            if session_id == self.session_id:
+                return self.conversation
+            return self.rienda.conversation(session_id=session_id, model=self.model)
+        if agent is None:
+            return self.conversation
+        if agent not in self._by_agent:
+            self.rienda.agent(agent)  # ConfigError now, for an agent that cannot be loaded
+            self._by_agent[agent] = self.rienda.conversation(agent, None, self.model)
+        return self._by_agent[agent]
+
+    def check_model(self, model: str) -> None:
+        """ConfigError unless ``model`` names a provider that can be set up here."""
+        provider_for(model, self.rienda.config())
+
+    def use(self, agent_id: str) -> None:
+        """Switch to ``agent_id`` (ConfigError if it cannot be loaded), in a new session."""
+        self.rienda.agent(agent_id)
+        self.agent_id = agent_id
+        self.new()
+
+    def new(self) -> None:
+        """Start a new session with the current agent at the next prompt."""
+        self._close()
+        self._conversation = None
+
+    def resume(self, session_id: str) -> Conversation:
+        """Continue ``session_id`` (``last``: the newest saved session); its agent becomes
+        the current one."""
+        conversation = self.rienda.conversation(session_id=session_id, model=self.model)
+        self._close()
+        self._conversation = conversation
+        self.agent_id = conversation.agent_id
+        return conversation
+
+    def set_model(self, model: str | None) -> None:
+        """Override the agent's model (None: back to the agent's own)."""
+        if model is not None:
+            self.check_model(model)
+        self.model = model
+        if self._conversation is not None:
+            self._conversation.model = model
+
+    def set_confirm(self, policy: str | None) -> None:
+        if policy is not None and policy not in CONFIRM_POLICIES:
+            raise ConfigError(f"confirm policy must be one of {', '.join(CONFIRM_POLICIES)}, got {policy!r}")
+        self.confirm_policy = policy
+
+    def set_home(self, home: str | os.PathLike[str]) -> None:
+        """Point at another RIENDA_HOME (created if missing), in a new session."""
+        path = Path(home).expanduser()
+        path.mkdir(parents=True, exist_ok=True)
+        self._close_all()
+        self.rienda = Rienda(home=path, workdir=self.rienda.workdir, sandbox=self.rienda.sandbox,
+                             extra_tools=self.rienda.extra_tools)
+        self.agent_id = "default"
+        self._conversation = None
+
+    def save_extension(self, kind: str, name: str, source: str) -> SavedExtension:
+        """Write ``source`` as ``$RIENDA_HOME/<kind>/<name>/index.js`` (kind: ``tools`` or
+        ``hooks``) and load it; ConfigError for a name that is not valid."""
+        if not NAME_RULE.fullmatch(name):
+            raise ConfigError(f"{name!r} is not a valid name (1 to 64 letters, digits, '_' or '-')")
+        path = self.rienda.home / kind / name / "index.js"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        catalog = self.rienda.catalog()
+        problems = [d.message for d in catalog.diagnostics
+                    if d.path and Path(d.path).parent.name == name and Path(d.path).parent.parent.name == kind]
+        loaded = (catalog.tools if kind == "tools" else catalog.hooks).get(name)
+        return SavedExtension(problems, _summary(loaded) if loaded is not None else None)
+
+    def _close(self) -> None:
+        if self._conversation is not None:
+            self._conversation.close()
+
+    def _close_all(self) -> None:
+        self._close()
+        for conversation in self._by_agent.values():
+            conversation.close()
+        self._by_agent.clear()
+
+
+class SavedExtension:
+    """What :meth:`NotebookSession.save_extension` found: ``problems`` (diagnostics of the
+    file) and ``summary`` (one line, when it loaded)."""
+
+    def __init__(self, problems: list[str], summary: str | None) -> None:
+        self.problems = problems
+        self.summary = summary
+
+
+def error_line(name: str, value: str) -> str:
+    """A notebook error as one line (what a person reads instead of a traceback)."""
+    return f"\x1b[0;31m{name}\x1b[0m: {value}"
+
+
+class TurnFailed(RiendaError):
+    """A turn that ended with ``error``. IPython shows it as one line (``_render_traceback_``)
+    and sends it as an ``error`` message, so batch runners (nbval, papermill) fail the cell."""
+
+    ename = "RiendaError"
+
+    def _render_traceback_(self) -> list[str]:
+        return [error_line(self.ename, str(self))]
+
+
+class TurnInterrupted(KeyboardInterrupt):
+    """A turn stopped by an interrupt; shown as one line, like :class:`TurnFailed`. A
+    KeyboardInterrupt (not a RiendaError), so ``except Exception`` does not swallow it."""
+
+    ename = "KeyboardInterrupt"
+
+    def _render_traceback_(self) -> list[str]:
+        return [error_line(self.ename, str(self))]
+
+
+def turn_error(result: RunResult) -> TurnFailed | TurnInterrupted | None:
+    """The error a turn's result stands for, or None when it ended with ``end_turn``."""
+    if isinstance(result.failure, NoModelError):
+        return TurnFailed("no model for the default agent (the advice is above)")
+    if result.reason == "interrupted":
+        return TurnInterrupted(f"the turn was interrupted; the session kept what was produced ({result.session_id})")
+    if result.reason == "error":
+        return TurnFailed(f"the turn failed: {result.error or 'unknown error'}")
+    return None
+
+
+def advice(result: RunResult) -> dict[str, str] | None:
+    """What to do about a turn that could not start, as a display bundle (Markdown and
+    text), when there is advice to give (no model for the default agent); else None."""
+    if isinstance(result.failure, NoModelError):
+        return {"text/plain": result.failure.text(), "text/markdown": result.failure.markdown}
+    return None
+
+
+def prewarm(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
+    """Import ``modules`` on a background thread, so that the first turn does not wait
+    for them (a turn that needs one first waits on Python's import lock instead)."""
+
+    def work() -> None:
+        for name in modules:
+            try:
+                imports.module(name)
+            except ImportError:  # pragma: no cover - both are dependencies
+                pass
+
+    thread = threading.Thread(target=work, name="rienda-prewarm", daemon=True)
+    thread.start()
+    return thread
+
+
+def _summary(extension: object) -> str:
+    if isinstance(extension, JSTool):
+        params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
+        return f"loaded tool {extension.name}: {extension.description} ({params})"
+    return f"loaded hook {extension.name}: {', '.join(extension.points)}"  # type: ignore[attr-defined]
+
+
+def _policy_from_env() -> str | None:
+    value = os.environ.get(CONFIRM_ENV, "").strip().lower()
+    if not value:
+        return None
+    if value not in CONFIRM_POLICIES:
+        raise ConfigError(f"${CONFIRM_ENV} must be one of {', '.join(CONFIRM_POLICIES)}, got {value!r}")
+    return value

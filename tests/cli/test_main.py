@@ -1,0 +1,133 @@
+"""The ``rienda`` console script, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.pipes import read_until
+from tests.helpers.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted
+from tests.helpers import paths
+
+EXAMPLES = paths.EXAMPLES
+
+
+def rienda(*args: str, home: Path = EXAMPLES, cwd: Path | None = None, **kwargs) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=60, **kwargs)
+
+
+def test_call_prints_the_result_and_exits_0(tmp_path):
+    (tmp_path / "notes.txt").write_text("one two three")
+    done = rienda("call", "word-count", '{"path": "notes.txt"}', "--workdir", str(tmp_path))
+    assert (done.returncode, done.stdout) == (0, "3\n")
+
+
+def test_call_is_not_disturbed_by_broken_tools_beside_it_and_names_them_when_its_tool_is_missing(tmp_path):
+    """(It loads only the tool it calls, so a neighbour that spins at load costs nothing;
+    that is time, which the tests do not measure.)"""
+    home = tmp_path / "home"
+    for name, source in (("echo", 'module.exports = { description: "e", parameters: { type: "object" }, '
+                                  'execute: () => "echoed" };'),
+                         ("spins", "for (;;) {}"), ("broken", "throw new Error('not loaded');")):
+        (home / "tools" / name).mkdir(parents=True)
+        (home / "tools" / name / "index.js").write_text(source)
+    (home / "hooks" / "spins").mkdir(parents=True)
+    (home / "hooks" / "spins" / "index.js").write_text("for (;;) {}")
+    done = rienda("call", "echo", home=home)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "echoed\n", "")
+    missing = rienda("call", "nowhere", home=home)  # then every tool is looked at, to say what exists
+    assert missing.returncode == 1 and "broken/index.js" in missing.stderr and "(echo, http, read, shell, write)" in missing.stderr
+
+
+def test_an_error_result_exits_1_and_bad_arguments_name_the_field(tmp_path):
+    done = rienda("call", "word-count", '{"path": 3}', "--workdir", str(tmp_path))
+    assert done.returncode == 1
+    assert "field 'path': 3 is not of type 'string'" in done.stdout
+
+
+def test_confirm_is_denied_by_default_and_allowed_with_yes(tmp_path):
+    denied = rienda("call", "publish", "--workdir", str(tmp_path))
+    assert (denied.returncode, denied.stdout) == (1, "cancelled by the user\n")
+    assert "confirm 'Publish': denied (default-deny)" in denied.stderr
+    allowed = rienda("call", "publish", "--workdir", str(tmp_path), "--yes")
+    assert "confirm 'Publish': allowed (auto-approve)" in allowed.stderr
+    assert allowed.returncode == 1 and "not a git repository" in allowed.stdout.lower()
+
+
+def test_tools_and_hooks_list_with_diagnostics(tmp_path):
+    home = tmp_path / "home"
+    (home / "hooks" / "typo").mkdir(parents=True)
+    (home / "hooks" / "typo" / "index.js").write_text("module.exports = { beforeToolExec() {}, afterRun() {} };")
+    (home / "tools" / "shell").mkdir(parents=True)
+    (home / "tools" / "shell" / "index.js").write_text(
+        'module.exports = { description: "Mine.", parameters: { type: "object" }, execute: () => "" };')
+    tools = rienda("tools", home=home)
+    assert "shell\tMine.\t" in tools.stdout and "(shadows the built-in)" in tools.stdout
+    hooks = rienda("hooks", home=home)
+    assert hooks.stdout.startswith("typo\tafterRun\t")
+    assert "did you mean 'beforeToolExecute'?" in hooks.stderr
+
+
+def test_log_and_command_output_go_to_stderr_live(tmp_path):
+    home = tmp_path / "home"
+    (home / "tools" / "chatty").mkdir(parents=True)
+    (home / "tools" / "chatty" / "index.js").write_text(textwrap.dedent("""
+        module.exports = { description: "Chatty.", parameters: { type: "object" },
+          execute: function (ctx) { ctx.log("working"); ctx.system.exec("echo from-exec"); return "done"; } };
+    """))
+    done = rienda("call", "chatty", home=home)
+    assert done.stdout == "done\n"
+    assert "[tool:chatty] working\n" in done.stderr and "from-exec\n" in done.stderr
+
+
+def test_ctrl_c_stops_the_tool_and_exits_130(tmp_path):
+    home = tmp_path / "home"
+    (home / "tools" / "spin").mkdir(parents=True)
+    (home / "tools" / "spin" / "index.js").write_text(
+        'module.exports = { description: "Spins.", parameters: { type: "object" },'
+        ' execute: function (ctx) { ctx.log("spinning"); while (true) {} } };')
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "call", "spin"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    read_until(proc, "stderr", "spinning")  # logged by the tool itself: it is running
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 130
+
+
+def test_unknown_tool_lists_what_exists():
+    done = rienda("call", "nope")
+    assert done.returncode == 1
+    assert "no tool named 'nope'" in done.stderr and "word-count" in done.stderr
+
+
+def test_call_never_prints_a_secret(tmp_path):
+    home = tmp_path / "home"
+    (home / "tools" / "leak").mkdir(parents=True)
+    (home / "tools" / "leak" / "index.js").write_text(
+        'module.exports = { description: "Leaks.", parameters: { type: "object" }, execute(ctx) {'
+        ' ctx.log("log " + ctx.env.GITHUB_TOKEN); return "result " + ctx.env.GITHUB_TOKEN; } };')
+    env = {**os.environ, "RIENDA_HOME": str(home), "GITHUB_TOKEN": "ghp_0123456789abcdef"}
+    done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "call", "leak"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "result [redacted]\n")
+    assert "[tool:leak] log [redacted]" in done.stderr and "ghp_0123456789abcdef" not in done.stderr
+
+
+def test_call_shows_the_tool_ctx_config_without_the_secrets_of_config_yaml(tmp_path):
+    home = tmp_path / "home"
+    (home / "tools" / "cfg").mkdir(parents=True)
+    (home / "tools" / "cfg" / "index.js").write_text(CONFIG_TOOL)
+    (home / "config.yaml").write_text(CONFIG_WITH_SECRETS)
+    done = rienda("call", "cfg", "--workdir", str(tmp_path), home=home)
+    assert done.returncode == 0, done.stderr
+    assert_redacted(done.stdout)
+    assert not [secret for secret in SECRETS if secret in done.stderr]

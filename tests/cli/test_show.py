@@ -1,0 +1,53 @@
+"""``rienda show`` as a real process over sessions made by real runs (the scripted model)."""
+
+from __future__ import annotations
+
+import json
+
+from .test_run import rienda, setup, write_script  # noqa: F401, F811 - setup is a fixture
+
+CALL = {"text": "Publishing.", "tool_calls": [{"name": "publish", "arguments": {"where": "prod", "n": 1}}],
+        "usage": {"input_tokens": 10, "output_tokens": 3}}
+
+
+def two_runs(home, work) -> str:
+    """A session of two runs: the first calls a tool then fails, the second answers (the
+    script is read at each turn: its second response changes between the runs)."""
+    write_script(work, [CALL, {"error": "the model fell over"}])
+    rienda(home, work, "run", "--agent", "pub", "--yes", "publish it")
+    write_script(work, [CALL, {"text": "Done.", "usage": {"input_tokens": 20, "output_tokens": 2}}])
+    session_id = rienda(home, work, "sessions").stdout.split("\t")[0]
+    assert rienda(home, work, "run", "--session", session_id, "again").returncode == 0
+    return session_id
+
+
+def test_show_prints_arguments_as_json_and_each_run_end_after_its_messages(setup):
+    home, work = setup
+    session_id = two_runs(home, work)
+    shown = rienda(home, work, "show", session_id).stdout.splitlines()
+    assert '  → publish [call_1_1] {"n": 1, "where": "prod"}' in shown
+    first_end = shown.index("-- run ended: error: scripted failure: the model fell over")
+    second_prompt = shown.index("user: again")
+    assert shown.index("assistant: Publishing.") < first_end < second_prompt
+    assert shown.index("assistant: Done.") < shown.index("-- run ended: end_turn")
+    assert shown[-1] == "usage: 30 in, 5 out over 2 model turns"
+
+
+def test_show_warns_about_records_it_cannot_read_and_shows_the_rest(setup):
+    home, work = setup
+    session_id = two_runs(home, work)
+    path = home / "sessions" / f"{session_id}.jsonl"
+    with path.open("a") as file:
+        file.write(json.dumps({"type": "run_end", "error": "no reason given"}) + "\n")
+        file.write(json.dumps({"type": "message", "role": "assistant", "text": "odd",
+                               "usage": {"input_tokens": "many", "output_tokens": 1}}) + "\n")
+        file.write(json.dumps({"type": "hook_decision", "effect": "refused"}) + "\n")
+    lines = len(path.read_text().splitlines())
+    done = rienda(home, work, "show", session_id)
+    assert done.returncode == 0, done.stderr
+    assert f"{path}:{lines - 2}: a 'run_end' record this version cannot read; left out" in done.stderr
+    assert (f"{path}:{lines - 1}: not a valid message ('usage.input_tokens' must be a whole number >= 0, "
+            "got 'many'); skipped") in done.stderr  # the session loader's own warning
+    assert f"{path}:{lines}: a 'hook_decision' record this version cannot read; left out" in done.stderr
+    shown = done.stdout.splitlines()
+    assert "assistant: odd" not in shown and shown[-1] == "usage: 30 in, 5 out over 2 model turns"

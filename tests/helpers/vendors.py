@@ -1,0 +1,160 @@
+"""Each vendor's wire format as a :class:`~.wire.ReplayServer`: its path, framing and the
+official package's types that check every request body and every event.
+
+- OpenAI: ``CompletionCreateParamsStreaming`` for requests, ``ChatCompletionChunk`` for
+  each ``data:`` line, then ``data: [DONE]``.
+- Anthropic: ``MessageCreateParamsStreaming`` for requests, ``RawMessageStreamEvent`` for
+  each ``event:``/``data:`` pair (``ErrorResponse`` for ``error``, ``{"type": "ping"}``).
+- For both, pydantic's TypedDict validation ignores keys the type lacks, where the real
+  APIs reject them: :func:`unknown_keys` walks the request against the TypedDicts and
+  rejects any key they do not declare, at any depth (``max_tokenz``, a typo in a message).
+- Ollama: ``ChatRequest``, ``Message`` and ``Tool`` for requests, with no field those types
+  lack; ``ChatResponse`` for each NDJSON line (``{"error": "..."}`` for error lines).
+
+With ``upstream``, the server relays to another server (fakellm) and checks both ways.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Union
+
+import ollama
+import typing_extensions as te  # the vendors' TypedDicts are typing_extensions' own
+from anthropic.types import ErrorResponse, RawMessageStreamEvent, message_create_params
+from ollama._types import ChatRequest
+from openai.types.chat import ChatCompletionChunk, completion_create_params
+from pydantic import TypeAdapter
+
+from .vendor_wire import ReplayServer, materialize
+
+_OPENAI_REQUEST = TypeAdapter(completion_create_params.CompletionCreateParamsStreaming)
+_ANTHROPIC_REQUEST = TypeAdapter(message_create_params.MessageCreateParamsStreaming)
+_ANTHROPIC_EVENT = TypeAdapter(RawMessageStreamEvent)
+
+
+def unknown_keys(value: Any, annotation: Any, where: str = "request") -> list[str]:
+    """Each key in ``value`` (at any depth) that the TypedDict ``annotation`` describing it
+    does not declare, as ``"request.messages[2].bogus"``. In a union, the value must fit
+    one member (a ``type`` or ``role`` literal picks it)."""
+    annotation = _bare(annotation)
+    origin = te.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        members = [m for m in te.get_args(annotation) if _could_be(value, _bare(m))]
+        found = [unknown_keys(value, member, where) for member in members]
+        return min(found, key=len) if found else ([] if not isinstance(value, dict) else [f"{where}: fits no {annotation}"])
+    if te.is_typeddict(annotation) and isinstance(value, dict):
+        hints = te.get_type_hints(annotation, include_extras=True)
+        problems = [f"{where}.{key}" for key in value if key not in hints]
+        for key, item in value.items():
+            if key in hints:
+                problems += unknown_keys(item, hints[key], f"{where}.{key}")
+        return problems
+    if origin in (list, Iterable, Sequence):
+        (item_type,) = te.get_args(annotation) or (Any,)
+        if isinstance(value, list):
+            return [problem for index, item in enumerate(value) for problem in unknown_keys(item, item_type, f"{where}[{index}]")]
+    return []
+
+
+def _bare(annotation: Any) -> Any:
+    """Without Required/NotRequired/Annotated wrappers."""
+    while te.get_origin(annotation) in (te.Required, te.NotRequired, te.Annotated):
+        annotation = te.get_args(annotation)[0]
+    return annotation
+
+
+def _could_be(value: Any, member: Any) -> bool:
+    """Whether ``value`` may be the union member ``member`` (a dict goes to a TypedDict
+    whose ``type``/``role`` literal matches it; other values to non-TypedDict members)."""
+    if not te.is_typeddict(member):
+        if isinstance(value, dict):
+            return te.get_origin(member) in (dict, Mapping) or member in (dict, object)
+        if isinstance(value, list):
+            return te.get_origin(member) in (list, Iterable, Sequence)
+        return True
+    if not isinstance(value, dict):
+        return False
+    hints = te.get_type_hints(member, include_extras=True)
+    for tag in ("type", "role"):
+        if tag in value and tag in hints:
+            literal = _bare(hints[tag])
+            if te.get_origin(literal) is te.Literal and value[tag] not in te.get_args(literal):
+                return False
+    return True
+
+
+def _strict(adapter: TypeAdapter, annotation: Any) -> Any:
+    """A request validator: the vendor's types, and no key they lack."""
+    def validate(body: dict[str, Any]) -> None:
+        materialize(adapter.validate_python(body))
+        unknown = unknown_keys(body, annotation)
+        assert not unknown, f"fields the vendor's API does not take: {', '.join(unknown)}"
+    return validate
+
+
+def fake_openai(upstream: str | None = None) -> ReplayServer:
+    """Chat Completions at /v1/chat/completions; ``url`` is the base URL (``.../v1``)."""
+    server = ReplayServer("/v1/chat/completions", "text/event-stream",
+                          encode=lambda event: f"data: {json.dumps(event)}\n\n",
+                          encode_raw=lambda raw: f"data: {raw}\n\n",
+                          validate_request=_strict(_OPENAI_REQUEST, completion_create_params.CompletionCreateParamsStreaming),
+                          validate_event=ChatCompletionChunk.model_validate,
+                          trailer="data: [DONE]\n\n", upstream=upstream)
+    server.url = server.origin + "/v1"
+    return server
+
+
+def validate_anthropic_event(event: dict[str, Any]) -> None:
+    if event["type"] == "ping":
+        assert event == {"type": "ping"}
+    elif event["type"] == "error":
+        ErrorResponse.model_validate(event)
+    else:
+        _ANTHROPIC_EVENT.validate_python(event)
+
+
+def fake_anthropic(upstream: str | None = None) -> ReplayServer:
+    """The Messages API at /v1/messages; ``url`` is the base URL (the origin)."""
+    server = ReplayServer("/v1/messages", "text/event-stream",
+                          encode=lambda event: f"event: {event['type']}\ndata: {json.dumps(event)}\n\n",
+                          encode_raw=lambda raw: f"event: content_block_delta\ndata: {raw}\n\n",
+                          validate_request=_strict(_ANTHROPIC_REQUEST, message_create_params.MessageCreateParamsStreaming),
+                          validate_event=validate_anthropic_event, upstream=upstream)
+    server.url = server.origin
+    return server
+
+
+def _fields(model: type) -> set[str]:
+    return {info.alias or name for name, info in model.model_fields.items()}
+
+
+def validate_ollama_request(body: dict[str, Any]) -> None:
+    ChatRequest.model_validate(body)
+    assert set(body) <= _fields(ChatRequest), f"fields ollama does not know: {set(body) - _fields(ChatRequest)}"
+    for message in body["messages"]:
+        ollama.Message.model_validate(message)
+        assert set(message) <= _fields(ollama.Message), f"unknown message fields in {message}"
+        for call in message.get("tool_calls") or ():
+            assert set(call) == {"function"} and set(call["function"]) == {"name", "arguments"}
+    for tool in body.get("tools") or ():
+        ollama.Tool.model_validate(tool)
+        assert set(tool) == {"type", "function"} and set(tool["function"]) == {"name", "description", "parameters"}
+
+
+def validate_ollama_line(line: dict[str, Any]) -> None:
+    if "error" in line:
+        assert set(line) == {"error"} and isinstance(line["error"], str)
+    else:
+        ollama.ChatResponse.model_validate(line)
+
+
+def fake_ollama() -> ReplayServer:
+    """Ollama's /api/chat; ``url`` is the host URL (the origin)."""
+    server = ReplayServer("/api/chat", "application/x-ndjson",
+                          encode=lambda line: json.dumps(line) + "\n", encode_raw=lambda raw: raw + "\n",
+                          validate_request=validate_ollama_request, validate_event=validate_ollama_line)
+    server.url = server.origin
+    return server

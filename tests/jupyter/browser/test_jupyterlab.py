@@ -1,0 +1,261 @@
+"""A person's view of a confirm in JupyterLab, in Chromium: the tool asks, Allow is clicked
+in the page, the turn goes on to its answer, and the saved notebook keeps a record of it.
+
+In a Rienda notebook, and in a Python 3 notebook with ``%load_ext rienda_kernel`` (where
+the page's widget manager connected before the extension was loaded), on the first run
+and after a kernel restart with Run All, with no reload in between. Timings (run to
+buttons, click to cell done) are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+import time
+
+import pytest
+import yaml
+
+from rienda_kernel.jupyter.install import install
+
+pytestmark = pytest.mark.browser
+
+PUBLISH = """
+module.exports = {
+  description: "Publishes the current branch.",
+  parameters: { type: "object", properties: {} },
+  execute: function (ctx) {
+    ctx.log("about to ask");
+    return ctx.confirm({ title: "Publish", body: "Push the current branch?" }) ? "pushed" : { text: "cancelled", isError: true };
+  },
+};
+"""
+
+SCRIPT = [
+    {"text": "I will publish the branch.", "tool_calls": [{"name": "publish", "arguments": {}}]},
+    {"text": "All **published**."},
+]
+
+RIENDA_NOTEBOOK = "publish.ipynb"
+PYTHON_NOTEBOOK = "publish-python.ipynb"
+RIENDA_KERNEL = {"name": "rienda", "display_name": "Rienda", "language": "markdown"}
+PYTHON_KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+def write_notebook(path, sources, kernelspec) -> None:
+    cells = [{"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [],
+              "source": source} for i, source in enumerate(sources)]
+    path.write_text(json.dumps({
+        "cells": cells, "metadata": {"kernelspec": kernelspec, "language_info": {"name": kernelspec["language"]}},
+        "nbformat": 4, "nbformat_minor": 5}, indent=1))
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    """RIENDA_HOME with the publish tool and an agent; a workdir with the script and the two
+    notebooks; the kernelspec in a temporary prefix. Returns (workdir, server environment)."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "tools" / "publish").mkdir(parents=True)
+    (home / "tools" / "publish" / "index.js").write_text(textwrap.dedent(PUBLISH))
+    (home / "agents").mkdir()
+    (home / "agents" / "publisher.md").write_text(
+        "---\ndescription: Publishes branches.\nmodel: scripted/script.yaml\ntools: [publish]\n---\nBe brief.\n")
+    work.mkdir()
+    (work / "script.yaml").write_text(yaml.safe_dump(SCRIPT, sort_keys=False))
+    write_notebook(work / RIENDA_NOTEBOOK, ["%rienda use publisher", "Publish the branch"], RIENDA_KERNEL)
+    write_notebook(work / PYTHON_NOTEBOOK, ["%load_ext rienda_kernel\n%rienda use publisher",
+                                            "r = %rienda ask Publish the branch", "r.tool_calls[0].text"],
+                   PYTHON_KERNEL)
+    prefix = tmp_path / "jupyter-prefix"
+    install(prefix=str(prefix))
+    return work, {"RIENDA_HOME": str(home), "JUPYTER_PATH": str(prefix / "share" / "jupyter"),
+                  "IPYTHONDIR": str(tmp_path / "ipython")}
+
+
+class Notebook:
+    """The open notebook panel of a page, and what a person does with it."""
+
+    def __init__(self, page, server, name: str, cells: int) -> None:
+        from playwright.sync_api import expect
+
+        self.page = page
+        page.goto(server.url(f"/lab/tree/{name}"), wait_until="domcontentloaded")
+        self.panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        self.cells = self.panel.locator(".jp-Notebook .jp-Cell")
+        expect(self.cells).to_have_count(cells, timeout=60_000)
+        self.wait_idle()
+        # The page is connected to the kernel only once the status bar says so ("Python 3
+        # (ipykernel) | Idle"); before that, Run All finds no kernel and runs nothing.
+        expect(page.locator("#jp-main-statusbar")).to_contain_text(re.compile(r"\| Idle"), timeout=60_000)
+
+    def wait_idle(self) -> None:
+        from playwright.sync_api import expect
+
+        expect(self.panel.locator(".jp-Notebook-ExecutionIndicator")).to_have_attribute("data-status", "idle",
+                                                                                         timeout=60_000)
+
+    def menu(self, top: str, item: str, timeout: float = 60) -> None:
+        """Choose ``top`` › ``item``. JupyterLab enables a notebook's commands only once the
+        notebook is the current widget with its kernel connected, and a menu shows its items'
+        state as it was when it opened; so a disabled item is closed and the menu opened again
+        (as a person would), until it is enabled."""
+        deadline = time.monotonic() + timeout
+        label = self.page.locator(".lm-Menu-itemLabel:visible", has_text=re.compile(rf"^{re.escape(item)}$"))
+        entry = self.page.locator("li.lm-Menu-item:visible", has=label)
+        while True:
+            self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{top}$")).click()
+            if "lm-mod-disabled" not in (entry.get_attribute("class") or ""):
+                label.click()
+                return
+            self.page.keyboard.press("Escape")
+            assert time.monotonic() < deadline, f"{top} › {item} stayed disabled for {timeout} s"
+            self.page.wait_for_timeout(200)  # lets the page go on meanwhile
+
+    def run_all(self) -> None:
+        self.menu("Run", "Run All Cells")
+
+    def restart_and_run_all(self) -> None:
+        self.menu("Kernel", "Restart Kernel and Run All Cells…")
+        self.page.locator(".jp-Dialog .jp-mod-accept").click()
+
+    def output(self, index: int):
+        return self.cells.nth(index).locator(".jp-OutputArea")
+
+
+def allow_when_asked(notebook: Notebook, cell: int, started: float) -> dict[str, float]:
+    """Waits for the buttons in ``cell``, checks what is around them, clicks Allow, waits for
+    the cell to be done; returns the timings a person would feel."""
+    from playwright.sync_api import expect
+
+    output = notebook.output(cell)
+    allow = output.locator("button", has_text=re.compile(r"^\s*Allow\s*$"))
+    expect(allow).to_be_visible(timeout=60_000)
+    shown = time.monotonic()
+    expect(output).to_contain_text("Push the current branch?")
+    expect(output).to_contain_text("[tool:publish] about to ask")  # ctx.log arrived while the tool waits
+    expect(output.locator(".jp-Stdin")).to_have_count(0)  # buttons, not a y/N input box
+    clicked = time.monotonic()
+    allow.click()
+    expect(output).to_contain_text("Publish: allowed (answered with the buttons", timeout=60_000)
+    expect(notebook.cells.nth(cell).locator(".jp-InputPrompt")).not_to_contain_text("*", timeout=60_000)
+    done = time.monotonic()
+    expect(output.locator("button")).to_have_count(0)  # the record replaced the buttons
+    return {"run → buttons": shown - started, "click → cell done": done - clicked}
+
+
+def wait_until(page, predicate, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout}s: {what}")
+        page.wait_for_timeout(100)  # lets Playwright deliver its events
+
+
+def report(label: str, timings: dict[str, float]) -> None:
+    print(f"{label}: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in timings.items()))
+
+
+def test_allow_is_clicked_in_a_rienda_notebook_and_the_turn_finishes(workspace, lab_server_factory, page, tmp_path):
+    from playwright.sync_api import expect
+
+    work, env = workspace
+    server = lab_server_factory(work, env)
+    notebook = Notebook(page, server, RIENDA_NOTEBOOK, 2)
+    expect(notebook.panel.locator(".jp-KernelName")).to_have_text("Rienda")
+    started = time.monotonic()
+    notebook.run_all()
+    expect(notebook.output(0)).to_contain_text("publisher", timeout=60_000)
+    timings = allow_when_asked(notebook, 1, started)
+    output = notebook.output(1)
+    expect(output).to_contain_text("All published.", timeout=60_000)
+    expect(output).to_contain_text("pushed")
+    expect(output.locator("strong", has_text="published")).to_be_visible()  # the answer is rendered Markdown
+    expect(notebook.cells.nth(1).locator(".jp-InputPrompt")).to_contain_text("[2]")
+    notebook.wait_idle()
+    expect(output.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")).to_have_count(0)
+    report("Rienda kernel", timings)
+    page.screenshot(path=str(tmp_path / "jupyterlab.png"), full_page=True)
+    print(f"screenshot: {tmp_path / 'jupyterlab.png'}")
+
+
+def test_a_python_notebook_gets_buttons_after_load_ext_and_after_a_restart_and_keeps_the_record(
+        workspace, lab_server_factory, page, tmp_path):
+    from playwright.sync_api import expect
+
+    work, env = workspace
+    server = lab_server_factory(work, env)
+    notebook = Notebook(page, server, PYTHON_NOTEBOOK, 3)
+    started = time.monotonic()
+    notebook.run_all()
+    expect(notebook.output(0)).to_contain_text("Rienda: home", timeout=60_000)  # %load_ext says one line
+    first = allow_when_asked(notebook, 1, started)
+    expect(notebook.output(2)).to_contain_text("'pushed'", timeout=60_000)
+    notebook.wait_idle()
+    report("Python 3 notebook, first run", first)
+
+    started = time.monotonic()
+    notebook.restart_and_run_all()  # the widget manager reconnects; the extension is loaded again
+    expect(notebook.output(2)).not_to_contain_text("'pushed'", timeout=60_000)  # the outputs were cleared
+    again = allow_when_asked(notebook, 1, started)
+    expect(notebook.output(2)).to_contain_text("'pushed'", timeout=60_000)
+    notebook.wait_idle()
+    report("Python 3 notebook, after Restart Kernel and Run All", again)
+
+    notebook.menu("File", "Save Notebook")
+    wait_until(page, lambda: "Publish: allowed" in (work / PYTHON_NOTEBOOK).read_text(), "the notebook was saved")
+    outputs = json.loads((work / PYTHON_NOTEBOOK).read_text())["cells"][1]["outputs"]
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    record = [o["data"] for o in outputs if "Publish: allowed" in "".join(o.get("data", {}).get("text/plain", ""))]
+    assert len(record) == 1 and "Push the current branch?" in "".join(record[0]["text/html"])
+
+    reopened = page.context.new_page()  # a reader opening the saved notebook
+    notebook = Notebook(reopened, server, PYTHON_NOTEBOOK, 3)
+    output = notebook.output(1)
+    expect(output).to_contain_text("Publish: allowed (answered with the buttons")
+    expect(output).to_contain_text("Push the current branch?")
+    expect(output).not_to_contain_text("Error displaying widget")
+    expect(output).not_to_contain_text("model not found")
+    reopened.screenshot(path=str(tmp_path / "reopened.png"), full_page=True)
+    print(f"screenshot: {tmp_path / 'reopened.png'}")
+
+
+def test_the_agent_in_a_python_notebook_asks_with_buttons_before_its_code_writes_and_the_code_runs_there(
+        lab_server_factory, page, tmp_path):
+    """The python tool in JupyterLab: the careful hook's confirm is buttons in the cell, and
+    after Allow the code runs in the notebook's own namespace, printing into the cell."""
+    from playwright.sync_api import expect
+
+    from tests.jupyter.magics.test_notebook_agent import CAREFUL
+
+    home, work = tmp_path / "nb-home", tmp_path / "nb-work"
+    (home / "hooks" / "careful").mkdir(parents=True)
+    (home / "hooks" / "careful" / "index.js").write_text(CAREFUL)
+    (home / "agents").mkdir()
+    (home / "agents" / "analyst.md").write_text(
+        "---\ndescription: Explores.\nmodel: scripted/script.yaml\ntools: [python]\nhooks: [careful]\n---\nExplore.\n")
+    work.mkdir()
+    code = "total = sum(sales)\nopen('total.txt', 'w').write(str(total))\nprint('saved', total)"
+    (work / "script.yaml").write_text(yaml.safe_dump([
+        {"text": "I will save the total.", "tool_calls": [{"name": "python", "arguments": {"code": code}}]},
+        {"text": "Saved **12**."}], sort_keys=False))
+    write_notebook(work / "agent.ipynb", ["%load_ext rienda_kernel\n%rienda use analyst\nsales = [3, 4, 5]",
+                                          "r = %rienda ask Save the total.", "total, open('total.txt').read()"],
+                   PYTHON_KERNEL)
+    prefix = tmp_path / "nb-prefix"
+    install(prefix=str(prefix))
+    server = lab_server_factory(work, {"RIENDA_HOME": str(home), "JUPYTER_PATH": str(prefix / "share" / "jupyter"),
+                                       "IPYTHONDIR": str(tmp_path / "nb-ipython")})
+    notebook = Notebook(page, server, "agent.ipynb", 3)
+    notebook.run_all()
+    output = notebook.output(1)
+    allow = output.locator("button", has_text=re.compile(r"^\s*Allow\s*$"))
+    expect(allow).to_be_visible(timeout=60_000)
+    expect(output).to_contain_text("Run this code?")
+    expect(output.locator(".jp-Stdin")).to_have_count(0)
+    assert not (work / "total.txt").exists()  # nothing ran before the answer
+    allow.click()
+    expect(output).to_contain_text("saved 12", timeout=60_000)  # the code's own print, in the cell
+    expect(output.locator("strong", has_text="12")).to_be_visible(timeout=60_000)
+    expect(notebook.output(2)).to_contain_text("(12, '12')", timeout=60_000)  # its variable is the notebook's
+    notebook.wait_idle()

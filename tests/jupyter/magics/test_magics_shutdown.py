@@ -1,0 +1,96 @@
+"""Shutting down a python3 kernel while a `%rienda ask` turn runs (Kernel › Shut Down, a
+restart, `docker stop`): the turn ends as interrupted, its commands end, the session gets
+its run_end (a real ipykernel through jupyter_client)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from ...helpers.frontend import write_agent, write_extension, write_script
+from ...helpers.processes import alive, wait_for_file
+from .test_magics import python_kernel  # noqa: F401 - a fixture
+
+SLEEPER = ('module.exports = { description: "s", parameters: { type: "object" }, execute(ctx) { ctx.log("sleeping");'
+           ' ctx.system.exec("echo $$ > child.pid; exec sleep 60"); return "woke"; } };')
+
+
+def start_sleeping(python_kernel):
+    home, work, start = python_kernel
+    write_extension(home, "tools", "sleeper", SLEEPER)
+    write_extension(home, "hooks", "audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
+    write_agent(home, "agent", tools=["sleeper"], hooks=["audit"])
+    write_script(work, [{"text": "", "tool_calls": [{"name": "sleeper", "arguments": {}}]}, {"text": "never"}])
+    fe = start()
+    assert fe.run("%rienda use agent")[0]["status"] == "ok"
+    msg_id = fe.submit("%rienda ask go")
+    fe.collect(msg_id, until=lambda m: m["msg_type"] == "stream" and "sleeping" in m["content"]["text"])
+    return home, fe, int(wait_for_file(work / "child.pid"))
+
+
+def ended_session(home):
+    [session] = (home / "sessions").glob("*.jsonl")
+    return [json.loads(line) for line in session.read_text().splitlines()]
+
+
+def test_jupyters_shutdown_during_a_turn_ends_it_and_closes_the_session(python_kernel):
+    home, fe, child = start_sleeping(python_kernel)
+    fe.disconnect()
+    fe.km.shutdown_kernel(now=False)  # what Jupyter does: an interrupt, then a shutdown request
+    assert not alive(child)
+    records = ended_session(home)
+    assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"
+
+
+def signal_state(pid):
+    """The kernel's blocked, ignored and caught signal masks, for a failure's message."""
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return [line for line in lines if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+
+
+def test_sigterm_during_a_turn_ends_it_and_closes_the_session(python_kernel):
+    home, fe, child = start_sleeping(python_kernel)
+    fe.disconnect()
+    pid = fe.km.provisioner.pid
+    before = signal_state(pid)
+    os.kill(pid, signal.SIGTERM)  # docker stop, a CI cancellation
+    try:
+        fe.km.provisioner.process.wait(30)
+    except subprocess.TimeoutExpired:
+        sessions = [path.read_text() for path in (home / "sessions").glob("*.jsonl")]
+        raise AssertionError(f"the kernel did not end: signals {before} -> {signal_state(pid)}; child alive: "
+                             f"{alive(child)}; session: {sessions}") from None
+    assert not alive(child)
+    records = ended_session(home)
+    assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"
+
+
+def test_sigterm_in_a_terminal_ipython_turn_ends_it_and_closes_the_session(tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "agents").mkdir(parents=True)
+    work.mkdir()
+    write_extension(home, "tools", "sleeper", SLEEPER)
+    write_agent(home, "agent", tools=["sleeper"])
+    write_script(work, [{"text": "", "tool_calls": [{"name": "sleeper", "arguments": {}}]}, {"text": "never"}])
+    program = textwrap.dedent("""
+        from IPython.testing.globalipapp import start_ipython
+        ip = start_ipython()
+        ip.run_line_magic("load_ext", "rienda_kernel")
+        ip.run_line_magic("rienda", "use agent")
+        ip.run_line_magic("rienda", "ask go")
+        print("the process should have ended")
+    """)
+    process = subprocess.Popen([sys.executable, "-c", program], cwd=work, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "RIENDA_HOME": str(home)})
+    child = int(wait_for_file(work / "child.pid"))
+    process.send_signal(signal.SIGTERM)
+    stdout, _ = process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGTERM and "should have ended" not in stdout
+    assert not alive(child)
+    records = ended_session(home)
+    assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"
