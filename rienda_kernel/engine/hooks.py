@@ -23,11 +23,11 @@ from typing import Any
 from .cancel import CancelToken
 from .errors import Interrupted, SandboxError
 from .events import Diagnostic, HookDecision
-from .extensions import Hook
+from .home.extensions import Hook
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
 from .sandbox.protocol import SandboxLike
-from .tools import ToolResult
+from .tools.invoke import ToolResult
 
 __all__ = ["HookChain", "ModelResponse", "ToolGate"]
 

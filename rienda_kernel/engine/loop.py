@@ -50,7 +50,7 @@ from .events import (
     ToolCallStarted,
     ToolResultReady,
 )
-from .extensions import Catalog
+from .home.extensions import Catalog
 from .hooks import HookChain, ModelResponse
 from .ctx.host import RunContext
 from .sessions.messages import Message, ToolCall, Usage
@@ -67,7 +67,7 @@ from .providers import (
 )
 from .sandbox.protocol import SandboxLike
 from .secrets import StreamGuard, scrub_text
-from .tools import ToolResult, invoke_tool
+from .tools.invoke import ToolResult, invoke_tool
 from .ui import UI, Answer, Approvals, ScrubbingUI, decide
 
 __all__ = ["UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .agents import Agent, list_agents, load_agent
+from .home.agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
-from .config import read_config, rienda_home
+from .home.config import read_config, rienda_home
 from .errors import ConfigError, Interrupted, ProviderError, SessionWriteError
 from .events import Diagnostic, Notify, RunEnd
-from .extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool
+from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool
 from .ctx.host import RunContext
 from .loop import RunResult, TurnSetup, run_prompt
 from .sessions.messages import Message

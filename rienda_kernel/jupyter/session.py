@@ -17,7 +17,7 @@ from typing import Any
 from ..engine import JSTool, Conversation, Rienda, RiendaError, RunResult
 from ..engine import imports
 from ..engine.errors import ConfigError
-from ..engine.extensions import NAME_RULE
+from ..engine.home.extensions import NAME_RULE
 from ..engine.providers.choice import NoModelError
 from ..engine.providers import provider_for
 from ..engine.builtins.notebook import PythonNamespace, Runner

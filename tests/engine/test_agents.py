@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from rienda_kernel.engine.agents import Agent, list_agents, load_agent
+from rienda_kernel.engine.home.agents import Agent, list_agents, load_agent
 from rienda_kernel.engine.builtins.standard import BUILTIN_TOOLS
 from rienda_kernel.engine.errors import ConfigError
 

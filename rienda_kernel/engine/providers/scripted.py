@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from ..cancel import CancelToken
-from ..config import yaml_problem
+from ..home.config import yaml_problem
 from ..errors import ConfigError, ProviderError
 from ..sessions.messages import ToolCall, Usage
 from .base import (

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from ..config import yaml_problem
+from ..home.config import yaml_problem
 from ..errors import ConfigError
 
 __all__ = ["CallExpectation", "Expectations", "expectations_beside", "load_expectations"]

@@ -27,18 +27,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import imports
-from ..agents import Agent
+from ..home.agents import Agent
 from ..cancel import CancelToken, run_interruptibly
 from ..errors import ConfigError, Interrupted, PayloadError
 from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
-from ..extensions import HOOK_POINTS, Hook
+from ..home.extensions import HOOK_POINTS, Hook
 from ..hooks import HookChain, ModelResponse
 from ..ctx.host import RunContext
 from ..sessions.messages import Message, ToolCall
 from ..sandbox.protocol import JSValue, Sandbox
 from ..secrets import redact_config, scrub
 from ..sessions.store import new_session_id
-from ..tools import ToolResult
+from ..tools.invoke import ToolResult
 from ..ui import UI, RelayUI
 
 if TYPE_CHECKING:

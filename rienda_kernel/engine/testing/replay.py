@@ -33,7 +33,7 @@ from ..sessions.messages import Message, ToolCall
 from ..builtins.notebook import PythonNamespace, in_thread, notebook_tools
 from ..secrets import redact_config
 from ..sessions.store import LoadedSession, read_session
-from ..tools import ToolResult, invoke_tool
+from ..tools.invoke import ToolResult, invoke_tool
 from ..ui import UI, NonInteractiveUI, RelayUI
 
 __all__ = ["CallReplay", "ReplayReport", "replay_file", "replay_session", "session_script"]

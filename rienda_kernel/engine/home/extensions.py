@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .builtins.standard import BUILTIN_TOOLS, BuiltinTool
-from .cancel import CancelToken
-from .errors import ExtensionError
-from .events import Diagnostic
-from .sandbox.protocol import SandboxLike
-from .schemas import schema_problems
+from ..builtins.standard import BUILTIN_TOOLS, BuiltinTool
+from ..cancel import CancelToken
+from ..errors import ExtensionError
+from ..events import Diagnostic
+from ..sandbox.protocol import SandboxLike
+from ..tools.schemas import schema_problems
 
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT",

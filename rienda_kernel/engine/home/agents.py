@@ -31,10 +31,10 @@ from typing import Any
 
 import yaml
 
-from .builtins.standard import BUILTIN_TOOLS
+from ..builtins.standard import BUILTIN_TOOLS
 from .config import yaml_problem
-from .errors import ConfigError
-from .events import Diagnostic
+from ..errors import ConfigError
+from ..events import Diagnostic
 
 __all__ = [
     "DEFAULT_AGENT_ID",

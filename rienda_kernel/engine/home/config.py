@@ -21,8 +21,8 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError
-from .events import Diagnostic
+from ..errors import ConfigError
+from ..events import Diagnostic
 
 __all__ = ["SETTINGS", "load_config", "read_config", "rienda_home", "yaml_problem"]
 

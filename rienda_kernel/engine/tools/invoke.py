@@ -17,12 +17,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .builtins.standard import BuiltinTool
-from .cancel import CancelToken
-from .errors import ArgumentsError, Interrupted, SandboxError
-from .extensions import JSTool, Tool
-from .ctx.host import Host, RunContext
-from .sandbox.protocol import JSValue, SandboxLike
+from ..builtins.standard import BuiltinTool
+from ..cancel import CancelToken
+from ..errors import ArgumentsError, Interrupted, SandboxError
+from ..home.extensions import JSTool, Tool
+from ..ctx.host import Host, RunContext
+from ..sandbox.protocol import JSValue, SandboxLike
 from .schemas import arguments_problem
 
 __all__ = ["OUTPUT_CAP", "ToolResult", "cap_text", "decode_arguments", "invoke_tool"]
