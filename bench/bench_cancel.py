@@ -28,7 +28,9 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from rienda_kernel.engine import CancelToken, ExtensionLoader, Interrupted, NonInteractiveUI, RunContext, Sandbox, invoke_tool
+from rienda_kernel.engine import CancelToken, ExtensionLoader, Interrupted, NonInteractiveUI, Sandbox
+from rienda_kernel.engine.ctx.host import RunContext
+from rienda_kernel.engine.tools.invoke import invoke_tool
 from rienda_kernel.engine.ctx.http import fetch
 from rienda_kernel.engine.ctx.commands import run_command
 

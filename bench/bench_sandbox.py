@@ -43,16 +43,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
-from rienda_kernel.engine import (
-    CancelToken,
-    ExtensionLoader,
-    HookChain,
-    Host,
-    NonInteractiveUI,
-    RunContext,
-    Sandbox,
-    ToolResult,
-)
+from rienda_kernel.engine import CancelToken, ExtensionLoader, NonInteractiveUI, Sandbox, ToolResult
+from rienda_kernel.engine.ctx.host import Host, RunContext
+from rienda_kernel.engine.hooks import HookChain
 from rienda_kernel.engine.sandbox.inprocess import InProcessSandbox
 
 TARGET_MS = 1.5

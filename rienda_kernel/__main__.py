@@ -7,8 +7,6 @@ if len(sys.argv) > 1 and sys.argv[1] == "install":
 
     sys.exit(main(sys.argv[2:]))
 
-from ipykernel.kernelapp import IPKernelApp
+from .jupyter.kernel import launch
 
-from .jupyter.kernel import RiendaKernel
-
-IPKernelApp.launch_instance(kernel_class=RiendaKernel)
+launch()

@@ -7,7 +7,7 @@ its agent declares now in the Rienda home, or ``--rienda-hooks a,b``), reusing t
 tool results unless ``--rienda-run-tools``. The item fails, with the replay's per-call
 report as its failure text, when a call is now refused, no longer refused, gets other
 arguments or another result, or an assistant text changed; ``<id>.expect.yaml`` beside a
-session states what must happen instead (:mod:`rienda_kernel.engine.testing.expectations`).
+session states what must happen instead (``<id>.expect.yaml``, see ``docs/testing.md``).
 
 Without other paths on the command line only the sessions run; with paths, the sessions
 run alongside them. Items share nothing but one engine per process, so ``pytest -n auto``
@@ -86,12 +86,11 @@ class SessionItem(pytest.Item):
 
     def runtest(self) -> None:
         from rienda_kernel.engine import NonInteractiveUI
-        from rienda_kernel.engine.testing.replay import replay_file
 
         option = self.config.option
         hooks = None if option.rienda_hooks is None else [n.strip() for n in option.rienda_hooks.split(",") if n.strip()]
         ui = NonInteractiveUI(option.rienda_confirm == "allow", record_events=False)
-        report = replay_file(_engine(self.config), self.path, hooks=hooks, run_tools=option.rienda_run_tools, ui=ui)
+        report = _engine(self.config).replay_file(self.path, hooks=hooks, run_tools=option.rienda_run_tools, ui=ui)
         self.user_properties.append(("hook_calls", report.hook_calls))
         if report.changed:
             raise ReplayDiffers(report)
@@ -112,7 +111,7 @@ class SessionItem(pytest.Item):
 def _engine(config: pytest.Config) -> Any:
     """One :class:`Rienda` per process (one V8 sandbox, one extension cache)."""
     if _ENGINE not in config.stash:
-        from rienda_kernel.engine.runtime import Rienda
+        from rienda_kernel.engine import Rienda
 
         option = config.option
         workdir = config.invocation_params.dir / (option.rienda_workdir or ".")

@@ -21,15 +21,10 @@ from typing import Any
 
 import pytest
 
-from rienda_kernel.engine import (
-    CancelToken,
-    ExtensionLoader,
-    HookChain,
-    NonInteractiveUI,
-    RunContext,
-    Sandbox,
-    invoke_tool,
-)
+from rienda_kernel.engine import CancelToken, ExtensionLoader, NonInteractiveUI, Sandbox
+from rienda_kernel.engine.ctx.host import RunContext
+from rienda_kernel.engine.hooks import HookChain
+from rienda_kernel.engine.tools.invoke import invoke_tool
 
 
 @pytest.fixture(scope="session")

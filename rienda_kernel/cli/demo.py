@@ -17,9 +17,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from ..engine import RiendaError
-from ..engine.cancel import run_interruptibly
-from ..engine.runtime import Rienda
+from ..engine import Rienda, RiendaError, run_interruptibly
 from .terminal import TerminalUI
 
 __all__ = ["DEMO_AGENT", "DEMO_PROMPT", "demo_root", "examples_dir", "prepare", "run_demo"]

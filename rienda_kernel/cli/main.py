@@ -29,15 +29,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine.errors import ConfigError, RiendaError
-from ..engine.secrets import redact_config, scrub, scrub_text
+# The engine loads each name on first use: `rienda --help` (and a run with no JavaScript
+# extensions) loads only what it needs.
+from ..engine import ConfigError, RiendaError, scrub, scrub_text
 
-# The engine is imported by the commands that use it, not here: `rienda --help` (and a
-# run with no JavaScript extensions) loads only what it needs.
 if TYPE_CHECKING:
-    from ..engine import CancelToken, Diagnostic, Message, Usage
-    from ..engine.ctx.host import RunContext
-    from ..engine.runtime import Rienda
+    from ..engine import Diagnostic, Rienda
 
 __all__ = ["main"]
 
@@ -138,7 +135,7 @@ def _positive(text: str) -> int:
 
 
 def _rienda(args: argparse.Namespace) -> Rienda:
-    from ..engine.runtime import Rienda
+    from ..engine import Rienda
 
     return Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
 
@@ -156,8 +153,7 @@ def _terminal_stdin() -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..engine.cancel import run_interruptibly
-    from ..engine.providers.choice import NoModelError
+    from ..engine import NoModelError, run_interruptibly
     from .terminal import JsonLinesUI, TerminalUI, usage_summary
 
     rienda = _rienda(args)
@@ -200,7 +196,7 @@ def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
 
 def _config_diagnostics(rienda: Rienda) -> list[Diagnostic]:
     """What a listing says about config.yaml: its unknown keys, or why it cannot be used."""
-    from ..engine.events import Diagnostic
+    from ..engine import Diagnostic
 
     try:
         return rienda.config_diagnostics()
@@ -247,12 +243,13 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    rienda = _rienda(args)
-    loaded = rienda.store.load(rienda.resolve_session(args.session))
+    loaded = _rienda(args).load_session(args.session)
     header = loaded.header
     print(f"session {header.get('id')}  agent {header.get('agent')}  model {header.get('model')}  "
           f"created {header.get('created')}")
-    lines, warnings = _show_lines(loaded)
+    from .show import session_lines
+
+    lines, warnings = session_lines(loaded)
     for warning in loaded.warnings + warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for line in lines:
@@ -260,80 +257,12 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_lines(loaded: Any) -> tuple[list[str], list[str]]:
-    """The session as a person reads it, in file order (so each run's end follows that
-    run's messages), then the usage total; and a warning naming ``file:line`` for each
-    line it does not understand (shown without it, never a crash)."""
-    from ..engine.sessions.messages import Message
-    from .terminal import usage_summary
-
-    lines: list[str] = []
-    warnings: list[str] = []
-    usages: list[Usage | None] = []
-    for number, entry in loaded.entries:
-        if isinstance(entry, Message):
-            if entry.role == "assistant":
-                usages.append(_checked_usage(entry.usage, f"{loaded.path}:{number}", warnings))
-            lines += _message_lines(entry)
-            continue
-        try:
-            line = _record_line(entry)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            warnings.append(f"{loaded.path}:{number}: a {entry.get('type')!r} record this version cannot read; left out")
-            continue
-        if line:
-            lines.append(line)
-    summary = usage_summary(usages)
-    return lines + ([summary] if summary else []), warnings
-
-
-def _message_lines(message: Message) -> list[str]:
-    if message.role == "tool":
-        return [f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]: {message.text}"]
-    note = "".join(f" ({flag})" for flag in ("interrupted", "error") if message.meta.get(flag))
-    lines = [f"{message.role}{note}: {message.text}"]
-    if message.thinking:
-        lines.append(f"  thinking: {message.thinking}")
-    lines += [f"  → {call.name} [{call.id}] {json.dumps(call.arguments, ensure_ascii=False)}" for call in message.tool_calls]
-    if message.usage:
-        lines.append(f"  usage: {message.usage.input_tokens} in, {message.usage.output_tokens} out")
-    return lines
-
-
-def _checked_usage(usage: Usage | None, where: str, warnings: list[str]) -> Usage | None:
-    """``usage`` when it holds token counts; else None and a warning naming ``where``."""
-    if usage is None or all(isinstance(n, int) and not isinstance(n, bool)
-                            for n in (usage.input_tokens, usage.output_tokens)):
-        return usage
-    warnings.append(f"{where}: usage {usage.to_dict()} is not token counts; left out of the total")
-    return None
-
-
-def _record_line(record: dict[str, Any]) -> str | None:
-    """One line for a hook decision or a run's end (None for records not shown); raises
-    KeyError/TypeError/ValueError for one this version cannot read."""
-    if record.get("type") == "hook_decision":
-        if record["effect"] == "none":
-            return None
-        detail = record.get("reason") or record.get("error") or ", ".join(record.get("changes") or {})
-        return f"  hook {record['hook']}.{record['point']}: {record['effect']}" + (f" ({detail})" if detail else "")
-    if record.get("type") == "run_end":
-        reason = record["reason"]
-        if not isinstance(reason, str):
-            raise ValueError(f"reason {reason!r}")
-        return f"-- run ended: {reason}" + (f": {record['error']}" if record.get("error") else "")
-    return None
-
-
 def _replay(args: argparse.Namespace) -> int:
-    from ..engine.testing.replay import replay_session
     from .terminal import TerminalUI
 
-    rienda = _rienda(args)
     hooks = None if args.hooks is None else [name for name in args.hooks.split(",") if name.strip()]
     ui = TerminalUI(True if args.yes else None, None)
-    report = replay_session(rienda, rienda.resolve_session(args.session), hooks=hooks, agent_id=args.agent,
-                            run_tools=args.run_tools, ui=ui)
+    report = _rienda(args).replay(args.session, hooks=hooks, agent_id=args.agent, run_tools=args.run_tools, ui=ui)
     if args.json:
         shown = {"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
                  "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
@@ -346,10 +275,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _script(args: argparse.Namespace) -> int:
-    from ..engine.testing.replay import session_script
-
-    rienda = _rienda(args)
-    text = session_script(rienda, rienda.resolve_session(args.session))
+    text = _rienda(args).script(args.session)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
@@ -359,24 +285,19 @@ def _script(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from ..engine.cancel import run_interruptibly
-    from ..engine.ctx.host import RunContext
+    from ..engine import Interrupted, run_interruptibly
     from .terminal import TerminalUI
 
     rienda = _rienda(args)
-    catalog = rienda.catalog(tools=[args.tool], hooks=[])  # the other extensions are not loaded
-    if args.tool not in catalog.tools:
-        catalog = rienda.catalog(hooks=[])  # every tool, to say what exists and what is broken
-        _print_diagnostics(catalog.diagnostics)
-        raise RiendaError(f"no tool named {args.tool!r} in {rienda.home / 'tools'} or the built-ins "
-                          f"({', '.join(sorted(catalog.tools))})")
     ui = TerminalUI(_auto_approve(args, rienda), None)
-    run = RunContext(workdir=rienda.workdir, ui=ui, session={"id": None},
-                     agent={"id": None, "description": "", "model": None, "tools": [args.tool], "hooks": []},
-                     config=redact_config(rienda.config()))
-    tool = catalog.tools[args.tool]
-    result, stopped_by = run_interruptibly(lambda cancel: _invoke(tool, args.arguments, run, rienda, cancel),
-                                           signals=STOP_SIGNALS)
+
+    def call(cancel: Any) -> Any:
+        try:
+            return rienda.call_tool(args.tool, args.arguments, ui, cancel)
+        except Interrupted:
+            return None
+
+    result, stopped_by = run_interruptibly(call, signals=STOP_SIGNALS)
     if stopped_by or result is None:
         print("rienda: interrupted", file=sys.stderr)
         return 128 + (stopped_by or signal.SIGINT)
@@ -384,23 +305,13 @@ def _call(args: argparse.Namespace) -> int:
     return 1 if result.is_error else 0
 
 
-def _invoke(tool: Any, arguments: str, run: RunContext, rienda: Rienda, cancel: CancelToken) -> Any:
-    from ..engine import Interrupted, invoke_tool
-
-    try:
-        return invoke_tool(tool, arguments, run, rienda.sandbox, cancel)
-    except Interrupted:
-        return None
-
-
 def _hook(args: argparse.Namespace) -> int:
     from ..engine import NonInteractiveUI
-    from ..engine.testing.hook_call import prepare_hook_call
     from .terminal import TerminalUI
 
     rienda = _rienda(args)
-    invocation = prepare_hook_call(rienda, args.name, args.point, args.payload, agent_id=args.agent,
-                                   session_id=args.session_id)
+    invocation = rienda.hook_call(args.name, args.point, args.payload, agent_id=args.agent,
+                                  session_id=args.session_id)
     if args.json:
         ui: Any = NonInteractiveUI(_auto_approve(args, rienda) is True, record_events=False)
     else:  # ctx.log, notices and confirms show on stderr as they happen

@@ -13,7 +13,9 @@ import sys
 from typing import IO
 
 from ..engine import (
+    ASK_PROMPT,
     UI,
+    Answer,
     CancelToken,
     Confirm,
     Diagnostic,
@@ -21,10 +23,15 @@ from ..engine import (
     Log,
     Notify,
     Output,
+    RunEnd,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolResultReady,
+    Usage,
+    policy_of,
+    typed_answer,
 )
-from ..engine.events import RunEnd, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
-from ..engine.sessions.messages import Usage
-from ..engine.ui import ASK_PROMPT, Answer, policy_of, typed_answer
 
 __all__ = ["JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
 

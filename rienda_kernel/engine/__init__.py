@@ -1,14 +1,29 @@
 """Rienda's engine: agents, the loop, sessions, providers, the V8 sandbox, tools, hooks.
 
-Knows nothing of Jupyter: front ends (the kernel, the magics, the ``rienda`` command)
-use only what this module exports. Start with :class:`Rienda`::
+Knows nothing of Jupyter. This module is the whole surface the front ends (the kernel,
+the magics, the ``rienda`` command, the pytest plugin) use: they import from here, never
+from a submodule (``tests/test_layout.py`` holds them to it). Start with :class:`Rienda`::
 
     rienda = Rienda(home="~/.rienda", workdir=".")
     result = rienda.conversation("default").run("Count the words in notes.txt", ui)
 
 Each name is imported from its submodule on first use (PEP 562), so importing one part
-(``rienda_kernel.engine.errors``, say) does not load the rest: ``rienda --help`` and a run
-without JavaScript extensions start fast.
+(``RiendaError``, say) does not load the rest: ``rienda --help`` and a run without
+JavaScript extensions start fast.
+
+Where things are (each folder's ``__init__`` says more):
+
+- :mod:`.runtime` (:class:`Rienda`, :class:`Conversation`): the front door.
+- :mod:`.loop`, :mod:`.hooks`: one run from ``beforeRun`` to ``afterRun``; the hook chain.
+- :mod:`.events`, :mod:`.ui`: what the engine tells a front end, and what it asks (confirms).
+- :mod:`.errors`, :mod:`.secrets`, :mod:`.cancel`: the one error tree, the one scrubber,
+  the one cancel token.
+- ``home/``: what lives under ``RIENDA_HOME``: config.yaml, agents, tools and hooks.
+- ``tools/``: invoking a tool and checking its schema. ``builtins/``: the built-in tools
+  and the notebook tools. ``ctx/``: what ``ctx`` does on the host.
+- ``sandbox/``: the V8 bridge (host side, worker process side, the wire).
+- ``sessions/``: messages, the JSON Lines store, its one writer.
+- ``providers/``: the model vendors. ``testing/``: hook calls, replay, expectations.
 """
 
 from __future__ import annotations
@@ -16,141 +31,39 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_WHERE = {  # name -> the submodule defining it
-    "Agent": "home.agents",
-    "Answer": "ui",
-    "ArgumentsError": "errors",
-    "BUILTIN_TOOLS": "builtins.standard",
-    "BuiltinTool": "builtins.standard",
-    "CancelToken": "cancel",
-    "Catalog": "home.extensions",
-    "ConfigError": "errors",
-    "Confirm": "events",
-    "Conversation": "runtime",
-    "Diagnostic": "events",
-    "Event": "events",
-    "ExtensionError": "errors",
-    "ExtensionLoader": "home.extensions",
-    "HOOK_POINTS": "home.extensions",
-    "Hook": "home.extensions",
-    "HookChain": "hooks",
-    "HookDecision": "events",
-    "Host": "ctx.host",
-    "How": "ui",
-    "Interrupted": "errors",
-    "JSTool": "home.extensions",
-    "JSValue": "sandbox.protocol",
-    "Log": "events",
-    "Message": "sessions.messages",
-    "MessageSaved": "events",
-    "ModelResponse": "hooks",
-    "NonInteractiveUI": "ui",
-    "Notify": "events",
-    "OUTPUT_CAP": "tools.invoke",
-    "OutOfMemory": "errors",
-    "Output": "events",
-    "PayloadError": "errors",
-    "Person": "ui",
-    "Policy": "ui",
-    "ProviderError": "errors",
-    "Rienda": "runtime",
-    "RiendaError": "errors",
-    "RunContext": "ctx.host",
-    "RunEnd": "events",
-    "RunResult": "loop",
-    "RunStart": "events",
-    "Sandbox": "sandbox.protocol",
-    "SandboxError": "errors",
-    "ScriptError": "errors",
-    "ScrubbingUI": "ui",
-    "SessionBusy": "errors",
-    "SessionError": "errors",
-    "SessionWriteError": "errors",
-    "TextDelta": "events",
-    "ThinkingDelta": "events",
-    "ToolCall": "sessions.messages",
-    "ToolCallStarted": "events",
-    "ToolGate": "hooks",
-    "ToolResult": "tools.invoke",
-    "ToolResultReady": "events",
-    "UI": "ui",
-    "Usage": "sessions.messages",
-    "Via": "ui",
-    "invoke_tool": "tools.invoke",
-    "load_config": "home.config",
-    "read_config": "home.config",
-    "redact_config": "secrets",
-    "rienda_home": "home.config",
-    "scrub": "secrets",
+# The public names, by the submodule that defines them: the one list (``__all__`` and the
+# lazy loader below are both made from it).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "builtins.code_runner": ("CodeRunner", "Runner"),
+    "builtins.notebook": ("PythonNamespace", "notebook_tools", "with_error"),
+    "builtins.standard": ("BUILTIN_TOOLS", "BuiltinTool"),
+    "cancel": ("CancelToken", "run_interruptibly"),
+    "errors": ("ArgumentsError", "ConfigError", "ExtensionError", "Interrupted", "OutOfMemory", "PayloadError",
+               "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
+               "SessionWriteError"),
+    "events": ("Confirm", "Diagnostic", "Event", "HookDecision", "Log", "MessageSaved", "Notify", "Output",
+               "RunEnd", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
+    "home.agents": ("Agent",),
+    "home.config": ("NAME_RULE", "load_config", "read_config", "rienda_home"),
+    "home.extensions": ("HOOK_POINTS", "Catalog", "ExtensionLoader", "Hook", "JSTool"),
+    "imports": ("import_module",),
+    "loop": ("RunResult",),
+    "providers.choice": ("NoModelError",),
+    "runtime": ("Conversation", "Rienda", "SavedExtension"),
+    "sandbox.protocol": ("Sandbox",),
+    "secrets": ("redact_config", "scrub", "scrub_text"),
+    "sessions.messages": ("Message", "ToolCall", "Usage"),
+    "sessions.store": ("LoadedSession", "SessionInfo"),
+    "testing.hook_call": ("HookCall", "HookInvocation"),
+    "testing.replay": ("ReplayReport",),
+    "tools.invoke": ("OUTPUT_CAP", "ToolResult"),
+    "ui": ("ASK_PROMPT", "Answer", "How", "NonInteractiveUI", "Person", "Policy", "ScrubbingUI", "UI", "Via",
+           "policy_of", "typed_answer"),
 }
 
-__all__ = [
-    "Agent",
-    "Answer",
-    "ArgumentsError",
-    "BUILTIN_TOOLS",
-    "BuiltinTool",
-    "CancelToken",
-    "Catalog",
-    "ConfigError",
-    "Confirm",
-    "Conversation",
-    "Diagnostic",
-    "Event",
-    "ExtensionError",
-    "ExtensionLoader",
-    "HOOK_POINTS",
-    "Hook",
-    "HookChain",
-    "HookDecision",
-    "Host",
-    "How",
-    "Interrupted",
-    "JSTool",
-    "JSValue",
-    "Log",
-    "Message",
-    "MessageSaved",
-    "ModelResponse",
-    "NonInteractiveUI",
-    "Notify",
-    "OUTPUT_CAP",
-    "OutOfMemory",
-    "Output",
-    "PayloadError",
-    "Person",
-    "Policy",
-    "ProviderError",
-    "Rienda",
-    "RiendaError",
-    "RunContext",
-    "RunEnd",
-    "RunResult",
-    "RunStart",
-    "Sandbox",
-    "SandboxError",
-    "ScriptError",
-    "ScrubbingUI",
-    "SessionBusy",
-    "SessionError",
-    "SessionWriteError",
-    "TextDelta",
-    "ThinkingDelta",
-    "ToolCall",
-    "ToolCallStarted",
-    "ToolGate",
-    "ToolResult",
-    "ToolResultReady",
-    "UI",
-    "Usage",
-    "Via",
-    "invoke_tool",
-    "load_config",
-    "read_config",
-    "redact_config",
-    "rienda_home",
-    "scrub",
-]
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
-__all__ = ["jsonschema", "module", "without"]
+__all__ = ["import_module", "jsonschema", "without"]
 
 _UNUSED_EXTRAS = {"jsonschema": ("rfc3987_syntax",)}  # module -> the extras Rienda never uses
 
@@ -38,7 +38,7 @@ def without(*optional: str) -> Iterator[None]:
                 del sys.modules[name]
 
 
-def module(name: str) -> ModuleType:
+def import_module(name: str) -> ModuleType:
     """The module ``name``, imported (on the first call) without the extras Rienda never
     uses; every import of such a module in Rienda goes through here, a background
     prewarm's included (an import that pulled the extra in would hold the import lock the
@@ -49,4 +49,4 @@ def module(name: str) -> ModuleType:
 
 def jsonschema() -> ModuleType:
     """The ``jsonschema`` module, imported on the first call (its import is slow)."""
-    return module("jsonschema")
+    return import_module("jsonschema")

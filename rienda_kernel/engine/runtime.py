@@ -13,14 +13,15 @@ import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .home.agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
-from .home.config import read_config, rienda_home
+from .home.config import NAME_RULE, read_config, rienda_home
 from .errors import ConfigError, Interrupted, ProviderError, SessionWriteError
 from .events import Diagnostic, Notify, RunEnd
-from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool
+from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, JSTool, Tool
 from .ctx.host import RunContext
 from .loop import RunResult, TurnSetup, run_prompt
 from .sessions.messages import Message
@@ -30,9 +31,14 @@ from .builtins.notebook import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
 from .sandbox.protocol import Sandbox
 from .secrets import redact_config, scrub_text
 from .sessions.store import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
+from .tools.invoke import ToolResult
 from .ui import ScrubbingUI, UI
 
-__all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda"]
+if TYPE_CHECKING:
+    from .testing.hook_call import HookInvocation
+    from .testing.replay import ReplayReport
+
+__all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda", "SavedExtension"]
 
 DEFAULT_MAX_TURNS = 50
 
@@ -48,6 +54,16 @@ def shared_sandbox() -> Sandbox:
         if _SHARED_SANDBOX is None:
             _SHARED_SANDBOX = Sandbox()
         return _SHARED_SANDBOX
+
+
+@dataclass(frozen=True)
+class SavedExtension:
+    """What :meth:`Rienda.save_extension` did: the file written, what the loader said of
+    it (``problems``), and a one-line ``summary`` when it loaded."""
+
+    path: Path
+    problems: list[str]
+    summary: str | None
 
 
 class Rienda:
@@ -116,6 +132,19 @@ class Rienda:
     def agent(self, agent_id: str) -> tuple[Agent, list[Diagnostic]]:
         return load_agent(self.home, agent_id, default_model=self.config().get("default_model"))
 
+    def models(self) -> list[str]:
+        """What a model setting can start with: each provider's prefix (``openai/``...,
+        config.yaml's named endpoints too), then the models the agents name."""
+        from .providers import PROVIDERS
+
+        try:
+            endpoints = self.config().get("providers") or {}
+        except ConfigError:
+            endpoints = {}
+        prefixes = sorted(set(PROVIDERS) | {name for name in endpoints if isinstance(name, str)})
+        named = sorted({agent.model for agent in self.agents()[0] if agent.model})
+        return [f"{prefix}/" for prefix in prefixes] + named
+
     def sessions(self) -> list[SessionInfo]:
         return self.store.list()
 
@@ -127,6 +156,81 @@ class Rienda:
         if not saved:
             raise ConfigError(f"there is no saved session in {self.store.directory}")
         return saved[-1].id
+
+    def load_session(self, session_id: str) -> LoadedSession:
+        """The saved session ``session_id`` (or ``last``), read tolerantly: lines it cannot
+        read are left out and named in ``warnings`` (``file:line``)."""
+        return self.store.load(self.resolve_session(session_id))
+
+    def check_model(self, model: str) -> None:
+        """ConfigError unless ``model`` (``provider/model``) names a provider that can be
+        set up here (its endpoint in config.yaml, if named, valid)."""
+        provider_for(model, self.config())
+
+    def save_extension(self, kind: str, name: str, source: str) -> SavedExtension:
+        """Write ``source`` as ``<home>/<kind>/<name>/index.js`` (``kind``: ``tools`` or
+        ``hooks``) and load it: what the loader said of the file, and a one-line summary
+        when it loaded. ConfigError for a name that is not valid."""
+        if kind not in ("tools", "hooks"):
+            raise ValueError(f"kind must be 'tools' or 'hooks', got {kind!r}")
+        if not NAME_RULE.fullmatch(name):
+            raise ConfigError(f"{name!r} is not a valid name (1 to 64 letters, digits, '_' or '-')")
+        path = self.home / kind / name / "index.js"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        catalog = self.catalog()
+        loaded = (catalog.tools if kind == "tools" else catalog.hooks).get(name)
+        return SavedExtension(path, catalog.diagnostics_of(kind, name), _summary(loaded) if loaded else None)
+
+    # -- one tool, one hook point, a recorded session ------------------------------------------
+    def call_tool(self, name: str, arguments: str | dict[str, Any], ui: UI,
+                  cancel: CancelToken | None = None) -> ToolResult:
+        """Run tool ``name`` once, outside any run (``rienda call``): only that tool is
+        loaded; ``ctx`` has no session or agent. ConfigError naming what exists when there
+        is no such tool; Interrupted when ``cancel`` stops it."""
+        from .tools.invoke import invoke_tool
+
+        catalog = self.catalog(tools=[name], hooks=[])  # the other extensions are not loaded
+        if name not in catalog.tools:
+            catalog = self.catalog(hooks=[])  # every tool, to say what exists and what is broken
+            for diagnostic in catalog.diagnostics:
+                ui.emit(diagnostic)
+            raise ConfigError(f"no tool named {name!r} in {self.home / 'tools'} or the built-ins "
+                              f"({', '.join(sorted(catalog.tools))})")
+        run = RunContext(workdir=self.workdir, ui=ScrubbingUI.around(ui), session={"id": None},
+                         agent={"id": None, "description": "", "model": None, "tools": [name], "hooks": []},
+                         config=redact_config(self.config()))
+        return invoke_tool(catalog.tools[name], arguments, run, self.sandbox, cancel or CancelToken())
+
+    def hook_call(self, name: str, point: str, payload: str | dict[str, Any], *, agent_id: str = "default",
+                  session_id: str | None = None) -> HookInvocation:
+        """Hook ``name`` loaded and ``payload`` fitted to ``point``, ready to run as a run
+        would (``rienda hook``, ``%rienda hook``); see :mod:`.testing.hook_call`."""
+        from .testing.hook_call import prepare_hook_call
+
+        return prepare_hook_call(self, name, point, payload, agent_id=agent_id, session_id=session_id)
+
+    def replay(self, session_id: str, *, hooks: list[str] | None = None, agent_id: str | None = None,
+               run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
+        """The saved session ``session_id`` (or ``last``) through a hook chain again, no
+        model; see :mod:`.testing.replay`."""
+        from .testing.replay import replay_session
+
+        return replay_session(self, self.resolve_session(session_id), hooks=hooks, agent_id=agent_id,
+                              run_tools=run_tools, ui=ui)
+
+    def replay_file(self, path: str | os.PathLike[str], *, hooks: list[str] | None = None,
+                    run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
+        """:meth:`replay` for a session file anywhere (the pytest plugin's folders)."""
+        from .testing.replay import replay_file
+
+        return replay_file(self, Path(path), hooks=hooks, run_tools=run_tools, ui=ui)
+
+    def script(self, session_id: str) -> str:
+        """The saved session ``session_id`` (or ``last``) as a scripted-model file."""
+        from .testing.replay import session_script
+
+        return session_script(self, self.resolve_session(session_id))
 
     # -- conversations -----------------------------------------------------------------------
     def conversation(self, agent_id: str = "default", session_id: str | None = None,
@@ -276,3 +380,11 @@ def _check_declared(agent: Agent, catalog: Catalog) -> None:
             else:
                 detail = f" (no {catalog.home / folder / name / 'index.js'})"
             raise ConfigError(f"{where}: declares {kind} {name!r}, which does not exist{detail}")
+
+
+def _summary(extension: Tool | Any) -> str:
+    """One line for a loaded tool (its parameters) or hook (its points)."""
+    if isinstance(extension, JSTool):
+        params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
+        return f"loaded tool {extension.name}: {extension.description} ({params})"
+    return f"loaded hook {extension.name}: {', '.join(extension.points)}"

@@ -17,19 +17,17 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine import BuiltinTool, NonInteractiveUI, RiendaError
-from ..engine.events import Diagnostic
-from ..engine.testing.hook_call import prepare_hook_call
-from ..engine.providers import PROVIDERS
-from ..engine.testing.replay import replay_session, session_script
 from .session import CONFIRM_POLICIES, NotebookSession
+from .tables import count, escape, listing, mark
 
-__all__ = ["PREFIX", "SUBCOMMANDS", "CommandError", "CommandOutput", "Subcommand", "agent_names", "ask_prompt",
-           "complete", "help_text", "inspect", "is_command", "model_names", "run_command", "session_names"]
+__all__ = ["PREFIX", "SUBCOMMANDS", "CommandError", "CommandOutput", "Subcommand", "after_prefix", "agent_names",
+           "ask_prompt", "command_names", "help_output", "help_text", "is_command", "model_names", "run_command",
+           "session_names", "subcommands"]
 
 PREFIX = "%rienda"
 RESET = "reset"
@@ -78,7 +76,7 @@ CONFIRM_MEANINGS: dict[str | None, str] = {
 # ---------------------------------------------------------------- recognising and parsing
 
 
-def _after_prefix(text: str) -> str | None:
+def after_prefix(text: str) -> str | None:
     """``text`` after a leading ``%rienda`` (leading whitespace allowed), or None if it
     does not start with the word ``%rienda``."""
     stripped = text.lstrip()
@@ -92,12 +90,12 @@ def is_command(code: str) -> bool:
     """True when the first non-blank line of ``code`` starts with the word ``%rienda``."""
     for line in code.splitlines():
         if line.strip():
-            return _after_prefix(line) is not None
+            return after_prefix(line) is not None
     return False
 
 
 def _words(line: str) -> list[str]:
-    rest = _after_prefix(line)
+    rest = after_prefix(line)
     text = line if rest is None else rest
     lines = [piece.strip() for piece in text.strip().splitlines()]
     if len(lines) > 1:
@@ -120,7 +118,7 @@ def run_command(session: NotebookSession, line: str) -> CommandOutput:
     """
     words = _words(line)
     if not words:
-        return _help(session, [])
+        return help_output(session, [])
     sub, args = _subcommand(words[0]), words[1:]
     if sub.run is None:
         raise CommandError(f"{PREFIX} {sub.name} runs a turn; the front end runs it, not a command")
@@ -138,14 +136,14 @@ def ask_prompt(line: str) -> str | None:
     """The prompt of ``%rienda ask PROMPT`` (``line`` with or without ``%rienda``; the
     prompt may span lines), or None when ``line`` is another command. CommandError for
     ``ask`` without a prompt."""
-    rest = _after_prefix(line)
+    rest = after_prefix(line)
     text = (line if rest is None else rest).lstrip()
     word = re.match(r"\S*", text).group()
     if word != "ask":
         return None
     prompt = text[len(word):].strip()
     if not prompt:
-        raise CommandError(f"usage: {PREFIX} {_by_name()['ask'].usage}")
+        raise CommandError(f"usage: {PREFIX} {subcommands()['ask'].usage}")
     return prompt
 
 
@@ -162,13 +160,13 @@ def error_flag(prompt: str) -> tuple[str, bool]:
 
 
 def _subcommand(name: str) -> Subcommand:
-    sub = _by_name().get(name)
+    sub = subcommands().get(name)
     if sub is None:
         raise CommandError(_unknown(name))
     return sub
 
 
-def _by_name() -> dict[str, Subcommand]:
+def subcommands() -> dict[str, Subcommand]:
     return {sub.name: sub for sub in SUBCOMMANDS}
 
 
@@ -211,41 +209,41 @@ def _sessions(session: NotebookSession, args: list[str]) -> CommandOutput:
     where = session.rienda.store.directory
     if not infos:
         return CommandOutput(f"No saved sessions yet in {where}.", value=infos)
-    heading = f"{_count(len(infos), 'session')} in {where}, newest last (* = current):"
-    rows = [(_mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
+    heading = f"{count(len(infos), 'session')} in {where}, newest last (* = current):"
+    rows = [(mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
             for info in infos]
-    return _listing(heading, ("", "id", "agent", "model", "messages", "title"), rows, [], infos)
+    return CommandOutput(*listing(heading, ("", "id", "agent", "model", "messages", "title"), rows, [], infos))
 
 
 def _agents(session: NotebookSession, args: list[str]) -> CommandOutput:
     agents, diagnostics = session.rienda.agents()
-    heading = f"{_count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
-    rows = [(_mark(agent.id == session.agent_id), agent.id, agent.model_label, agent.description,
+    heading = f"{count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
+    rows = [(mark(agent.id == session.agent_id), agent.id, agent.model_label, agent.description,
              _in_home(session, agent.path) if agent.path else "built-in") for agent in agents]
     footer = []
     if session.agent_id not in {agent.id for agent in agents}:
         footer.append(f"The current agent {session.agent_id!r} is not listed: its file is missing or broken.")
-    return _listing(heading, ("", "id", "model", "description", "file"), rows, diagnostics, agents, footer)
+    return CommandOutput(*listing(heading, ("", "id", "model", "description", "file"), rows, diagnostics, agents, footer))
 
 
 def _tools(session: NotebookSession, args: list[str]) -> CommandOutput:
     catalog = session.rienda.catalog()
     tools = [catalog.tools[name] for name in sorted(catalog.tools)]
-    heading = f"{_count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
+    heading = f"{count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
     rows = [(tool.name, tool.description, "built-in" if isinstance(tool, BuiltinTool) else _in_home(session, tool.path),
              "shadows the built-in" if tool.name in catalog.shadowed else "") for tool in tools]
     diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool"]
-    return _listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools)
+    return CommandOutput(*listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools))
 
 
 def _hooks(session: NotebookSession, args: list[str]) -> CommandOutput:
     catalog = session.rienda.catalog()
     hooks = [catalog.hooks[name] for name in sorted(catalog.hooks)]
     where = catalog.home / "hooks"
-    heading = f"{_count(len(hooks), 'hook')} in {where}:" if hooks else f"No usable hooks in {where}."
+    heading = f"{count(len(hooks), 'hook')} in {where}:" if hooks else f"No usable hooks in {where}."
     rows = [(hook.name, ", ".join(hook.points), _in_home(session, hook.path)) for hook in hooks]
     diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:hook"]
-    return _listing(heading, ("name", "points", "path"), rows, diagnostics, hooks)
+    return CommandOutput(*listing(heading, ("name", "points", "path"), rows, diagnostics, hooks))
 
 
 def _in_home(session: NotebookSession, path: str) -> str:
@@ -307,21 +305,21 @@ def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
 def _script(session: NotebookSession, args: list[str]) -> CommandOutput:
     session_id = session.rienda.resolve_session(args[0])
     path = session.rienda.workdir / args[1]
-    path.write_text(session_script(session.rienda, session_id), encoding="utf-8")
+    path.write_text(session.rienda.script(session_id), encoding="utf-8")
     return CommandOutput(f"Wrote session {session_id} as a scripted model to {args[1]} "
                          f"(use it as model: scripted/{args[1]}).", value=path)
 
 
 def _replay(session: NotebookSession, args: list[str]) -> CommandOutput:
     session_id = session.rienda.resolve_session(args[0])
-    report = replay_session(session.rienda, session_id, hooks=args[1:] or None)
+    report = session.rienda.replay(session_id, hooks=args[1:] or None)
     lines = report.lines()
     return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=report)
 
 
 def _hook(session: NotebookSession, args: list[str]) -> CommandOutput:
-    invocation = prepare_hook_call(session.rienda, args[0], args[1], args[2] if len(args) > 2 else "{}",
-                                   agent_id=session.agent_id, session_id=session.session_id)
+    invocation = session.rienda.hook_call(args[0], args[1], args[2] if len(args) > 2 else "{}",
+                                          agent_id=session.agent_id, session_id=session.session_id)
     call = invocation.run_interruptibly(NonInteractiveUI(session.confirm_policy == "allow", record_events=False))
     if call is None:
         raise CommandError(f"{args[0]}.{args[1]} was interrupted")
@@ -337,11 +335,11 @@ def _home(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput(f"RIENDA_HOME is {session.rienda.home}", value=session.rienda.home)
 
 
-def _help(session: NotebookSession, args: list[str]) -> CommandOutput:
+def help_output(session: NotebookSession, args: list[str]) -> CommandOutput:
     subs: Sequence[Subcommand] = (_subcommand(args[0]),) if args else SUBCOMMANDS
     width = max(len(sub.usage) for sub in subs) + len(PREFIX) + 1
     lines = [f"{PREFIX} {sub.usage}".ljust(width) + f"  {sub.help}" for sub in subs]
-    markdown = [f"- `{PREFIX} {sub.usage}`: {_escape(sub.help)}" for sub in subs]
+    markdown = [f"- `{PREFIX} {sub.usage}`: {escape(sub.help)}" for sub in subs]
     if not args:
         lines.insert(0, "Rienda commands:")
         markdown.insert(0, "**Rienda commands**\n")
@@ -350,7 +348,7 @@ def _help(session: NotebookSession, args: list[str]) -> CommandOutput:
 
 def help_text(name: str | None = None) -> str:
     """The commands' help as plain text: all of them, or ``name``'s (CommandError if unknown)."""
-    return _help(None, [name] if name else []).text  # type: ignore[arg-type] - help reads no session
+    return help_output(None, [name] if name else []).text  # type: ignore[arg-type] - help reads no session
 
 
 def agent_names(session: NotebookSession) -> list[str]:
@@ -364,15 +362,14 @@ def session_names(session: NotebookSession) -> list[str]:
 
 def model_names(session: NotebookSession) -> list[str]:
     """``reset``, each provider's prefix, and the models the agents name."""
-    models = sorted({agent.model for agent in session.rienda.agents()[0] if agent.model})
-    return [RESET, *(f"{prefix}/" for prefix in sorted(PROVIDERS)), *models]
+    return [RESET, *session.rienda.models()]
 
 
 def hook_names(session: NotebookSession) -> list[str]:
     return sorted(session.rienda.catalog().hooks)
 
 
-def _command_names(session: NotebookSession) -> list[str]:
+def command_names(session: NotebookSession) -> list[str]:
     return [sub.name for sub in SUBCOMMANDS]
 
 
@@ -405,136 +402,5 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                "(confirms: yes with confirm allow, else no).", _hook, 2, 3, hook_names),
     Subcommand("home", "home [PATH]",
                "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session.", _home, 0, 1),
-    Subcommand("help", "help [COMMAND]", "List these commands, or show one.", _help, 0, 1, _command_names),
+    Subcommand("help", "help [COMMAND]", "List these commands, or show one.", help_output, 0, 1, command_names),
 )
-
-
-# ---------------------------------------------------------------- rendering
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-def _mark(current: bool) -> str:
-    return "*" if current else ""
-
-
-def _one_line(value: object) -> str:
-    return " ".join(str(value).split())
-
-
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>|#~&])")
-
-
-def _escape(value: object) -> str:
-    """``value`` as inline Markdown text: one line, every special character escaped
-    (``|`` included, so it is safe in a table cell)."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", _one_line(value))
-
-
-def _text_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[_one_line(c) for c in row] for row in [headers, *rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
-
-
-def _markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    lines = ["| " + " | ".join(_escape(h) for h in headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _diagnostics(diagnostics: Sequence[Diagnostic]) -> tuple[str, str]:
-    if not diagnostics:
-        return "", ""
-    title = f"Diagnostics ({len(diagnostics)})"
-    text = f"{title}:\n" + "\n".join("  - " + d.message.replace("\n", "\n    ") for d in diagnostics)
-    markdown = f"**{title}**\n\n" + "\n".join(f"- {_escape(d.message)}" for d in diagnostics)
-    return text, markdown
-
-
-def _listing(heading: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
-             diagnostics: Sequence[Diagnostic], value: object, footer: Iterable[str] = ()) -> CommandOutput:
-    """A heading, a table (when there are rows), footer lines, then the diagnostics."""
-    text_parts, markdown_parts = [heading], [_escape(heading)]
-    if rows:
-        text_parts.append(_text_table(headers, rows))
-        markdown_parts.append(_markdown_table(headers, rows))
-    for line in footer:
-        text_parts.append(line)
-        markdown_parts.append(_escape(line))
-    diagnostics_text, diagnostics_markdown = _diagnostics(diagnostics)
-    if diagnostics:
-        text_parts.append(diagnostics_text)
-        markdown_parts.append(diagnostics_markdown)
-    return CommandOutput("\n\n".join(text_parts), "\n\n".join(markdown_parts), value)
-
-
-# ---------------------------------------------------------------- completion
-
-
-def complete(session: NotebookSession, line: str, cursor: int) -> tuple[list[str], int, int]:
-    """Completions for the word at ``cursor`` (an offset into ``line``, the cell or the
-    magic's line, with or without ``%rienda``): ``(matches, start, end)``, where
-    ``line[start:end]`` is the word each match replaces. Never raises."""
-    cursor = max(0, min(cursor, len(line)))
-    before = line[:cursor]
-    word = re.search(r"\S*$", before).group()
-    start = cursor - len(word)
-    end = cursor + len(re.match(r"\S*", line[cursor:]).group())
-    line_start = before.rfind("\n") + 1
-    head = before[line_start:start]
-    rest = _after_prefix(head)
-    if rest is None:
-        if line[:line_start].strip():
-            return [], start, end  # not on the command's own line
-        if not head.strip() and word.startswith("%"):
-            return ([PREFIX] if PREFIX.startswith(word) and word != PREFIX else []), start, end
-        rest = head  # a magic's line without %rienda
-    try:
-        candidates = _candidates(session, rest.split())
-    except RiendaError:
-        candidates = []
-    return [c for c in candidates if c.startswith(word)], start, end
-
-
-def inspect(session: NotebookSession, line: str, cursor: int) -> CommandOutput | None:
-    """What Shift-Tab shows for the word at ``cursor`` on a command line: a command's
-    usage and help, or an agent's description, model, tools and hooks; None otherwise."""
-    cursor = max(0, min(cursor, len(line)))
-    before = line[:cursor]
-    line_start = before.rfind("\n") + 1
-    line_end = line.find("\n", cursor)
-    text = line[line_start:] if line_end < 0 else line[line_start:line_end]
-    offset = cursor - line_start
-    rest = _after_prefix(text)
-    if rest is None:
-        return None
-    words = [(m.start() + len(text) - len(rest), m.group()) for m in re.finditer(r"\S+", rest)]
-    at = [i for i, (start, word) in enumerate(words) if start <= offset <= start + len(word)]
-    if not at:
-        return None
-    index, word = at[0], words[at[0]][1]
-    try:
-        if index == 0 and word in _by_name():
-            return _help(session, [word])
-        if index == 1 and words[0][1] == "use":
-            agent, _ = session.rienda.agent(word)
-        else:
-            return None
-    except RiendaError:
-        return None
-    facts = [f"agent {agent.id}: {agent.description or '(no description)'}", f"model: {agent.model_label}",
-             f"tools: {', '.join(agent.tools) or 'none'}", f"hooks: {', '.join(agent.hooks) or 'none'}",
-             f"file: {agent.path or 'built-in'}"]
-    return CommandOutput("\n".join(facts), "\n\n".join(_escape(fact) for fact in facts), agent)
-
-
-def _candidates(session: NotebookSession, words: list[str]) -> list[str]:
-    if not words:
-        return _command_names(session)
-    sub = _by_name().get(words[0])
-    if len(words) > 1 or sub is None or sub.complete is None:
-        return []
-    return sub.complete(session)

@@ -1,9 +1,9 @@
-"""Tab completion of ``%rienda`` and ``%%rienda`` lines in any IPython shell (a Python 3
-kernel, terminal IPython), through IPython's completer API (a v2 matcher).
+"""Completion and Shift-Tab on ``%rienda`` lines, from the one command table.
 
-The words come from the same table as the Rienda kernel's completion
-(:func:`rienda_kernel.jupyter.commands.complete`); ``%%rienda``'s options complete agent names,
-session ids and models.
+:func:`complete` and :func:`inspect` answer the Rienda kernel's ``complete_request`` and
+``inspect_request``; :func:`rienda_matcher` does the same in any IPython shell (a Python 3
+kernel, terminal IPython) through IPython's completer API (a v2 matcher), where
+``%%rienda``'s options complete agent names, session ids and models too.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import Any
 
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, completion_matcher
 
-from rienda_kernel.jupyter.commands import PREFIX, agent_names, complete, model_names, session_names
-from rienda_kernel.jupyter.session import NotebookSession
+from ..engine import RiendaError
+from .commands import PREFIX, CommandOutput, after_prefix, agent_names, command_names, help_output, model_names, session_names, subcommands
+from .tables import escape
+from .session import NotebookSession
 
-__all__ = ["rienda_matcher"]
+__all__ = ["complete", "inspect", "rienda_matcher"]
 
 _LINE_MAGIC = re.compile(r"^\s*(?:[\w.\[\]'\"]+\s*=\s*)?(%rienda\b)")
 _CELL_OPTIONS = {"--agent": agent_names, "--session": session_names, "--model": model_names}
@@ -70,3 +72,69 @@ def _cell_option(notebook: NotebookSession, before: str) -> tuple[str, list[str]
     else:
         candidates = []
     return word, [c for c in candidates if c.startswith(word)]
+
+
+def complete(session: NotebookSession, line: str, cursor: int) -> tuple[list[str], int, int]:
+    """Completions for the word at ``cursor`` (an offset into ``line``, the cell or the
+    magic's line, with or without ``%rienda``): ``(matches, start, end)``, where
+    ``line[start:end]`` is the word each match replaces. Never raises."""
+    cursor = max(0, min(cursor, len(line)))
+    before = line[:cursor]
+    word = re.search(r"\S*$", before).group()
+    start = cursor - len(word)
+    end = cursor + len(re.match(r"\S*", line[cursor:]).group())
+    line_start = before.rfind("\n") + 1
+    head = before[line_start:start]
+    rest = after_prefix(head)
+    if rest is None:
+        if line[:line_start].strip():
+            return [], start, end  # not on the command's own line
+        if not head.strip() and word.startswith("%"):
+            return ([PREFIX] if PREFIX.startswith(word) and word != PREFIX else []), start, end
+        rest = head  # a magic's line without %rienda
+    try:
+        candidates = _candidates(session, rest.split())
+    except RiendaError:
+        candidates = []
+    return [c for c in candidates if c.startswith(word)], start, end
+
+
+def inspect(session: NotebookSession, line: str, cursor: int) -> CommandOutput | None:
+    """What Shift-Tab shows for the word at ``cursor`` on a command line: a command's
+    usage and help, or an agent's description, model, tools and hooks; None otherwise."""
+    cursor = max(0, min(cursor, len(line)))
+    before = line[:cursor]
+    line_start = before.rfind("\n") + 1
+    line_end = line.find("\n", cursor)
+    text = line[line_start:] if line_end < 0 else line[line_start:line_end]
+    offset = cursor - line_start
+    rest = after_prefix(text)
+    if rest is None:
+        return None
+    words = [(m.start() + len(text) - len(rest), m.group()) for m in re.finditer(r"\S+", rest)]
+    at = [i for i, (start, word) in enumerate(words) if start <= offset <= start + len(word)]
+    if not at:
+        return None
+    index, word = at[0], words[at[0]][1]
+    try:
+        if index == 0 and word in subcommands():
+            return help_output(session, [word])
+        if index == 1 and words[0][1] == "use":
+            agent, _ = session.rienda.agent(word)
+        else:
+            return None
+    except RiendaError:
+        return None
+    facts = [f"agent {agent.id}: {agent.description or '(no description)'}", f"model: {agent.model_label}",
+             f"tools: {', '.join(agent.tools) or 'none'}", f"hooks: {', '.join(agent.hooks) or 'none'}",
+             f"file: {agent.path or 'built-in'}"]
+    return CommandOutput("\n".join(facts), "\n\n".join(escape(fact) for fact in facts), agent)
+
+
+def _candidates(session: NotebookSession, words: list[str]) -> list[str]:
+    if not words:
+        return command_names(session)
+    sub = subcommands().get(words[0])
+    if len(words) > 1 or sub is None or sub.complete is None:
+        return []
+    return sub.complete(session)

@@ -29,8 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .cell import CellTarget, sender_session
-from ..engine import Answer, CancelToken, Confirm
-from ..engine.ui import ASK_PROMPT, typed_answer
+from ..engine import ASK_PROMPT, Answer, CancelToken, Confirm, typed_answer
 
 __all__ = ["VIEW_WAIT", "ClientViews", "NotebookPerson", "ShownConfirm", "record_bundle"]
 

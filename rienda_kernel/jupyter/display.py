@@ -34,8 +34,26 @@ from typing import Any
 
 from .cell import CellTarget
 from .confirm import ClientViews, NotebookPerson, ShownConfirm, record_bundle
-from ..engine import Answer, CancelToken, Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output, Policy, UI
-from ..engine.events import MessageSaved, RunEnd, RunStart, TextDelta, ThinkingDelta, ToolCallStarted, ToolResultReady
+from ..engine import (
+    UI,
+    Answer,
+    CancelToken,
+    Confirm,
+    Diagnostic,
+    Event,
+    HookDecision,
+    Log,
+    MessageSaved,
+    Notify,
+    Output,
+    Policy,
+    RunEnd,
+    RunStart,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolResultReady,
+)
 
 __all__ = ["NotebookUI"]
 

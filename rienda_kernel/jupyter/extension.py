@@ -18,8 +18,8 @@ def load_ipython_extension(ipython: Any) -> None:
     """
     from IPython.core.error import UsageError
 
-    from rienda_kernel.engine import RiendaError
-    from rienda_kernel.jupyter.session import prewarm
+    from ..engine import RiendaError
+    from .session import prewarm
 
     from .completion import rienda_matcher
     from .magics import RiendaMagics, keep_questions

@@ -36,14 +36,14 @@ from ipykernel.ipkernel import IPythonKernel
 
 from .. import __version__
 from .cell import CellTarget
-from .commands import CommandError, ask_prompt, complete, error_flag, help_text, inspect, is_command, run_command
+from .commands import CommandError, ask_prompt, error_flag, help_text, is_command, run_command
+from .completion import complete, inspect
 from .confirm import ClientViews
 from .display import NotebookUI
-from ..engine import CancelToken, RiendaError
-from ..engine.builtins.notebook import CodeRunner, notebook_tools
+from ..engine import CancelToken, CodeRunner, RiendaError, notebook_tools
 from .session import NotebookSession, advice, error_line, prewarm, shell_namespace, turn_error
 
-__all__ = ["RiendaKernel"]
+__all__ = ["RiendaKernel", "launch"]
 
 _EXTENSION_CELLS = {"%%rienda_tool": "tools", "%%rienda_hook": "hooks"}
 # How long a shutdown lets a running turn wind down (afterRun) before a second interrupt,
@@ -249,3 +249,10 @@ class RiendaKernel(IPythonKernel):
         if code.rstrip().endswith("\\"):
             return {"status": "incomplete", "indent": ""}
         return {"status": "complete"}
+
+
+def launch() -> None:
+    """Start the Rienda kernel (``python -m rienda_kernel``, as kernel.json says)."""
+    from ipykernel.kernelapp import IPKernelApp
+
+    IPKernelApp.launch_instance(kernel_class=RiendaKernel)

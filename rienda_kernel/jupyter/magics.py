@@ -42,18 +42,15 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from rienda_kernel.jupyter.cell import CellTarget
-from rienda_kernel.jupyter.commands import SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_command
-from rienda_kernel.jupyter.confirm import ClientViews
-from rienda_kernel.jupyter.display import NotebookUI
-from rienda_kernel.engine import CancelToken, Conversation, RiendaError
-from rienda_kernel.engine.cancel import run_interruptibly
-from rienda_kernel.engine.builtins.notebook import CodeRunner, notebook_tools, with_error
-from rienda_kernel.jupyter.session import NotebookSession, TurnInterrupted, advice, shell_namespace, turn_error
-from rienda_kernel.cli.terminal import TerminalUI
-
+from ..cli.terminal import TerminalUI
+from ..engine import CancelToken, CodeRunner, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
+from .cell import CellTarget
+from .commands import SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_command
+from .confirm import ClientViews
+from .display import NotebookUI
 from .pump import MainThreadPump
 from .result import TurnResult, current_cell
+from .session import NotebookSession, TurnInterrupted, advice, shell_namespace, turn_error
 
 __all__ = ["RiendaMagics", "keep_questions"]
 

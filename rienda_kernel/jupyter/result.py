@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rienda_kernel.engine import Message, RunResult
-from rienda_kernel.engine.secrets import scrub
+from ..engine import Message, RunResult, scrub
 
 __all__ = ["ToolCallResult", "TurnResult", "current_cell"]
 

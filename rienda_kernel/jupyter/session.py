@@ -14,15 +14,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..engine import JSTool, Conversation, Rienda, RiendaError, RunResult
-from ..engine import imports
-from ..engine.errors import ConfigError
-from ..engine.home.extensions import NAME_RULE
-from ..engine.providers.choice import NoModelError
-from ..engine.providers import provider_for
-from ..engine.builtins.notebook import PythonNamespace, Runner
+from ..engine import (
+    ConfigError,
+    Conversation,
+    NoModelError,
+    PythonNamespace,
+    Rienda,
+    RiendaError,
+    Runner,
+    RunResult,
+    SavedExtension,
+    import_module,
+)
 
-__all__ = ["CONFIRM_POLICIES", "NotebookSession", "SavedExtension", "TurnFailed", "TurnInterrupted", "error_line",
+__all__ = ["CONFIRM_POLICIES", "NotebookSession", "TurnFailed", "TurnInterrupted", "error_line",
            "advice", "prewarm", "shell_namespace", "turn_error"]
 
 # What the first turn with a tool and a confirm imports: jsonschema (1.5 s where
@@ -99,7 +104,7 @@ class NotebookSession:
 
     def check_model(self, model: str) -> None:
         """ConfigError unless ``model`` names a provider that can be set up here."""
-        provider_for(model, self.rienda.config())
+        self.rienda.check_model(model)
 
     def use(self, agent_id: str) -> None:
         """Switch to ``agent_id`` (ConfigError if it cannot be loaded), in a new session."""
@@ -145,18 +150,8 @@ class NotebookSession:
         self._conversation = None
 
     def save_extension(self, kind: str, name: str, source: str) -> SavedExtension:
-        """Write ``source`` as ``$RIENDA_HOME/<kind>/<name>/index.js`` (kind: ``tools`` or
-        ``hooks``) and load it; ConfigError for a name that is not valid."""
-        if not NAME_RULE.fullmatch(name):
-            raise ConfigError(f"{name!r} is not a valid name (1 to 64 letters, digits, '_' or '-')")
-        path = self.rienda.home / kind / name / "index.js"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(source, encoding="utf-8")
-        catalog = self.rienda.catalog()
-        problems = [d.message for d in catalog.diagnostics
-                    if d.path and Path(d.path).parent.name == name and Path(d.path).parent.parent.name == kind]
-        loaded = (catalog.tools if kind == "tools" else catalog.hooks).get(name)
-        return SavedExtension(problems, _summary(loaded) if loaded is not None else None)
+        """Write and load ``<home>/<kind>/<name>/index.js``; see :meth:`Rienda.save_extension`."""
+        return self.rienda.save_extension(kind, name, source)
 
     def _close(self) -> None:
         if self._conversation is not None:
@@ -167,15 +162,6 @@ class NotebookSession:
         for conversation in self._by_agent.values():
             conversation.close()
         self._by_agent.clear()
-
-
-class SavedExtension:
-    """What :meth:`NotebookSession.save_extension` found: ``problems`` (diagnostics of the
-    file) and ``summary`` (one line, when it loaded)."""
-
-    def __init__(self, problems: list[str], summary: str | None) -> None:
-        self.problems = problems
-        self.summary = summary
 
 
 def error_line(name: str, value: str) -> str:
@@ -229,20 +215,13 @@ def prewarm(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
     def work() -> None:
         for name in modules:
             try:
-                imports.module(name)
+                import_module(name)
             except ImportError:  # pragma: no cover - both are dependencies
                 pass
 
     thread = threading.Thread(target=work, name="rienda-prewarm", daemon=True)
     thread.start()
     return thread
-
-
-def _summary(extension: object) -> str:
-    if isinstance(extension, JSTool):
-        params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
-        return f"loaded tool {extension.name}: {extension.description} ({params})"
-    return f"loaded hook {extension.name}: {', '.join(extension.points)}"  # type: ignore[attr-defined]
 
 
 def _policy_from_env() -> str | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -10,7 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from tests.helpers.pipes import read_until
 from tests.helpers.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted

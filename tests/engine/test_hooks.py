@@ -6,17 +6,8 @@ import json
 
 import pytest
 
-from rienda_kernel.engine import (
-    CancelToken,
-    Confirm,
-    Diagnostic,
-    HookDecision,
-    Log,
-    ModelResponse,
-    NonInteractiveUI,
-    Notify,
-    ToolResult,
-)
+from rienda_kernel.engine import CancelToken, Confirm, Diagnostic, HookDecision, Log, NonInteractiveUI, Notify, ToolResult
+from rienda_kernel.engine.hooks import ModelResponse
 from rienda_kernel.engine.sessions.messages import Message, ToolCall
 
 

@@ -7,7 +7,6 @@ the requests a model would receive, to show what the model sees.
 from __future__ import annotations
 
 import json
-import textwrap
 import threading
 
 import pytest
@@ -16,7 +15,6 @@ from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.events import (
     Confirm,
     Diagnostic,
-    HookDecision,
     Log,
     MessageSaved,
     Notify,

@@ -11,11 +11,11 @@ from __future__ import annotations
 import datetime
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from rienda_kernel.engine import CancelToken, Confirm, Diagnostic, ModelResponse, NonInteractiveUI, Notify, ToolResult
+from rienda_kernel.engine import CancelToken, Confirm, Diagnostic, NonInteractiveUI, Notify, ToolResult
+from rienda_kernel.engine.hooks import ModelResponse
 from tests.helpers import paths
 
 EXAMPLES = paths.EXAMPLES

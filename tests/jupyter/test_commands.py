@@ -14,7 +14,6 @@ from rienda_kernel.jupyter.commands import (
     SUBCOMMANDS,
     CommandError,
     CommandOutput,
-    complete,
     is_command,
     run_command,
 )
@@ -22,6 +21,7 @@ from rienda_kernel.engine import NonInteractiveUI, RiendaError
 from rienda_kernel.engine.errors import ConfigError
 from rienda_kernel.engine.providers import PROVIDERS
 from rienda_kernel.engine.sessions.store import SessionInfo
+from rienda_kernel.jupyter.completion import complete
 from rienda_kernel.jupyter.session import NotebookSession
 
 WORD_COUNT = """module.exports = {

@@ -4,7 +4,6 @@ real RIENDA_HOME (the documentation's guard) and real sessions."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 import yaml

@@ -18,12 +18,8 @@ results are capped and saved like any other.
   IPython's internals, modules or private names; ``name`` gives one variable's fuller
   summary. Large values are summarized, never dumped.
 
-Where the code runs (the namespace's ``run``): on the notebook's main thread when the front
-end can hand it jobs there (:class:`MainThreadRunner`: the magics' pump, the Rienda kernel's
-event loop), so Ctrl-C interrupts it exactly as it would a cell; else on a thread of its own
-(:func:`in_thread`: a terminal IPython, a replay's fresh namespace), which a stopped run
-interrupts at its next bytecode. Either way the tool's own thread (the run's) only waits,
-on the job and on the run's cancel token.
+Where the code runs (the namespace's ``run``) is :mod:`.code_runner`'s; the ``variables``
+text is :mod:`.variables`'.
 
 Imports nothing from IPython: what IPython adds comes in through :class:`PythonNamespace`.
 """
@@ -31,8 +27,6 @@ Imports nothing from IPython: what IPython adds comes in through :class:`PythonN
 from __future__ import annotations
 
 import ast
-import contextvars
-import ctypes
 import io
 import itertools
 import linecache
@@ -40,148 +34,25 @@ import sys
 import threading
 import traceback
 import types
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from .code_runner import STOPPED, Runner, run_here
 from .standard import BuiltinHost, BuiltinTool
+from .variables import describe_variables
 from ..errors import Interrupted
 
-__all__ = ["NOTEBOOK_TOOL_NAMES", "WHERE_THEY_EXIST", "CodeRunner", "MainThreadRunner", "PythonNamespace",
-           "in_thread", "notebook_tools", "summarize", "with_error"]
+__all__ = ["NOTEBOOK_TOOL_NAMES", "WHERE_THEY_EXIST", "PythonNamespace", "execute", "notebook_tools", "with_error"]
 
 NOTEBOOK_TOOL_NAMES = ("python", "variables")
 WHERE_THEY_EXIST = ("the %rienda magics in an IPython or Jupyter Python kernel, and the Rienda Jupyter kernel")
 _RUNS = itertools.count(1)  # each run's code has a file name of its own, for tracebacks
-_SUMMARY = 100  # characters of a value's one-line summary
 _DETAIL = 4000  # characters of a value's fuller summary
 _FRAMES = 5  # the last frames of a traceback shown to the model
 _HIDDEN = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
-
-Runner = Callable[[Callable[[], Any]], "Future[Any]"]
-
-
-_STOPPED = "the python code was stopped"
 _WIND_DOWN = 2.0  # seconds an interrupted job gets to unwind (its output so far kept) before the tool gives up
-
-
-def _here(job: Callable[[], Any]) -> Future[Any]:
-    """Run ``job`` on the calling thread (a namespace nobody else is using)."""
-    done: Future[Any] = Future()
-    try:
-        done.set_result(job())
-    except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
-        done.set_exception(exc)
-    return done
-
-
-class _ThreadJob(Future):
-    """A job on a thread of its own; :meth:`interrupt` raises KeyboardInterrupt in it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._lock = threading.Lock()
-        self._thread: int | None = None  # set while the job's code runs
-
-    def run(self, job: Callable[[], Any]) -> None:
-        _settle(self, job, self._running)
-
-    def _running(self, now: bool) -> None:
-        with self._lock:
-            self._thread = threading.get_ident() if now else None
-
-    def interrupt(self) -> None:
-        """Raise KeyboardInterrupt in the job's code at its next bytecode (code blocked in
-        C, such as ``time.sleep``, stops when that call returns)."""
-        with self._lock:
-            if self._thread is not None:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread),
-                                                           ctypes.py_object(KeyboardInterrupt))
-
-
-def in_thread(job: Callable[[], Any]) -> Future[Any]:
-    """A runner: ``job`` on a new daemon thread (in a copy of the caller's context, so its
-    output goes where the caller's would); a stopped run interrupts it."""
-    pending = _ThreadJob()
-    context = contextvars.copy_context()
-    threading.Thread(target=context.run, args=(pending.run, job), name="rienda-python", daemon=True).start()
-    return pending
-
-
-class MainThreadRunner:
-    """A runner that hands each job to ``schedule`` (a front end's way to run a function on
-    the thread the namespace lives on: the notebook's main thread), so Ctrl-C's
-    KeyboardInterrupt lands in the user's code as it would in a cell. A job stopped that way
-    ends its Future with :class:`Interrupted` (the tool, and so the run, ends interrupted);
-    the KeyboardInterrupt goes no further. :attr:`busy` says whether a job's code is running
-    now (a signal handler may then raise KeyboardInterrupt itself, to stop it); a job whose
-    run was stopped before it started never starts.
-    """
-
-    def __init__(self, schedule: Callable[[Callable[[], None]], None]) -> None:
-        self.schedule = schedule
-        self.busy = False
-
-    def __call__(self, job: Callable[[], Any]) -> Future[Any]:
-        pending: Future[Any] = Future()
-        self.schedule(lambda: self._run(job, pending))
-        return pending
-
-    def _run(self, job: Callable[[], Any], pending: Future[Any]) -> None:
-        _settle(pending, job, self._running)
-
-    def _running(self, now: bool) -> None:
-        self.busy = now
-
-
-class CodeRunner:
-    """Where a front end's notebook tools run their code: on the main thread while a turn
-    lends it (:meth:`lent`, with the front end's way to schedule work there), else on a
-    thread of its own (:func:`in_thread`). One per front end, given to its namespace."""
-
-    def __init__(self) -> None:
-        self._main: MainThreadRunner | None = None
-
-    @contextmanager
-    def lent(self, schedule: Callable[[Callable[[], None]], None]) -> Iterator[None]:
-        """While the block runs (a turn), jobs go to ``schedule``."""
-        self._main = MainThreadRunner(schedule)
-        try:
-            yield
-        finally:
-            self._main = None
-
-    @property
-    def busy(self) -> bool:
-        """Whether the user's code is running on the main thread now (a signal handler
-        there may raise KeyboardInterrupt to stop it)."""
-        return self._main is not None and self._main.busy
-
-    def __call__(self, job: Callable[[], Any]) -> Future[Any]:
-        main = self._main
-        return main(job) if main is not None else in_thread(job)
-
-
-def _settle(pending: Future[Any], job: Callable[[], Any], running: Callable[[bool], None]) -> None:
-    """Run ``job`` unless ``pending`` was cancelled, and end ``pending`` with its value, its
-    exception, or Interrupted for a KeyboardInterrupt; ``running`` hears when the job's code
-    starts and stops."""
-    if not pending.set_running_or_notify_cancel():
-        return
-    try:
-        running(True)
-        try:
-            value = job()
-        finally:
-            running(False)
-    except KeyboardInterrupt:
-        pending.set_exception(Interrupted(_STOPPED))
-    except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
-        pending.set_exception(exc)
-    else:
-        pending.set_result(value)
 
 
 @dataclass
@@ -203,7 +74,7 @@ class PythonNamespace:
     transform: Callable[[str], str] = str
     display: Callable[[Any], None] | None = None
     after: Callable[[], None] | None = None
-    run: Runner = _here
+    run: Runner = run_here
 
     def user_names(self) -> list[str]:
         """The user's variables, sorted: no private names, IPython internals, modules, or
@@ -274,7 +145,7 @@ def _wait(pending: Future[Any], host: BuiltinHost) -> Any:
     if interrupt is not None:
         interrupt()
     _settled(pending, _WIND_DOWN)
-    raise Interrupted(_STOPPED)
+    raise Interrupted(STOPPED)
 
 
 def _settled(pending: Future[Any], timeout: float) -> None:
@@ -393,80 +264,5 @@ class _TeeStream:
         return getattr(self._stream, name)
 
 
-# -- variables ------------------------------------------------------------------------------------
-
-
 def _run_variables(namespace: PythonNamespace, host: BuiltinHost, name: str | None) -> tuple[str, bool]:
     return _wait(namespace.run(lambda: describe_variables(namespace, name)), host)
-
-
-def describe_variables(namespace: PythonNamespace, name: str | None = None) -> tuple[str, bool]:
-    """The listing (or one variable's detail) as the ``variables`` tool returns it."""
-    names = namespace.user_names()
-    if name is not None:
-        if name not in namespace.values or name not in names:
-            return f"no user variable named {name!r}; the variables are: {', '.join(names) or 'none'}", True
-        return f"{name}: {_type_name(namespace.values[name])}\n{detail(namespace.values[name])}", False
-    if not names:
-        return "no user variables yet", False
-    return "\n".join(f"{n}: {_type_name(namespace.values[n])} = {summarize(namespace.values[n])}" for n in names), False
-
-
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    module = kind.__module__
-    return kind.__qualname__ if module in ("builtins", "__main__") else f"{module.split('.')[0]}.{kind.__qualname__}"
-
-
-def _is_table(value: Any) -> bool:
-    return all(hasattr(value, attribute) for attribute in ("shape", "columns", "dtypes", "head"))
-
-
-def summarize(value: Any) -> str:
-    """One line about ``value``: a table's shape and columns, an array's shape, a
-    container's length, a scalar's value; never more than about 100 characters."""
-    try:
-        if _is_table(value):
-            rows, cols = value.shape
-            return _cut(f"{rows:,} rows × {cols} columns: {', '.join(map(str, value.columns))}")
-        if hasattr(value, "shape") and hasattr(value, "dtype"):
-            return _cut(f"shape {tuple(value.shape)}, dtype {value.dtype}")
-        if isinstance(value, (str, bytes)):
-            return _cut(repr(value)) + (f" ({len(value):,} characters)" if len(value) > _SUMMARY else "")
-        if isinstance(value, dict):
-            return _cut(f"{len(value):,} keys: {', '.join(map(repr, list(value)[:20]))}")
-        if isinstance(value, (list, tuple, set, frozenset)):
-            return f"{len(value):,} items"
-        if isinstance(value, (types.FunctionType, type)):
-            return _cut(f"{value.__name__}{_signature(value)}")
-        return _cut(repr(value))
-    except Exception as exc:  # noqa: BLE001 - a strange object still gets a line
-        return f"(cannot summarize: {type(exc).__name__})"
-
-
-def detail(value: Any) -> str:
-    """A fuller description: a table's column types and first rows, a container's first
-    items, else a cut repr (never more than about 4,000 characters)."""
-    try:
-        if _is_table(value):
-            return _cut(f"{summarize(value)}\ncolumn types:\n{value.dtypes.to_string()}\nfirst rows:\n"
-                        f"{value.head().to_string()}", _DETAIL)
-        if isinstance(value, (list, tuple)):
-            shown = ", ".join(_cut(repr(item)) for item in value[:10])
-            return _cut(f"{len(value):,} items: [{shown}{', ...' if len(value) > 10 else ''}]", _DETAIL)
-        return _cut(repr(value), _DETAIL)
-    except Exception as exc:  # noqa: BLE001
-        return f"(cannot describe: {type(exc).__name__}: {exc})"
-
-
-def _signature(function: Any) -> str:
-    import inspect
-
-    try:
-        return str(inspect.signature(function))
-    except (TypeError, ValueError):
-        return "(...)"
-
-
-def _cut(text: str, limit: int = _SUMMARY) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -23,7 +23,6 @@ chosen when it runs (:mod:`.providers.choice`).
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any
 import yaml
 
 from ..builtins.standard import BUILTIN_TOOLS
-from .config import yaml_problem
+from .config import NAME_RULE, yaml_problem
 from ..errors import ConfigError
 from ..events import Diagnostic
 
@@ -46,7 +45,6 @@ __all__ = [
 
 DEFAULT_AGENT_ID = "default"
 DIAGNOSTIC_SOURCE = "extensions:agent"
-_NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEYS = ("description", "model", "tools", "hooks", "max_turns", "options")
 _MODEL_HINT = "model must be provider/model, e.g. openai/gpt-4o"
 _DEFAULT_DESCRIPTION = "Rienda's default agent: the built-in tools and no hooks."
@@ -246,7 +244,7 @@ def _check_names(path: Path, key: str, data: dict[Any, Any], item_lines: list[in
         where = item_lines[index] if index < len(item_lines) else line
         if not isinstance(name, str):
             raise AgentError(path, where, f"{key} must be a list of names, but item {index + 1} is {_kind(name)}")
-        if not _NAME_RULE.fullmatch(name):
+        if not NAME_RULE.fullmatch(name):
             raise AgentError(path, where, f"{key}: {name!r} is not a valid name (1 to 64 letters, digits, '_' or '-')")
         if name in seen:
             raise AgentError(path, where, f"{key} lists {name!r} twice (first at line {seen[name]})")
@@ -330,7 +328,7 @@ def _available_ids(folder: Path) -> list[str]:
     """Agent ids that could be loaded (valid stems of ``*.md``), with the built-in default."""
     ids = {DEFAULT_AGENT_ID}
     if folder.is_dir():
-        ids.update(path.stem for path in folder.glob("*.md") if _NAME_RULE.fullmatch(path.stem))
+        ids.update(path.stem for path in folder.glob("*.md") if NAME_RULE.fullmatch(path.stem))
     return sorted(ids)
 
 
@@ -342,7 +340,7 @@ def load_agent(home: Path, agent_id: str, *, default_model: str | None = None) -
     file looked for and the available ids) or a malformed file (:class:`AgentError`).
     """
     folder = Path(home) / "agents"
-    if not isinstance(agent_id, str) or not _NAME_RULE.fullmatch(agent_id):
+    if not isinstance(agent_id, str) or not NAME_RULE.fullmatch(agent_id):
         raise ConfigError(f"{agent_id!r} is not a valid agent id (1 to 64 letters, digits, '_' or '-')")
     path = folder / f"{agent_id}.md"
     if not path.is_file():
@@ -369,7 +367,7 @@ def list_agents(home: Path, *, default_model: str | None = None) -> tuple[list[A
     for path in files:
         if not path.is_file():
             continue
-        if not _NAME_RULE.fullmatch(path.stem):
+        if not NAME_RULE.fullmatch(path.stem):
             diagnostics.append(Diagnostic(
                 DIAGNOSTIC_SOURCE, f"{path}: skipped: {path.stem!r} is not a valid agent id "
                 "(1 to 64 letters, digits, '_' or '-')", path=str(path)))

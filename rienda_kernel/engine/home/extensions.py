@@ -14,7 +14,6 @@ Built-in tools are listed alongside; a user tool with a built-in's name shadows 
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from ..errors import ExtensionError
 from ..events import Diagnostic
 from ..sandbox.protocol import SandboxLike
 from ..tools.schemas import schema_problems
+from .config import NAME_RULE
 
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT",
@@ -34,7 +34,6 @@ __all__ = [
     "ExtensionLoader",
     "Hook",
     "JSTool",
-    "NAME_RULE",
 ]
 
 HOOK_POINTS = (
@@ -45,7 +44,6 @@ HOOK_POINTS = (
     "beforeToolExecute",
     "afterToolExecute",
 )
-NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 DEFAULT_LOAD_TIMEOUT = 2.0
 _TOOL_EXPORTS = {"description": "string", "parameters": "object", "execute": "function"}
 

@@ -41,7 +41,7 @@ from .wire import Channel, ChannelClosed, host_reply
 
 __all__ = ["Worker", "WorkerDied", "WorkerPool"]
 
-_ROOT = str(Path(__file__).resolve().parents[2])
+_ROOT = str(Path(__file__).resolve().parents[3])
 # The worker imports only the bridge's modules: stub packages stand in for
 # rienda_kernel and rienda_kernel.engine, whose __init__ imports the whole engine.
 _BOOT = """\

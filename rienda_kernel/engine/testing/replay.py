@@ -30,7 +30,8 @@ from .expectations import CallExpectation, Expectations, expectations_beside
 from ..hooks import HookChain, ModelResponse
 from ..ctx.host import RunContext
 from ..sessions.messages import Message, ToolCall
-from ..builtins.notebook import PythonNamespace, in_thread, notebook_tools
+from ..builtins.code_runner import in_thread
+from ..builtins.notebook import PythonNamespace, notebook_tools
 from ..secrets import redact_config
 from ..sessions.store import LoadedSession, read_session
 from ..tools.invoke import ToolResult, invoke_tool

@@ -18,7 +18,8 @@ import yaml
 
 from rienda_kernel.engine import BUILTIN_TOOLS, CancelToken, NonInteractiveUI
 from rienda_kernel.engine.errors import Interrupted
-from rienda_kernel.engine.builtins.notebook import MainThreadRunner, PythonNamespace, in_thread, notebook_tools
+from rienda_kernel.engine.builtins.code_runner import MainThreadRunner, in_thread
+from rienda_kernel.engine.builtins.notebook import PythonNamespace, notebook_tools
 from rienda_kernel.engine.testing.replay import replay_session, session_script
 from rienda_kernel.engine.runtime import Rienda
 

@@ -10,7 +10,8 @@ import pytest
 
 from rienda_kernel.engine import CancelToken
 from rienda_kernel.engine.errors import Interrupted
-from rienda_kernel.engine.builtins.notebook import PythonNamespace, describe_variables, execute, notebook_tools
+from rienda_kernel.engine.builtins.notebook import PythonNamespace, execute, notebook_tools
+from rienda_kernel.engine.builtins.variables import describe_variables
 
 
 class Host:

@@ -1,0 +1,76 @@
+"""``rienda show``: a saved session as a person reads it."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..engine import Message
+from .terminal import usage_summary
+
+if TYPE_CHECKING:
+    from ..engine import LoadedSession, Usage
+
+__all__ = ["session_lines"]
+
+
+def session_lines(loaded: LoadedSession) -> tuple[list[str], list[str]]:
+    """The session as a person reads it, in file order (so each run's end follows that
+    run's messages), then the usage total; and a warning naming ``file:line`` for each
+    line it does not understand (shown without it, never a crash)."""
+    lines: list[str] = []
+    warnings: list[str] = []
+    usages: list[Usage | None] = []
+    for number, entry in loaded.entries:
+        if isinstance(entry, Message):
+            if entry.role == "assistant":
+                usages.append(_checked_usage(entry.usage, f"{loaded.path}:{number}", warnings))
+            lines += _message_lines(entry)
+            continue
+        try:
+            line = _record_line(entry)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            warnings.append(f"{loaded.path}:{number}: a {entry.get('type')!r} record this version cannot read; left out")
+            continue
+        if line:
+            lines.append(line)
+    summary = usage_summary(usages)
+    return lines + ([summary] if summary else []), warnings
+
+
+def _message_lines(message: Message) -> list[str]:
+    if message.role == "tool":
+        return [f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]: {message.text}"]
+    note = "".join(f" ({flag})" for flag in ("interrupted", "error") if message.meta.get(flag))
+    lines = [f"{message.role}{note}: {message.text}"]
+    if message.thinking:
+        lines.append(f"  thinking: {message.thinking}")
+    lines += [f"  → {call.name} [{call.id}] {json.dumps(call.arguments, ensure_ascii=False)}" for call in message.tool_calls]
+    if message.usage:
+        lines.append(f"  usage: {message.usage.input_tokens} in, {message.usage.output_tokens} out")
+    return lines
+
+
+def _checked_usage(usage: Usage | None, where: str, warnings: list[str]) -> Usage | None:
+    """``usage`` when it holds token counts; else None and a warning naming ``where``."""
+    if usage is None or all(isinstance(n, int) and not isinstance(n, bool)
+                            for n in (usage.input_tokens, usage.output_tokens)):
+        return usage
+    warnings.append(f"{where}: usage {usage.to_dict()} is not token counts; left out of the total")
+    return None
+
+
+def _record_line(record: dict[str, Any]) -> str | None:
+    """One line for a hook decision or a run's end (None for records not shown); raises
+    KeyError/TypeError/ValueError for one this version cannot read."""
+    if record.get("type") == "hook_decision":
+        if record["effect"] == "none":
+            return None
+        detail = record.get("reason") or record.get("error") or ", ".join(record.get("changes") or {})
+        return f"  hook {record['hook']}.{record['point']}: {record['effect']}" + (f" ({detail})" if detail else "")
+    if record.get("type") == "run_end":
+        reason = record["reason"]
+        if not isinstance(reason, str):
+            raise ValueError(f"reason {reason!r}")
+        return f"-- run ended: {reason}" + (f": {record['error']}" if record.get("error") else "")
+    return None

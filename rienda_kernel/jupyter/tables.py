@@ -1,0 +1,70 @@
+"""Listings in a notebook cell: a heading, a table as text and as Markdown, diagnostics."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from ..engine import Diagnostic
+
+__all__ = ["count", "escape", "listing", "mark", "markdown_table", "one_line", "text_table"]
+
+
+def count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def mark(current: bool) -> str:
+    return "*" if current else ""
+
+
+def one_line(value: object) -> str:
+    return " ".join(str(value).split())
+
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>|#~&])")
+
+
+def escape(value: object) -> str:
+    """``value`` as inline Markdown text: one line, every special character escaped
+    (``|`` included, so it is safe in a table cell)."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", one_line(value))
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[one_line(c) for c in row] for row in [headers, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(escape(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def diagnostics(diagnostics: Sequence[Diagnostic]) -> tuple[str, str]:
+    if not diagnostics:
+        return "", ""
+    title = f"Diagnostics ({len(diagnostics)})"
+    text = f"{title}:\n" + "\n".join("  - " + d.message.replace("\n", "\n    ") for d in diagnostics)
+    markdown = f"**{title}**\n\n" + "\n".join(f"- {escape(d.message)}" for d in diagnostics)
+    return text, markdown
+
+
+def listing(heading: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
+             diagnostics: Sequence[Diagnostic], value: object, footer: Iterable[str] = ()) -> tuple[str, str, object]:
+    """A heading, a table (when there are rows), footer lines, then the diagnostics: as
+    text, as Markdown, and ``value`` (what the magics return)."""
+    text_parts, markdown_parts = [heading], [escape(heading)]
+    if rows:
+        text_parts.append(text_table(headers, rows))
+        markdown_parts.append(markdown_table(headers, rows))
+    for line in footer:
+        text_parts.append(line)
+        markdown_parts.append(escape(line))
+    diagnostics_text, diagnostics_markdown = diagnostics(diagnostics)
+    if diagnostics:
+        text_parts.append(diagnostics_text)
+        markdown_parts.append(diagnostics_markdown)
+    return "\n\n".join(text_parts), "\n\n".join(markdown_parts), value
