@@ -4,8 +4,8 @@ Rienda's ``ctx`` is synchronous, which mini-racer's public API cannot serve (its
 functions are async in JavaScript). The bridge therefore relies on private parts of
 ``mini-racer==0.14.1`` (V8 14.4), each assumption stated here:
 
-1. ``py_mini_racer._dll.init_mini_racer(ignore_duplicate_init=True)`` returns the loaded
-   ``ctypes.CDLL``, initializing V8 once per process with the default flags.
+1. ``py_mini_racer._dll.init_mini_racer(flags=..., ignore_duplicate_init=True)`` returns
+   the loaded ``ctypes.CDLL``, initializing V8 once per process with :data:`V8_FLAGS`.
 2. ``mr_callback_func`` is the ctypes type of ``void callback(uint64 id, value*)``;
    ``mr_init_context(callback)`` makes a context whose every result and JS-callback call
    invokes it, synchronously, on the isolate's own thread.
@@ -71,6 +71,13 @@ from py_mini_racer._context import Context  # noqa: E402
 from py_mini_racer._dll import init_mini_racer, mr_callback_func  # noqa: E402
 from py_mini_racer._objects import ObjectFactoryImpl  # noqa: E402
 
+# V8's flags, set once per process before its first context. mini-racer's default
+# (--single-threaded), plus --no-memory-protection-keys: where the CPU and kernel offer
+# memory protection keys (x86 PKU), V8 guards its code space with a key that only threads
+# started after V8's initialization may touch; an isolate used from a thread that existed
+# before (a worker's pool thread, a kernel's executor) crashed the process with SIGSEGV.
+V8_FLAGS = ("--single-threaded", "--no-memory-protection-keys")
+
 # Context wants an asyncio loop for the public async paths; the bridge never uses them.
 _UNUSED_LOOP = asyncio.new_event_loop()
 
@@ -90,7 +97,7 @@ class RawContext:
     """
 
     def __init__(self, on_callback: Callback) -> None:
-        self._dll = init_mini_racer(ignore_duplicate_init=True)
+        self._dll = init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
         self._callback = mr_callback_func(on_callback)  # kept alive as long as the context
         with _CREATE_LOCK:
             self._handle = self._dll.mr_init_context(self._callback)

@@ -219,3 +219,32 @@ def test_first_isolates_created_on_several_threads_at_once_do_not_crash_the_proc
                                   stderr=subprocess.PIPE, text=True) for _ in range(12)]
     outcomes = [(p.wait(timeout=120), p.stdout.read(), p.stderr.read()) for p in processes]
     assert outcomes == [(0, "ok\n", "")] * 12
+
+
+THREAD_BEFORE_V8 = """
+import threading
+go, answer = threading.Event(), []
+def use_v8():
+    go.wait()
+    from rienda_kernel.engine.v8 import Isolate
+    answer.append(Isolate().eval("6 * 7"))
+thread = threading.Thread(target=use_v8)
+thread.start()  # before V8 is initialized in this process
+from rienda_kernel.engine.v8 import Isolate
+print(Isolate().eval("1 + 1"))
+go.set()
+thread.join()
+print(answer[0])
+"""
+
+
+def test_an_isolate_works_on_a_thread_started_before_v8_was_initialized():
+    """Where the CPU has memory protection keys (x86 PKU), V8 keys its code space to the
+    threads started after its initialization: a pool's or a kernel's older thread crashed
+    the process (SIGSEGV) until V8 ran with --no-memory-protection-keys. On a machine
+    without PKU this passes either way."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", THREAD_BEFORE_V8], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "2\n42\n"), done.stderr[-2000:]
