@@ -212,7 +212,7 @@ def test_first_isolates_created_on_several_threads_at_once_do_not_crash_the_proc
     The script loads only the bridge's modules, as a worker process does."""
     script = _BOOT.replace(
         "from rienda_kernel.engine.sandbox.worker_process import main\nmain(sys.argv[2:])\n",
-        "import threading\nfrom rienda_kernel.engine.v8 import Isolate\n"
+        "import threading\nfrom rienda_kernel.engine.sandbox.isolate import Isolate\n"
         "ts = [threading.Thread(target=lambda: Isolate().close()) for _ in range(3)]\n"
         "[t.start() for t in ts]; [t.join() for t in ts]; print('ok')\n")
     processes = [subprocess.Popen([sys.executable, "-c", script, _ROOT], stdout=subprocess.PIPE,
@@ -226,11 +226,11 @@ import threading
 go, answer = threading.Event(), []
 def use_v8():
     go.wait()
-    from rienda_kernel.engine.v8 import Isolate
+    from rienda_kernel.engine.sandbox.isolate import Isolate
     answer.append(Isolate().eval("6 * 7"))
 thread = threading.Thread(target=use_v8)
 thread.start()  # before V8 is initialized in this process
-from rienda_kernel.engine.v8 import Isolate
+from rienda_kernel.engine.sandbox.isolate import Isolate
 print(Isolate().eval("1 + 1"))
 go.set()
 thread.join()
