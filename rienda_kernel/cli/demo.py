@@ -82,7 +82,7 @@ def run_demo(kernel: bool = True, out: IO[str] = sys.stdout, err: IO[str] = sys.
     err.flush()
     rienda = Rienda(home=home, workdir=work)
     conversation = rienda.conversation(DEMO_AGENT)
-    ui = TerminalUI(None, None, out=out, err=err)
+    ui = TerminalUI("ask", None, out=out, err=err)
     result, interrupted = run_interruptibly(lambda cancel: conversation.run(DEMO_PROMPT, ui, cancel))
     conversation.close()
     if result.session_id:

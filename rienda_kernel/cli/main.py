@@ -1,12 +1,12 @@
 """The ``rienda`` command: a thin front end over the engine.
 
     rienda demo                          the docs' example offline (and the Jupyter kernel registered)
-    rienda run [--agent NAME] [--session ID] [--workdir DIR] [--max-turns N] [--yes] [--json] [PROMPT]
+    rienda run [--agent NAME] [--session ID] [--workdir DIR] [--max-turns N] [--confirm P | --yes] [--json] [PROMPT]
     rienda agents | tools | hooks        what exists, with diagnostics
     rienda sessions                      saved sessions, oldest first
     rienda show ID                       one session's messages, usage and hook decisions
     rienda call TOOL [JSON]              run one tool through the sandbox
-    rienda hook NAME POINT [JSON] [--agent A] [--session-id ID] [--workdir DIR] [--yes] [--json]
+    rienda hook NAME POINT [JSON] [--agent A] [--session-id ID] [--workdir DIR] [--confirm P | --yes] [--json]
                                          call one hook point with a payload; exit 1 if it threw
                                          or the payload does not fit the point
     rienda replay ID [--agent A | --hooks a,b] [--run-tools]
@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 # The engine loads each name on first use: `rienda --help` (and a run with no JavaScript
 # extensions) loads only what it needs.
-from ..engine import ConfigError, RiendaError, scrub, scrub_text
+from ..engine import CONFIRM_POLICIES, ConfigError, RiendaError, scrub, scrub_text
 
 if TYPE_CHECKING:
-    from ..engine import Diagnostic, Rienda
+    from ..engine import ConfirmPolicy, Diagnostic, Rienda
 
 __all__ = ["main"]
 
@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", type=_positive, metavar="N",
                      help="stop after N model turns without a final answer (default: the agent's "
                           "max_turns, else config.yaml's, else 50)")
-    run.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    _confirm_options(run)
     run.add_argument("--json", action="store_true", help="print events as JSON Lines")
     run.set_defaults(command=_run)
 
@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     chosen.add_argument("--hooks", help="use these hooks, comma-separated, in order ('' for none)")
     replay.add_argument("--run-tools", action="store_true", help="run the tools again instead of reusing results")
     replay.add_argument("--workdir", default=".", help="the workspace for tools and hooks")
-    replay.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    _confirm_options(replay)
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
     replay.set_defaults(command=_replay)
 
@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("tool", help="the tool's name")
     call.add_argument("arguments", nargs="?", default="{}", help="the arguments as a JSON object")
     call.add_argument("--workdir", default=".", help="the workspace (default: the current directory)")
-    call.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    _confirm_options(call)
     call.set_defaults(command=_call)
 
     hook = commands.add_parser("hook", help="call one hook point with a payload and show what it did")
@@ -118,10 +118,19 @@ def _parser() -> argparse.ArgumentParser:
     hook.add_argument("--agent", default="default", help="ctx.agent (and the payload's defaults) from this agent")
     hook.add_argument("--session-id", help="ctx.session.id (default: a new id)")
     hook.add_argument("--workdir", default=".", help="ctx.workdir (default: the current directory)")
-    hook.add_argument("--yes", action="store_true", help="answer every ctx.confirm with yes")
+    _confirm_options(hook)
     hook.add_argument("--json", action="store_true", help="print the call as one JSON object")
     hook.set_defaults(command=_hook)
     return parser
+
+
+def _confirm_options(parser: argparse.ArgumentParser) -> None:
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--confirm", choices=CONFIRM_POLICIES,
+                        help="how ctx.confirm is answered: ask (a terminal is asked; else no), allow or deny "
+                             "(default: $RIENDA_CONFIRM, else config.yaml's confirm, else ask)")
+    chosen.add_argument("--yes", action="store_const", const="allow", dest="confirm",
+                        help="the same as --confirm allow")
 
 
 def _positive(text: str) -> int:
@@ -140,12 +149,9 @@ def _rienda(args: argparse.Namespace) -> Rienda:
     return Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
 
 
-def _auto_approve(args: argparse.Namespace, rienda: Rienda) -> bool | None:
-    """--yes, else the configuration's ``auto_approve``, else None (ask or deny)."""
-    if args.yes:
-        return True
-    configured = rienda.config().get("auto_approve")
-    return configured if isinstance(configured, bool) else None
+def _policy(args: argparse.Namespace, rienda: Rienda) -> ConfirmPolicy:
+    """--confirm / --yes, else $RIENDA_CONFIRM, else config.yaml's, else ask."""
+    return rienda.confirm_policy(args.confirm)
 
 
 def _terminal_stdin() -> Any:
@@ -162,7 +168,7 @@ def _run(args: argparse.Namespace) -> int:
         raise RiendaError("no prompt: pass it as an argument or on standard input")
     stdin = _terminal_stdin() if args.prompt is not None else None
     kind = JsonLinesUI if args.json else TerminalUI
-    ui = kind(_auto_approve(args, rienda), stdin)
+    ui = kind(_policy(args, rienda), stdin)
     conversation = rienda.conversation(args.agent, args.session, args.model)
     conversation.max_turns = args.max_turns
     for warning in conversation.warnings:
@@ -261,8 +267,9 @@ def _replay(args: argparse.Namespace) -> int:
     from .terminal import TerminalUI
 
     hooks = None if args.hooks is None else [name for name in args.hooks.split(",") if name.strip()]
-    ui = TerminalUI(True if args.yes else None, None)
-    report = _rienda(args).replay(args.session, hooks=hooks, agent_id=args.agent, run_tools=args.run_tools, ui=ui)
+    rienda = _rienda(args)
+    ui = TerminalUI(_policy(args, rienda), None)
+    report = rienda.replay(args.session, hooks=hooks, agent_id=args.agent, run_tools=args.run_tools, ui=ui)
     if args.json:
         shown = {"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
                  "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
@@ -289,7 +296,7 @@ def _call(args: argparse.Namespace) -> int:
     from .terminal import TerminalUI
 
     rienda = _rienda(args)
-    ui = TerminalUI(_auto_approve(args, rienda), None)
+    ui = TerminalUI(_policy(args, rienda), None)
 
     def call(cancel: Any) -> Any:
         try:
@@ -313,9 +320,9 @@ def _hook(args: argparse.Namespace) -> int:
     invocation = rienda.hook_call(args.name, args.point, args.payload, agent_id=args.agent,
                                   session_id=args.session_id)
     if args.json:
-        ui: Any = NonInteractiveUI(_auto_approve(args, rienda) is True, record_events=False)
+        ui: Any = NonInteractiveUI(policy=_policy(args, rienda), record_events=False)
     else:  # ctx.log, notices and confirms show on stderr as they happen
-        ui = TerminalUI(_auto_approve(args, rienda), _terminal_stdin())
+        ui = TerminalUI(_policy(args, rienda), _terminal_stdin())
     call = invocation.run_interruptibly(ui)
     if call is None:
         print("rienda: interrupted", file=sys.stderr)

@@ -18,6 +18,7 @@ from ..engine import (
     Answer,
     CancelToken,
     Confirm,
+    ConfirmPolicy,
     Diagnostic,
     Event,
     Log,
@@ -29,7 +30,6 @@ from ..engine import (
     ToolCallStarted,
     ToolResultReady,
     Usage,
-    policy_of,
     typed_answer,
 )
 
@@ -51,13 +51,12 @@ class TerminalPrompt:
 
 
 class _AnsweringUI(UI):
-    """A terminal front end: ``auto_approve`` (True / False) is an explicit policy; else a
-    terminal on ``stdin`` is asked y/N; else nobody can be asked."""
+    """A terminal front end with its confirm ``policy``; under ``ask``, a terminal on
+    ``stdin`` is asked y/N; without one, nobody can be asked."""
 
-    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None, prompt_to: IO[str]) -> None:
-        super().__init__(record_events=False, policy=policy_of(auto_approve),
+    def __init__(self, policy: ConfirmPolicy, stdin: IO[str] | None, prompt_to: IO[str]) -> None:
+        super().__init__(record_events=False, policy=policy,
                          person=TerminalPrompt(stdin, prompt_to) if stdin is not None else None)
-        self.auto_approve = auto_approve
 
 
 def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
@@ -72,9 +71,9 @@ def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
 class TerminalUI(_AnsweringUI):
     """Text to stdout as it streams; activity to stderr."""
 
-    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None,
+    def __init__(self, policy: ConfirmPolicy, stdin: IO[str] | None,
                  out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> None:
-        super().__init__(auto_approve, stdin, err)
+        super().__init__(policy, stdin, err)
         self.out, self.err = out, err
         self._text_open = False
         self._thinking_open = False
@@ -133,9 +132,9 @@ def _describe(event: Event) -> str | None:
 class JsonLinesUI(_AnsweringUI):
     """Every event as one JSON object per line on ``out``."""
 
-    def __init__(self, auto_approve: bool | None, stdin: IO[str] | None,
+    def __init__(self, policy: ConfirmPolicy, stdin: IO[str] | None,
                  out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> None:
-        super().__init__(auto_approve, stdin, err)
+        super().__init__(policy, stdin, err)
         self.out = out
 
     def emit(self, event: Event) -> None:

@@ -57,8 +57,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "testing.hook_call": ("HookCall", "HookInvocation"),
     "testing.replay": ("ReplayReport",),
     "tools.invoke": ("OUTPUT_CAP", "ToolResult"),
-    "ui": ("ASK_PROMPT", "Answer", "How", "NonInteractiveUI", "Person", "Policy", "ScrubbingUI", "UI", "Via",
-           "policy_of", "typed_answer"),
+    "ui": ("ASK_PROMPT", "CONFIRM_POLICIES", "Answer", "ConfirmPolicy", "How", "NonInteractiveUI", "Person",
+           "ScrubbingUI", "UI", "Via", "confirm_policy", "typed_answer"),
 }
 
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -68,7 +68,7 @@ from .providers import (
 from .sandbox.protocol import SandboxLike
 from .secrets import StreamGuard, scrub_text
 from .tools.invoke import ToolResult, invoke_tool
-from .ui import UI, Answer, Approvals, ScrubbingUI, decide
+from .ui import UI, Answer, Approvals, ScrubbingUI
 
 __all__ = ["UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
 
@@ -134,13 +134,17 @@ class _RunUI(ScrubbingUI):
     def interactive(self) -> bool:
         return self._inner.interactive
 
+    @property
+    def approvals(self) -> Approvals:
+        return self._approvals
+
     def emit(self, event: Event) -> None:
         if isinstance(event, HookDecision):
             self._record(event.to_dict())
         self._inner.emit(event)
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
-        return decide(title, body, cancel, policy=self._inner.policy, ask=self._inner.ask, approvals=self._approvals)
+        return self._inner.ask(title, body, cancel)
 
 
 def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:

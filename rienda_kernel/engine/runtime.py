@@ -32,7 +32,7 @@ from .sandbox.protocol import Sandbox
 from .secrets import redact_config, scrub_text
 from .sessions.store import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
 from .tools.invoke import ToolResult
-from .ui import ScrubbingUI, UI
+from .ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
 
 if TYPE_CHECKING:
     from .testing.hook_call import HookInvocation
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda", "SavedExtension"]
 
 DEFAULT_MAX_TURNS = 50
+CONFIRM_ENV = "RIENDA_CONFIRM"
 
 _SHARED_SANDBOX: Sandbox | None = None
 _SHARED_LOCK = threading.Lock()
@@ -122,6 +123,22 @@ class Rienda:
         extra = self.extra_tools if extra_tools is None else extra_tools
         return self.loader.discover(self.home, tools=tools, hooks=hooks, load_timeout=timeout, cancel=cancel,
                                     extra_tools=extra)
+
+    def confirm_policy(self, explicit: ConfirmPolicy | None = None) -> ConfirmPolicy:
+        """The confirm policy of this front end's runs: ``explicit`` (``--confirm``,
+        ``--yes``, ``%rienda confirm``), else ``$RIENDA_CONFIRM`` (which kernel.json's
+        ``env`` can carry), else config.yaml's ``confirm`` (or its older ``auto_approve``),
+        else ``ask``. ConfigError for a value that is not a policy, naming where it is."""
+        if explicit is not None:
+            return confirm_policy(explicit, "the confirm policy")
+        if os.environ.get(CONFIRM_ENV, "").strip():
+            return confirm_policy(os.environ[CONFIRM_ENV], f"${CONFIRM_ENV}")
+        config = self.config()
+        if "confirm" in config:
+            return config["confirm"]
+        if "auto_approve" in config:
+            return "allow" if config["auto_approve"] else "deny"
+        return "ask"
 
     def agents(self) -> tuple[list[Agent], list[Diagnostic]]:
         """The agents, with the diagnostics of the agent files and of config.yaml."""

@@ -4,13 +4,17 @@ The engine calls :meth:`UI.emit` for every event (from any thread, possibly the 
 and :meth:`UI.confirm` when an extension asks. A front end subclasses :class:`UI` to
 render events; it never decides how a confirm is answered. It states two facts instead:
 
-- ``policy``: the explicit setting (``allow`` / ``deny``), or ``ask``;
+- ``policy``: a :data:`ConfirmPolicy`: ``allow`` / ``deny`` (an explicit setting), or
+  ``ask``; the same three words everywhere a person sets it (``rienda --confirm``,
+  config.yaml's ``confirm``, ``$RIENDA_CONFIRM``, kernel.json, ``%rienda confirm``), read
+  by :func:`confirm_policy`;
 - ``person``: a :class:`Person` it can put a question to (buttons, a y/N prompt), or None
-  when nobody can be asked (a batch run).
+  when nobody can be asked (a batch run). :meth:`UI.ask` is that strategy: it only asks.
 
 :func:`decide` is the one place that turns those facts (and the session's remembered
 approvals) into an :class:`Answer`, in this order: an explicit policy; a request allowed
-"for this session"; the person; otherwise no.
+"for this session"; the person; otherwise no. It runs once per confirm: in a run, in the
+run's own UI (which holds the session's approvals), never again in a front end's.
 
 The engine puts every front end's UI behind a :class:`ScrubbingUI`, so what a front end
 receives (events, and the title and body of a confirm it asks) never holds a secret.
@@ -18,20 +22,23 @@ receives (events, and the title and body of a confirm it asks) never holds a sec
 
 from __future__ import annotations
 
+import difflib
 import threading
 from collections.abc import Callable
 from dataclasses import fields, replace
-from typing import Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, get_args
 
 from .cancel import CancelToken
+from .errors import ConfigError
 from .events import Confirm, Event, How, Via
 from .secrets import scrub
 
-__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "FOR_THIS_SESSION", "Answer", "Approvals", "How", "NonInteractiveUI",
-           "Person", "Policy", "RelayUI", "ScrubbingUI", "UI", "Via", "decide", "policy_of", "scrub_event",
-           "typed_answer"]
+__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "CONFIRM_POLICIES", "FOR_THIS_SESSION", "Answer", "Approvals",
+           "ConfirmPolicy", "How", "NonInteractiveUI", "Person", "RelayUI", "ScrubbingUI", "UI", "Via",
+           "confirm_policy", "decide", "scrub_event", "typed_answer"]
 
-Policy = Literal["ask", "allow", "deny"]
+ConfirmPolicy = Literal["ask", "allow", "deny"]
+CONFIRM_POLICIES: tuple[ConfirmPolicy, ...] = get_args(ConfirmPolicy)
 
 FOR_THIS_SESSION: How = "allowed for this session"
 ALLOWED_EARLIER: How = "allowed earlier in this session"
@@ -65,9 +72,15 @@ def typed_answer(line: str) -> Answer:
     return Answer(word in ("y", "yes"), "user", "y/N")
 
 
-def policy_of(auto_approve: bool | None) -> Policy:
-    """``--yes`` / ``auto_approve`` as a policy: True allows, False denies, None asks."""
-    return "ask" if auto_approve is None else ("allow" if auto_approve else "deny")
+def confirm_policy(value: Any, where: str) -> ConfirmPolicy:
+    """``value`` as a :data:`ConfirmPolicy` (case and spaces ignored); ConfigError naming
+    ``where`` (``$RIENDA_CONFIRM``, ``config.yaml:3 confirm``...) when it is not one."""
+    word = value.strip().lower() if isinstance(value, str) else value
+    if word in CONFIRM_POLICIES:
+        return word
+    close = difflib.get_close_matches(str(word), CONFIRM_POLICIES, n=1, cutoff=0.5)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ConfigError(f"{where} must be one of {', '.join(CONFIRM_POLICIES)}, got {value!r}{hint}")
 
 
 class Approvals:
@@ -87,7 +100,7 @@ class Approvals:
             self._on_new(title, body)
 
 
-def decide(title: str, body: str, cancel: CancelToken, *, policy: Policy,
+def decide(title: str, body: str, cancel: CancelToken, *, policy: ConfirmPolicy,
            ask: Callable[[str, str, CancelToken], Answer] | None, approvals: Approvals | None = None) -> Answer:
     """How one confirm is answered: the only place that chooses.
 
@@ -122,12 +135,12 @@ class UI:
     """
 
     def __init__(self, sink: Callable[[Event], None] | None = None, record_events: bool = True, *,
-                 policy: Policy = "ask", person: Person | None = None) -> None:
+                 policy: ConfirmPolicy = "ask", person: Person | None = None) -> None:
         self.events: list[Event] = []
         self._record = record_events
         self._sink = sink
         self._lock = threading.Lock()
-        self.policy: Policy = policy
+        self.policy: ConfirmPolicy = policy
         self.person = person
 
     @property
@@ -143,29 +156,36 @@ class UI:
             self._sink(event)
 
     def confirm(self, source: str, title: str, body: str, cancel: CancelToken) -> bool:
-        """Answer, report the answer as a :class:`Confirm` event, and return it."""
-        answer = Answer(*self.ask(title, body, cancel))
-        if cancel.cancelled and answer.how != "interrupted":
-            answer = Answer(False, "interrupted", answer.via)
+        """Decide (:func:`decide`, once), report the answer as a :class:`Confirm` event,
+        and return it."""
+        answer = decide(title, body, cancel, policy=self.policy, ask=self.ask, approvals=self.approvals)
         self.emit(Confirm(source=source, title=title, body=body, answer=answer.allowed, how=answer.how,
                           via=answer.via))
         return answer.allowed
 
+    @property
+    def approvals(self) -> Approvals | None:
+        """The session's remembered approvals, where this UI has a session (a run's)."""
+        return None
+
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
-        """The answer to one confirm, from :func:`decide`. A subclass may override it to
-        stand for a person (tests do); it returns an :class:`Answer` or an
-        ``(allowed, how)`` pair, promptly once ``cancel`` is set."""
-        return decide(title, body, cancel, policy=self.policy, ask=self.person.ask if self.person else None)
+        """The strategy: put one confirm to a person, and nothing else (the policy and the
+        session's approvals are :func:`decide`'s). By default ``person``; with nobody to
+        ask, no (``default-deny``). A subclass may stand for a person (tests do); it
+        returns an :class:`Answer` or an ``(allowed, how)`` pair, promptly once ``cancel``
+        is set."""
+        if self.person is None:
+            return Answer(False, "default-deny")
+        return self.person.ask(title, body, cancel)
 
 
 class NonInteractiveUI(UI):
-    """Nobody to ask: every confirm is answered from ``auto_approve`` (allow, or the
-    default, deny)."""
+    """Nobody to ask: every confirm is answered from ``policy`` (``allow``, ``deny``, or
+    ``ask``, which with nobody to ask is no); ``auto_approve=True`` is ``policy="allow"``."""
 
     def __init__(self, auto_approve: bool = False, sink: Callable[[Event], None] | None = None,
-                 record_events: bool = True) -> None:
-        super().__init__(sink, record_events, policy="allow" if auto_approve else "ask")
-        self.auto_approve = auto_approve
+                 record_events: bool = True, *, policy: ConfirmPolicy | None = None) -> None:
+        super().__init__(sink, record_events, policy=policy or ("allow" if auto_approve else "ask"))
 
 
 class RelayUI(UI):
@@ -173,9 +193,18 @@ class RelayUI(UI):
     to ``observe`` first: how a caller watches what an invocation reports."""
 
     def __init__(self, inner: UI, observe: Callable[[Event], None]) -> None:
-        super().__init__(record_events=False, policy=inner.policy, person=inner.person)
         self._inner = inner
+        super().__init__(record_events=False, policy=inner.policy, person=inner.person)
         self._observe = observe
+
+    @property  # type: ignore[override]
+    def policy(self) -> ConfirmPolicy:
+        return self._inner.policy
+
+    @policy.setter
+    def policy(self, value: ConfirmPolicy) -> None:
+        """Set on the inner UI (there is one policy)."""
+        self._inner.policy = value
 
     @property
     def interactive(self) -> bool:  # type: ignore[override]
@@ -195,13 +224,22 @@ class ScrubbingUI(UI):
     confirm ``front`` asks. Everything else is ``front``'s."""
 
     def __init__(self, front: UI) -> None:
-        super().__init__(record_events=False, policy=front.policy, person=front.person)
         self.front = front
+        super().__init__(record_events=False, policy=front.policy, person=front.person)
 
     @classmethod
     def around(cls, ui: UI) -> ScrubbingUI:
         """``ui`` itself when it already scrubs, else ``ui`` behind a ScrubbingUI."""
         return ui if isinstance(ui, ScrubbingUI) else cls(ui)
+
+    @property  # type: ignore[override]
+    def policy(self) -> ConfirmPolicy:
+        """``front``'s policy, as it is now (one policy, never a copy)."""
+        return self.front.policy
+
+    @policy.setter
+    def policy(self, value: ConfirmPolicy) -> None:
+        self.front.policy = value
 
     @property
     def interactive(self) -> bool:  # type: ignore[override]

@@ -19,13 +19,13 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from ..engine import BuiltinTool, NonInteractiveUI, RiendaError
-from .session import CONFIRM_POLICIES, NotebookSession
-from .tables import count, escape, listing, mark
+from ..engine import CONFIRM_POLICIES, NonInteractiveUI, RiendaError
+from .session import NotebookSession
+from .listings import agents_listing, hooks_listing, sessions_listing, tools_listing
+from .tables import CommandOutput, escape
 
-__all__ = ["PREFIX", "SUBCOMMANDS", "CommandError", "CommandOutput", "Subcommand", "after_prefix", "agent_names",
+__all__ = ["CELL_OPTIONS", "PREFIX", "SUBCOMMANDS", "CellOption", "CommandError", "CommandOutput", "Subcommand", "after_prefix", "agent_names",
            "ask_prompt", "command_names", "help_output", "help_text", "is_command", "model_names", "run_command",
            "session_names", "subcommands"]
 
@@ -35,16 +35,6 @@ RESET = "reset"
 
 class CommandError(RiendaError):
     """A command that cannot be done; the message is short and for the user (no traceback)."""
-
-
-@dataclass(frozen=True)
-class CommandOutput:
-    """What a command shows: ``text`` (text/plain), ``markdown`` (text/markdown, when
-    richer, e.g. a table) and ``value`` (a Python value for the magics, or None)."""
-
-    text: str
-    markdown: str | None = None
-    value: object = None
 
 
 @dataclass(frozen=True)
@@ -204,56 +194,6 @@ def _resume(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput("\n".join(lines), value=conversation)
 
 
-def _sessions(session: NotebookSession, args: list[str]) -> CommandOutput:
-    infos = session.rienda.sessions()
-    where = session.rienda.store.directory
-    if not infos:
-        return CommandOutput(f"No saved sessions yet in {where}.", value=infos)
-    heading = f"{count(len(infos), 'session')} in {where}, newest last (* = current):"
-    rows = [(mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
-            for info in infos]
-    return CommandOutput(*listing(heading, ("", "id", "agent", "model", "messages", "title"), rows, [], infos))
-
-
-def _agents(session: NotebookSession, args: list[str]) -> CommandOutput:
-    agents, diagnostics = session.rienda.agents()
-    heading = f"{count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
-    rows = [(mark(agent.id == session.agent_id), agent.id, agent.model_label, agent.description,
-             _in_home(session, agent.path) if agent.path else "built-in") for agent in agents]
-    footer = []
-    if session.agent_id not in {agent.id for agent in agents}:
-        footer.append(f"The current agent {session.agent_id!r} is not listed: its file is missing or broken.")
-    return CommandOutput(*listing(heading, ("", "id", "model", "description", "file"), rows, diagnostics, agents, footer))
-
-
-def _tools(session: NotebookSession, args: list[str]) -> CommandOutput:
-    catalog = session.rienda.catalog()
-    tools = [catalog.tools[name] for name in sorted(catalog.tools)]
-    heading = f"{count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
-    rows = [(tool.name, tool.description, "built-in" if isinstance(tool, BuiltinTool) else _in_home(session, tool.path),
-             "shadows the built-in" if tool.name in catalog.shadowed else "") for tool in tools]
-    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool"]
-    return CommandOutput(*listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools))
-
-
-def _hooks(session: NotebookSession, args: list[str]) -> CommandOutput:
-    catalog = session.rienda.catalog()
-    hooks = [catalog.hooks[name] for name in sorted(catalog.hooks)]
-    where = catalog.home / "hooks"
-    heading = f"{count(len(hooks), 'hook')} in {where}:" if hooks else f"No usable hooks in {where}."
-    rows = [(hook.name, ", ".join(hook.points), _in_home(session, hook.path)) for hook in hooks]
-    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:hook"]
-    return CommandOutput(*listing(heading, ("name", "points", "path"), rows, diagnostics, hooks))
-
-
-def _in_home(session: NotebookSession, path: str) -> str:
-    """A file under RIENDA_HOME as a path relative to it (the heading names the home)."""
-    try:
-        return str(Path(path).relative_to(session.rienda.home))
-    except ValueError:
-        return path
-
-
 def _model(session: NotebookSession, args: list[str]) -> CommandOutput:
     if args and args[0] == RESET:
         session.set_model(None)
@@ -320,7 +260,7 @@ def _replay(session: NotebookSession, args: list[str]) -> CommandOutput:
 def _hook(session: NotebookSession, args: list[str]) -> CommandOutput:
     invocation = session.rienda.hook_call(args[0], args[1], args[2] if len(args) > 2 else "{}",
                                           agent_id=session.agent_id, session_id=session.session_id)
-    call = invocation.run_interruptibly(NonInteractiveUI(session.confirm_policy == "allow", record_events=False))
+    call = invocation.run_interruptibly(NonInteractiveUI(policy=session.turn_policy(), record_events=False))
     if call is None:
         raise CommandError(f"{args[0]}.{args[1]} was interrupted")
     lines = call.lines()
@@ -373,6 +313,25 @@ def command_names(session: NotebookSession) -> list[str]:
     return [sub.name for sub in SUBCOMMANDS]
 
 
+@dataclass(frozen=True)
+class CellOption:
+    """One option of a ``%%rienda`` cell's first line (the magics): the one table that
+    declares the cell magic's arguments and completes them."""
+
+    flag: str
+    help: str
+    complete: Callable[[NotebookSession], list[str]] | None = None
+    switch: bool = False  # takes no value
+
+
+CELL_OPTIONS: tuple[CellOption, ...] = (
+    CellOption("--agent", "this cell's agent (cells naming it share one session of it)", agent_names),
+    CellOption("--session", "continue this session (ID or last) for this cell", session_names),
+    CellOption("--model", "this cell's model (provider/model)", model_names),
+    CellOption("--error", "add the last cell's exception and traceback to the prompt", switch=True),
+)
+
+
 SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("ask", "ask [--error] PROMPT", "Run PROMPT as one turn of the current agent (in a Python kernel, "
                "it returns a TurnResult; --error adds the last cell's exception and traceback).", None),
@@ -380,11 +339,11 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("new", "new", "Start a new session with the current agent (at the next prompt).", _new),
     Subcommand("resume", "resume ID|last", "Continue the saved session ID (last: the newest); its agent becomes "
                "the current one.", _resume, 1, 1, session_names),
-    Subcommand("sessions", "sessions", "List the saved sessions, newest last (* marks the current one).", _sessions),
+    Subcommand("sessions", "sessions", "List the saved sessions, newest last (* marks the current one).", sessions_listing),
     Subcommand("agents", "agents", "List the agents and what is wrong with any agent file (* marks the current "
-               "one).", _agents),
-    Subcommand("tools", "tools", "List the tools, built-in and yours, and what is wrong with any tool file.", _tools),
-    Subcommand("hooks", "hooks", "List the hooks and their points, and what is wrong with any hook file.", _hooks),
+               "one).", agents_listing),
+    Subcommand("tools", "tools", "List the tools, built-in and yours, and what is wrong with any tool file.", tools_listing),
+    Subcommand("hooks", "hooks", "List the hooks and their points, and what is wrong with any hook file.", hooks_listing),
     Subcommand("model", "model [PROVIDER/MODEL|reset]",
                "Show the model; use another one instead of the agent's; or go back to the agent's.", _model, 0, 1,
                model_names),

@@ -15,14 +15,22 @@ from typing import Any
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, completion_matcher
 
 from ..engine import RiendaError
-from .commands import PREFIX, CommandOutput, after_prefix, agent_names, command_names, help_output, model_names, session_names, subcommands
+from .commands import (
+    CELL_OPTIONS,
+    PREFIX,
+    CommandOutput,
+    after_prefix,
+    command_names,
+    help_output,
+    subcommands,
+)
 from .tables import escape
 from .session import NotebookSession
 
 __all__ = ["complete", "inspect", "rienda_matcher"]
 
 _LINE_MAGIC = re.compile(r"^\s*(?:[\w.\[\]'\"]+\s*=\s*)?(%rienda\b)")
-_CELL_OPTIONS = {"--agent": agent_names, "--session": session_names, "--model": model_names}
+_CELL_OPTIONS = {option.flag: option.complete for option in CELL_OPTIONS if option.complete is not None}
 
 
 def rienda_matcher(notebook: Callable[[], NotebookSession]) -> Callable[[CompletionContext], SimpleMatcherResult]:

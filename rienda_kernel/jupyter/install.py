@@ -14,6 +14,8 @@ from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpecManager
 
+from ..engine import CONFIRM_POLICIES
+
 __all__ = ["KERNEL_NAME", "install", "main"]
 
 KERNEL_NAME = "rienda"
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--user", action="store_true", help="install for the current user")
     where.add_argument("--sys-prefix", action="store_true", help="install into sys.prefix (e.g. a virtualenv)")
     where.add_argument("--prefix", help="install into this prefix")
-    parser.add_argument("--confirm", choices=("ask", "allow", "deny"),
+    parser.add_argument("--confirm", choices=CONFIRM_POLICIES,
                         help="set RIENDA_CONFIRM in kernel.json's env (the confirm policy of every run)")
     args = parser.parse_args(argv)
     prefix = sys.prefix if args.sys_prefix else args.prefix

@@ -38,14 +38,13 @@ from .. import __version__
 from .cell import CellTarget
 from .commands import CommandError, ask_prompt, error_flag, help_text, is_command, run_command
 from .completion import complete, inspect
-from .confirm import ClientViews
-from .display import NotebookUI
-from ..engine import CancelToken, CodeRunner, RiendaError, notebook_tools
-from .session import NotebookSession, advice, error_line, prewarm, shell_namespace, turn_error
+from ..engine import CancelToken, RiendaError, notebook_tools
+from .session import NotebookSession, error_line, prewarm, shell_namespace
+from .turns import EXTENSION_CELLS, TurnDriver
 
 __all__ = ["RiendaKernel", "launch"]
 
-_EXTENSION_CELLS = {"%%rienda_tool": "tools", "%%rienda_hook": "hooks"}
+_EXTENSION_CELLS = {f"%%{magic}": kind for magic, kind in EXTENSION_CELLS.items()}
 # How long a shutdown lets a running turn wind down (afterRun) before a second interrupt,
 # and then how long it waits for that: both within jupyter_client's 2.5 s before SIGTERM.
 _WIND_DOWN_S = 1.5
@@ -72,12 +71,10 @@ class RiendaKernel(IPythonKernel):
         import ipywidgets  # noqa: F401 - registers the widget comm targets front ends open
 
         prewarm(("jsonschema",))  # the first tool's schema check would wait for it otherwise
-        self.seen_diagnostics: set[str] = set()
-        self.client_views = ClientViews()
+        self.turns = TurnDriver()
         self.startup_error: str | None = None
         self._running: tuple[CancelToken, threading.Event] | None = None
-        self.code = CodeRunner()  # where the notebook tools' code runs
-        tools = notebook_tools(shell_namespace(self.shell, self.code))
+        tools = notebook_tools(shell_namespace(self.shell, self.turns.code))
         try:
             self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd(), extra_tools=tools)
         except RiendaError as exc:
@@ -154,27 +151,16 @@ class RiendaKernel(IPythonKernel):
         words = first.split()
         if len(words) != 2:
             raise CommandError(f"usage: {words[0]} NAME, then the extension's JavaScript on the next lines")
-        saved = self.notebook.save_extension(kind, words[1], source)
-        for problem in saved.problems:
-            target.stream("stderr", f"⚠ {problem}\n")
-        if saved.summary:
-            target.stream("stdout", saved.summary + "\n")
+        self.turns.save_extension(self.notebook, kind, words[1], source, target.stream)
         return self._ok(count)
 
     async def _turn(self, prompt: str, target: CellTarget, count: int) -> dict[str, Any]:
-        notebook = self.notebook
-        ui = NotebookUI(target, notebook.confirm_policy, self.seen_diagnostics, self.client_views)
-        cancel, done, terminated = CancelToken(), threading.Event(), []
+        notebook, turns = self.notebook, self.turns
+        ui = turns.ui(notebook, target)
+        cancel, done = CancelToken(), threading.Event()
         loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
         conversation = notebook.conversation
-
-        def stop(signum: int, _frame: Any) -> None:
-            if signum == signal.SIGTERM:
-                terminated.append(signum)
-            loop.call_soon_threadsafe(cancel.cancel)
-            if self.code.busy:  # the python tool's code is running here, on the main thread: stop it too
-                raise KeyboardInterrupt
 
         def turn() -> Any:
             try:
@@ -182,22 +168,17 @@ class RiendaKernel(IPythonKernel):
             finally:
                 done.set()
 
-        previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
-        self._running = (cancel, done)
-        try:
-            # The python tool's jobs, each in a copy of the cell's context (the turn's thread is in that one).
-            with self.code.lent(lambda job: loop.call_soon_threadsafe(job, context=context.copy())):
-                result = await loop.run_in_executor(None, turn)
-        finally:
-            self._running = None
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-        if terminated:
-            os.kill(os.getpid(), signal.SIGTERM)  # the turn has ended; now terminate as asked
-        shown = advice(result)
+        with turns.one_turn(), turns.stopping(cancel, (signal.SIGINT, signal.SIGTERM), loop.call_soon_threadsafe):
+            self._running = (cancel, done)
+            try:
+                # The python tool's jobs, each in a copy of the cell's context (the turn's thread is in that one).
+                with turns.code.lent(lambda job: loop.call_soon_threadsafe(job, context=context.copy())):
+                    result = await loop.run_in_executor(None, turn)
+            finally:
+                self._running = None
+        shown, error = turns.ending(result)
         if shown is not None:
             target.send("display_data", {"data": shown, "metadata": {}, "transient": {}})
-        error = turn_error(result)
         if error is not None:
             return self._error(count, error.ename, str(error), target)
         return self._ok(count)

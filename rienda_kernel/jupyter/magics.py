@@ -29,12 +29,9 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import string
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +40,13 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..cli.terminal import TerminalUI
-from ..engine import CancelToken, CodeRunner, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
+from ..engine import CancelToken, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
 from .cell import CellTarget
-from .commands import SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_command
-from .confirm import ClientViews
-from .display import NotebookUI
+from .commands import CELL_OPTIONS, SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_command
 from .pump import MainThreadPump
 from .result import TurnResult, current_cell
-from .session import NotebookSession, TurnInterrupted, advice, shell_namespace, turn_error
+from .session import NotebookSession, shell_namespace
+from .turns import EXTENSION_CELLS, TurnDriver
 
 __all__ = ["RiendaMagics", "keep_questions"]
 
@@ -72,6 +68,14 @@ def _ask_call(line: str) -> str:
     return call + line[len(body):]
 
 
+def _cell_options(magic: Any) -> Any:
+    """``magic`` with the arguments of :data:`CELL_OPTIONS` (help generated from them)."""
+    for option in reversed(CELL_OPTIONS):
+        extra = {"action": "store_true"} if option.switch else {}
+        magic = argument(option.flag, help=option.help, **extra)(magic)
+    return magic_arguments()(magic)
+
+
 _VOCABULARY = "\n".join(f"  {sub.usage:<34} {sub.help}" for sub in SUBCOMMANDS)
 
 
@@ -82,10 +86,7 @@ class RiendaMagics(Magics):
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
         self._notebook: NotebookSession | None = None
-        self.seen_diagnostics: set[str] = set()
-        self.client_views = ClientViews()
-        self.code = CodeRunner()  # where the notebook tools' code runs
-        self._turn_running = False
+        self.turns = TurnDriver()
 
     @property
     def notebook(self) -> NotebookSession:
@@ -117,11 +118,7 @@ class RiendaMagics(Magics):
         return None
 
     # -- %%rienda --------------------------------------------------------------------------------
-    @magic_arguments()
-    @argument("--agent", help="this cell's agent (cells naming it share one session of it)")
-    @argument("--session", help="continue this session (ID or last) for this cell")
-    @argument("--model", help="this cell's model (provider/model)")
-    @argument("--error", action="store_true", help="add the last cell's exception and traceback to the prompt")
+    @_cell_options
     @cell_magic("rienda")
     def rienda_cell(self, line: str, cell: str) -> TurnResult:
         """The cell body is the prompt of one turn; the options apply to this cell only."""
@@ -153,18 +150,18 @@ class RiendaMagics(Magics):
     @cell_magic
     def rienda_tool(self, line: str, cell: str) -> None:
         """Save the cell as a tool's index.js and load it at once."""
-        self._save_extension("tools", parse_argstring(self.rienda_tool, line).name, cell)
+        self._save_extension(EXTENSION_CELLS["rienda_tool"], parse_argstring(self.rienda_tool, line).name, cell)
 
     @magic_arguments()
     @argument("name", help="the hook's name (its directory under $RIENDA_HOME/hooks)")
     @cell_magic
     def rienda_hook(self, line: str, cell: str) -> None:
         """Save the cell as a hook's index.js and load it at once."""
-        self._save_extension("hooks", parse_argstring(self.rienda_hook, line).name, cell)
+        self._save_extension(EXTENSION_CELLS["rienda_hook"], parse_argstring(self.rienda_hook, line).name, cell)
 
     # -- the notebook tools' namespace ---------------------------------------------------------------
     def _namespace(self) -> Any:
-        return shell_namespace(self.shell, self.code)
+        return shell_namespace(self.shell, self.turns.code)
 
     def _with_last_error(self, prompt: str) -> str:
         """``prompt`` with the last exception a cell raised; UsageError when none has."""
@@ -189,13 +186,8 @@ class RiendaMagics(Magics):
     def _turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         """One turn; its workspace is the kernel's current directory (``os.chdir`` moves it).
         Code that the ``python`` tool runs cannot start another turn meanwhile."""
-        if self._turn_running:
-            raise UsageError("a turn is already running in this kernel: the python tool's code cannot start another")
-        self._turn_running = True
-        try:
+        with self.turns.one_turn(busy=UsageError):
             return self._run_turn(conversation, prompt)
-        finally:
-            self._turn_running = False
 
     def _run_turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         self.notebook.rienda.workdir = Path.cwd().resolve()
@@ -210,54 +202,23 @@ class RiendaMagics(Magics):
             finally:
                 done.set()
 
-        with self._sigterm_ends(cancel):
+        with self.turns.stopping(cancel):
             if kernel is not None and MainThreadPump.supported(kernel):
                 interrupted = self._turn_in_kernel(kernel, work, done, cancel)
             else:
                 interrupted = self._turn_in_terminal(work, cancel)
         result = box["result"]
-        error = turn_error(result)
-        if interrupted and error is None:
-            error = TurnInterrupted(f"the turn was interrupted; the session kept what was produced "
-                                    f"({result.session_id})")
-        shown = advice(result)
+        shown, error = self.turns.ending(result, interrupted)
         if shown is not None and kernel is not None:  # a terminal printed it with the run's end
             self._show(shown["text/plain"], shown["text/markdown"])
         if error is not None:
             raise error
         return TurnResult.from_run(result, shown_in=current_cell())
 
-    @contextmanager
-    def _sigterm_ends(self, cancel: CancelToken) -> Iterator[None]:
-        """SIGTERM during the turn (``docker stop``, a CI cancellation) stops it like an
-        interrupt (its commands end, ``afterRun`` runs, the session gets its ``run_end``),
-        then terminates the process as asked, once the turn has ended."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        terminated: list[int] = []
-
-        def stop(signum: int, _frame: Any) -> None:
-            terminated.append(signum)
-            # Not here: the handler interrupts the main thread anywhere, maybe holding a lock
-            # that the cancel's callbacks take; they run on a thread of their own.
-            threading.Thread(target=cancel.cancel, name="rienda-sigterm", daemon=True).start()
-            if self.code.busy:  # the python tool's code runs here
-                raise KeyboardInterrupt
-
-        previous = signal.signal(signal.SIGTERM, stop)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-        if terminated:
-            os.kill(os.getpid(), signal.SIGTERM)
-
     def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
         with MainThreadPump(kernel) as pump:
-            target = CellTarget.of_cell(kernel, pump.schedule)
-            ui = NotebookUI(target, self.notebook.confirm_policy, self.seen_diagnostics, self.client_views)
-            with self.code.lent(pump.schedule):  # the python tool's code runs on this thread, pumped
+            ui = self.turns.ui(self.notebook, CellTarget.of_cell(kernel, pump.schedule))
+            with self.turns.code.lent(pump.schedule):  # the python tool's code runs on this thread, pumped
                 try:
                     threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
                     return pump.run_until(done, cancel.cancel)
@@ -267,20 +228,18 @@ class RiendaMagics(Magics):
                     return True
 
     def _turn_in_terminal(self, work: Any, cancel: CancelToken) -> bool:
-        ui = TerminalUI(None, sys.stdin)
-        ui.policy = self.notebook.confirm_policy or "ask"
+        ui = TerminalUI(self.notebook.turn_policy(), sys.stdin)
         _, interrupted = run_interruptibly(lambda _: work(ui), cancel)
         return interrupted
 
     def _save_extension(self, kind: str, name: str, source: str) -> None:
+        def write(stream: str, text: str) -> None:
+            print(text, end="", file=sys.stderr if stream == "stderr" else sys.stdout, flush=True)
+
         try:
-            saved = self.notebook.save_extension(kind, name, source)
+            self.turns.save_extension(self.notebook, kind, name, source, write)
         except RiendaError as exc:
             raise UsageError(str(exc)) from None
-        for problem in saved.problems:
-            print(f"⚠ {problem}", file=sys.stderr, flush=True)
-        if saved.summary:
-            print(saved.summary, flush=True)
 
     def _show(self, text: str, markdown: str | None) -> None:
         """Markdown where a front end renders it (with the text as its plain form)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import (
-    ConfigError,
+    ConfirmPolicy,
     Conversation,
     NoModelError,
     PythonNamespace,
@@ -24,17 +24,17 @@ from ..engine import (
     Runner,
     RunResult,
     SavedExtension,
+    confirm_policy,
     import_module,
 )
 
-__all__ = ["CONFIRM_POLICIES", "NotebookSession", "TurnFailed", "TurnInterrupted", "error_line",
+__all__ = ["NotebookSession", "TurnFailed", "TurnInterrupted", "error_line",
            "advice", "prewarm", "shell_namespace", "turn_error"]
 
 # What the first turn with a tool and a confirm imports: jsonschema (1.5 s where
 # rfc3987_syntax is installed, as it is beside JupyterLab) and ipywidgets.
 FIRST_TURN_IMPORTS = ("jsonschema", "ipywidgets")
 
-CONFIRM_POLICIES = ("ask", "allow", "deny")
 CONFIRM_ENV = "RIENDA_CONFIRM"
 
 
@@ -135,9 +135,13 @@ class NotebookSession:
             self._conversation.model = model
 
     def set_confirm(self, policy: str | None) -> None:
-        if policy is not None and policy not in CONFIRM_POLICIES:
-            raise ConfigError(f"confirm policy must be one of {', '.join(CONFIRM_POLICIES)}, got {policy!r}")
-        self.confirm_policy = policy
+        """``%rienda confirm``: an explicit policy, or None (back to config.yaml's, else ask)."""
+        self.confirm_policy = None if policy is None else confirm_policy(policy, "the confirm policy")
+
+    def turn_policy(self) -> ConfirmPolicy:
+        """The policy a turn runs with: the explicit one (``%rienda confirm``,
+        ``$RIENDA_CONFIRM``), else config.yaml's, else ``ask``."""
+        return self.rienda.confirm_policy(self.confirm_policy)
 
     def set_home(self, home: str | os.PathLike[str]) -> None:
         """Point at another RIENDA_HOME (created if missing), in a new session."""
@@ -224,10 +228,6 @@ def prewarm(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
     return thread
 
 
-def _policy_from_env() -> str | None:
-    value = os.environ.get(CONFIRM_ENV, "").strip().lower()
-    if not value:
-        return None
-    if value not in CONFIRM_POLICIES:
-        raise ConfigError(f"${CONFIRM_ENV} must be one of {', '.join(CONFIRM_POLICIES)}, got {value!r}")
-    return value
+def _policy_from_env() -> ConfirmPolicy | None:
+    value = os.environ.get(CONFIRM_ENV, "")
+    return confirm_policy(value, f"${CONFIRM_ENV}") if value.strip() else None

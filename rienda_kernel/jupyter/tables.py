@@ -1,13 +1,25 @@
-"""Listings in a notebook cell: a heading, a table as text and as Markdown, diagnostics."""
+"""What a ``%rienda`` command shows (:class:`CommandOutput`), and listings in a cell: a
+heading, a table as text and as Markdown, diagnostics."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ..engine import Diagnostic
 
-__all__ = ["count", "escape", "listing", "mark", "markdown_table", "one_line", "text_table"]
+__all__ = ["CommandOutput", "count", "escape", "listing", "mark", "markdown_table", "one_line", "text_table"]
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """What a command shows: ``text`` (text/plain), ``markdown`` (text/markdown, when
+    richer, e.g. a table) and ``value`` (a Python value for the magics, or None)."""
+
+    text: str
+    markdown: str | None = None
+    value: object = None
 
 
 def count(number: int, noun: str) -> str:
@@ -53,7 +65,7 @@ def diagnostics(diagnostics: Sequence[Diagnostic]) -> tuple[str, str]:
 
 
 def listing(heading: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
-             diagnostics: Sequence[Diagnostic], value: object, footer: Iterable[str] = ()) -> tuple[str, str, object]:
+             diagnostics: Sequence[Diagnostic], value: object, footer: Iterable[str] = ()) -> CommandOutput:
     """A heading, a table (when there are rows), footer lines, then the diagnostics: as
     text, as Markdown, and ``value`` (what the magics return)."""
     text_parts, markdown_parts = [heading], [escape(heading)]
@@ -67,4 +79,4 @@ def listing(heading: str, headers: Sequence[str], rows: Sequence[Sequence[object
     if diagnostics:
         text_parts.append(diagnostics_text)
         markdown_parts.append(diagnostics_markdown)
-    return "\n\n".join(text_parts), "\n\n".join(markdown_parts), value
+    return CommandOutput("\n\n".join(text_parts), "\n\n".join(markdown_parts), value)

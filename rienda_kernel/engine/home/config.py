@@ -53,6 +53,9 @@ def _positive_number(value: Any) -> bool:
 
 SETTINGS: dict[str, Setting] = {
     "default_model": Setting(_model_id, "provider/model, e.g. openai/gpt-4o"),
+    # The confirm policy: the same three words as --confirm, $RIENDA_CONFIRM and %rienda confirm.
+    "confirm": Setting(lambda v: v in ("ask", "allow", "deny"), "one of ask, allow, deny"),
+    # The older spelling of confirm: true is allow, false is deny (confirm wins when both are set).
     "auto_approve": Setting(lambda v: isinstance(v, bool), "true or false (a YAML boolean, without quotes)"),
     "providers": Setting(lambda v: isinstance(v, dict), "a mapping of provider names to their settings"),
     "max_turns": Setting(lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,

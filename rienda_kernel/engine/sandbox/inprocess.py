@@ -1,6 +1,6 @@
 """The sandbox protocol on V8 isolates in this process: one fresh isolate per invocation.
 
-This is what each V8 worker process runs (``worker_process.py``), and the baseline the bench
+This is what each V8 worker process runs (``worker_main.py``), and the baseline the bench
 compares against; the product's :class:`.sandbox.Sandbox` never runs V8 in the host
 process, since a fatal V8 error (an out-of-memory V8 cannot recover from) ends the
 process it happens in.

@@ -21,7 +21,7 @@ for results, the doorbell for host-call requests.
 Contract: an :class:`Isolate` is used by one invocation at a time, then closed.
 :class:`IsolatePool` prepares isolates (prelude included) on a background thread so that
 creating and freeing them stays off the critical path. This module runs V8 in the
-current process; ``sandbox.Sandbox`` runs it in worker processes (``worker_process.py``).
+current process; ``sandbox.Sandbox`` runs it in worker processes (``worker_main.py``).
 """
 
 from __future__ import annotations
@@ -49,9 +49,10 @@ _KIND_MORE = 2
 _RESULT_CALLBACK = 1
 _DOORBELL_CALLBACK = 2
 
+# prelude/: one function in two files, joined in this order.
 _PRELUDE = (
-    Path(__file__).with_name("prelude.js")
-    .read_text(encoding="utf-8")
+    "".join((Path(__file__).parent / "prelude" / name).read_text(encoding="utf-8")
+            for name in ("bridge.js", "outcomes.js"))
     .replace("__RIENDA_MAILBOX_BYTES__", str(MAILBOX_BYTES))
 )
 

@@ -153,7 +153,7 @@ class Sandbox:
 
     def _run(self, message: list[Any], host: HostHandler, cancel: CancelToken,
              deadline: float | None) -> dict[str, Any]:
-        from .pool import WorkerDied
+        from .worker_handle import WorkerDied
 
         worker = self._pool.acquire(cancel)
         try:

@@ -1,7 +1,7 @@
 """What crosses the sandbox's boundaries: text out of V8, host replies, worker messages.
 
 Three small contracts, shared by the in-process bridge (``v8.py``) and the worker
-processes (``worker_process.py``, ``pool.py``); standard library only, so the host process
+processes (``worker_main.py``, ``worker_handle.py``); standard library only, so the host process
 never loads V8 to use them:
 
 - :func:`from_v8` is the one place JSON text that came out of V8 becomes Python values:

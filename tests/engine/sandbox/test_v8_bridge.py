@@ -19,7 +19,7 @@ from rienda_kernel.engine import CancelToken, Interrupted, OutOfMemory, SandboxE
 from rienda_kernel.engine.sandbox.inprocess import InProcessSandbox
 from rienda_kernel.engine.sandbox.isolate import MAILBOX_BYTES, Isolate, IsolatePool
 from rienda_kernel.engine.sandbox.mini_racer_compat import PINNED_VERSION, check_version, installed_version
-from rienda_kernel.engine.sandbox.pool import _BOOT, _ROOT
+from rienda_kernel.engine.sandbox.worker_handle import _BOOT, _ROOT
 
 SOURCE = "/virtual/tools/probe/index.js"
 
@@ -211,7 +211,7 @@ def test_first_isolates_created_on_several_threads_at_once_do_not_crash_the_proc
 
     The script loads only the bridge's modules, as a worker process does."""
     script = _BOOT.replace(
-        "from rienda_kernel.engine.sandbox.worker_process import main\nmain(sys.argv[2:])\n",
+        "from rienda_kernel.engine.sandbox.worker_main import main\nmain(sys.argv[2:])\n",
         "import threading\nfrom rienda_kernel.engine.sandbox.isolate import Isolate\n"
         "ts = [threading.Thread(target=lambda: Isolate().close()) for _ in range(3)]\n"
         "[t.start() for t in ts]; [t.join() for t in ts]; print('ok')\n")

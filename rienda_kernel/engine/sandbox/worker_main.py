@@ -1,6 +1,7 @@
-"""A V8 worker process: runs the host process's invocations; may die, is replaced.
+"""A V8 worker process's main (this module runs in each worker process): runs the host
+process's invocations; may die, is replaced.
 
-Started by :mod:`.workers` as ``python -c <boot> ROOT DATA_FD CONTROL_FD MEMORY_LIMIT``.
+Started by :mod:`.worker_handle` as ``python -c <boot> ROOT DATA_FD CONTROL_FD MEMORY_LIMIT``.
 It runs each job on an :class:`~.inprocess.InProcessSandbox` and forwards every host
 call to the host process over the data channel, blocking for the reply. A control
 thread reads ``stop <job>`` lines and terminates that job's isolate; EOF on either

@@ -1,0 +1,64 @@
+"""The ``%rienda`` listings: sessions, agents, tools and hooks, each a heading, a table and
+the diagnostics of what was skipped (see :mod:`.tables` for the rendering)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..engine import BuiltinTool
+from .session import NotebookSession
+from .tables import CommandOutput, count, listing, mark
+
+__all__ = ["agents_listing", "hooks_listing", "in_home", "sessions_listing", "tools_listing"]
+
+
+def sessions_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
+    infos = session.rienda.sessions()
+    where = session.rienda.store.directory
+    if not infos:
+        return CommandOutput(f"No saved sessions yet in {where}.", value=infos)
+    heading = f"{count(len(infos), 'session')} in {where}, newest last (* = current):"
+    rows = [(mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
+            for info in infos]
+    return listing(heading, ("", "id", "agent", "model", "messages", "title"), rows, [], infos)
+
+
+def agents_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
+    agents, diagnostics = session.rienda.agents()
+    heading = f"{count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
+    rows = [(mark(agent.id == session.agent_id), agent.id, agent.model_label, agent.description,
+             in_home(session, agent.path) if agent.path else "built-in") for agent in agents]
+    footer = []
+    if session.agent_id not in {agent.id for agent in agents}:
+        footer.append(f"The current agent {session.agent_id!r} is not listed: its file is missing or broken.")
+    return listing(heading, ("", "id", "model", "description", "file"), rows, diagnostics, agents, footer)
+
+
+def tools_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
+    catalog = session.rienda.catalog()
+    tools = [catalog.tools[name] for name in sorted(catalog.tools)]
+    heading = f"{count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
+    rows = [(tool.name, tool.description, "built-in" if isinstance(tool, BuiltinTool) else in_home(session, tool.path),
+             "shadows the built-in" if tool.name in catalog.shadowed else "") for tool in tools]
+    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool"]
+    return listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools)
+
+
+def hooks_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
+    catalog = session.rienda.catalog()
+    hooks = [catalog.hooks[name] for name in sorted(catalog.hooks)]
+    where = catalog.home / "hooks"
+    heading = f"{count(len(hooks), 'hook')} in {where}:" if hooks else f"No usable hooks in {where}."
+    rows = [(hook.name, ", ".join(hook.points), in_home(session, hook.path)) for hook in hooks]
+    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:hook"]
+    return listing(heading, ("name", "points", "path"), rows, diagnostics, hooks)
+
+
+def in_home(session: NotebookSession, path: str) -> str:
+    """A file under RIENDA_HOME as a path relative to it (the heading names the home)."""
+    try:
+        return str(Path(path).relative_to(session.rienda.home))
+    except ValueError:
+        return path
+
+
