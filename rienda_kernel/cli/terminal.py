@@ -8,8 +8,10 @@ one JSON object per line on stdout instead.
 from __future__ import annotations
 
 import json
+import os
 import select
 import sys
+import threading
 from typing import IO
 
 from ..engine import (
@@ -60,12 +62,26 @@ class _AnsweringUI(UI):
 
 
 def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
-    """A line from ``stream``, or None once ``cancel`` is set."""
-    while not cancel.cancelled:
-        ready, _, _ = select.select([stream], [], [], 0.1)
-        if ready:
-            return stream.readline()
-    return None
+    """A line from ``stream``, or None once ``cancel`` is set (a pipe the cancel writes to
+    wakes the wait at once: no polling)."""
+    wake_read, wake_write = os.pipe()
+    guard, closed = threading.Lock(), []
+
+    def wake() -> None:  # on the cancelling thread, maybe after the line came: never on a closed pipe
+        with guard:
+            if not closed:
+                os.write(wake_write, b"x")
+
+    unregister = cancel.on_cancel(wake)
+    try:
+        ready, _, _ = select.select([stream, wake_read], [], [])
+        return None if cancel.cancelled or stream not in ready else stream.readline()
+    finally:
+        unregister()
+        with guard:
+            closed.append(True)
+            os.close(wake_read)
+            os.close(wake_write)
 
 
 class TerminalUI(_AnsweringUI):

@@ -12,6 +12,8 @@ token from :meth:`CancelToken.for_wind_down`, which the next interrupt stops.
 
 from __future__ import annotations
 
+import os
+import select
 import signal
 import threading
 from collections.abc import Callable
@@ -103,34 +105,35 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
 
     On the main thread the signals get handlers that only note them (restored afterwards),
     so no KeyboardInterrupt can land inside ``cancel()``; elsewhere a KeyboardInterrupt
-    counts as SIGINT. Waits on Events, not ``Thread.join`` (a KeyboardInterrupt inside
-    ``join`` can leave ``is_alive()`` wrongly False).
+    counts as SIGINT. The calling thread sleeps on a self-pipe that the work's end and each
+    signal ring (not on an Event, whose lock a handler could find held, nor on
+    ``Thread.join``, which a KeyboardInterrupt can leave with ``is_alive()`` wrongly False).
     """
     cancel = cancel or CancelToken()
     box: dict[str, Any] = {}
-    wake = threading.Event()
     done = threading.Event()
     arrived: list[int] = []
+    bell = _Bell()
 
     def target() -> None:
         try:
             box["value"] = work(cancel)
         finally:
             done.set()
-            wake.set()
+            bell.ring()
 
     def noted(signum: int, _frame: Any) -> None:
         arrived.append(signum)
-        wake.set()
+        bell.ring()  # a write to a pipe: no lock a handler could find held
 
     previous = _handle(signals, noted)
-    threading.Thread(target=target, name="rienda-run", daemon=True).start()
+    worker = threading.Thread(target=target, name="rienda-run", daemon=True)
+    worker.start()
     handled = 0
     try:
         while not done.is_set() or handled < len(arrived):
             try:
-                wake.wait(0.1)
-                wake.clear()
+                bell.wait()
             except KeyboardInterrupt:
                 arrived.append(signal.SIGINT)
             while handled < len(arrived):
@@ -140,7 +143,32 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
         for signum, handler in previous.items():  # None: a handler not set from Python
             signal.signal(signum, signal.default_int_handler if handler is None and signum == signal.SIGINT
                           else signal.SIG_DFL if handler is None else handler)
+        if done.is_set():
+            worker.join()  # it rang last: the bell may close
+            bell.close()
     return box.get("value"), (arrived[0] if arrived else None)
+
+
+class _Bell:
+    """A self-pipe: :meth:`ring` from any thread or a signal handler, :meth:`wait` blocks
+    (no timeout, no polling) until a ring, which it consumes."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+
+    def ring(self) -> None:
+        try:
+            os.write(self._write, b"x")
+        except OSError:  # closed, or the pipe is full of rings not yet read: either way it rang
+            pass
+
+    def wait(self) -> None:
+        select.select([self._read], [], [])
+        os.read(self._read, 4096)
+
+    def close(self) -> None:
+        os.close(self._read)
+        os.close(self._write)
 
 
 def _handle(signals: tuple[int, ...], handler: Callable[[int, Any], None]) -> dict[int, Any]:

@@ -21,7 +21,7 @@ from .cancel import CancelToken
 from .home.config import NAME_RULE, read_config, rienda_home
 from .errors import ConfigError, Interrupted, ProviderError, SessionWriteError
 from .events import Diagnostic, Notify, RunEnd
-from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, JSTool, Tool
+from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool, check_declared, summary
 from .ctx.host import RunContext
 from .loop import RunResult, TurnSetup, run_prompt
 from .sessions.messages import Message
@@ -197,7 +197,7 @@ class Rienda:
         path.write_text(source, encoding="utf-8")
         catalog = self.catalog()
         loaded = (catalog.tools if kind == "tools" else catalog.hooks).get(name)
-        return SavedExtension(path, catalog.diagnostics_of(kind, name), _summary(loaded) if loaded else None)
+        return SavedExtension(path, catalog.diagnostics_of(kind, name), summary(loaded) if loaded else None)
 
     # -- one tool, one hook point, a recorded session ------------------------------------------
     def call_tool(self, name: str, arguments: str | dict[str, Any], ui: UI,
@@ -328,7 +328,7 @@ class Conversation:
         catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
         for diagnostic in config_diagnostics + diagnostics:
             ui.emit(diagnostic)
-        _check_declared(agent, catalog)
+        check_declared(agent, catalog, NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST)
         model_id = self.model or agent.model or self._choose_model(ui)
         provider, model_name = provider_for(model_id, config)
         provider.preflight(model_name, agent.options, agent.path or f"the built-in agent {agent.id!r}")
@@ -378,30 +378,3 @@ def _load_timeout(config: dict[str, Any]) -> float:
     """``load_timeout`` from config.yaml (seconds a tool or hook file may take to load;
     :func:`.config.read_config` checked its type)."""
     return float(config.get("load_timeout", DEFAULT_LOAD_TIMEOUT))
-
-
-def _check_declared(agent: Agent, catalog: Catalog) -> None:
-    """Every declared tool and hook must exist; ConfigError naming it and the agent file."""
-    where = agent.path or f"the built-in agent {agent.id!r}"
-    for kind, names, found, folder in (("tool", agent.tools, catalog.tools, "tools"),
-                                       ("hook", agent.hooks, catalog.hooks, "hooks")):
-        for name in names:
-            if name in found:
-                continue
-            skipped = [d.message for d in catalog.diagnostics
-                       if d.path and Path(d.path).parts[-2:-1] == (name,) and f"/{folder}/" in d.path]
-            if skipped:
-                detail = f" (it was skipped: {'; '.join(skipped)})"
-            elif kind == "tool" and name in NOTEBOOK_TOOL_NAMES:
-                detail = f" here: it is a notebook tool, which exists only in {WHERE_THEY_EXIST}"
-            else:
-                detail = f" (no {catalog.home / folder / name / 'index.js'})"
-            raise ConfigError(f"{where}: declares {kind} {name!r}, which does not exist{detail}")
-
-
-def _summary(extension: Tool | Any) -> str:
-    """One line for a loaded tool (its parameters) or hook (its points)."""
-    if isinstance(extension, JSTool):
-        params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
-        return f"loaded tool {extension.name}: {extension.description} ({params})"
-    return f"loaded hook {extension.name}: {', '.join(extension.points)}"

@@ -36,6 +36,7 @@ from ..engine import (
     Answer,
     CancelToken,
     Confirm,
+    ConfirmPolicy,
     Diagnostic,
     Event,
     HookDecision,
@@ -43,7 +44,6 @@ from ..engine import (
     MessageSaved,
     Notify,
     Output,
-    Policy,
     RunEnd,
     RunStart,
     TextDelta,
@@ -60,10 +60,10 @@ class NotebookUI(UI):
     """Renders one run into one cell. ``policy`` is the notebook's confirm setting;
     ``clients`` is the kernel's memory of which front ends display widgets."""
 
-    def __init__(self, target: CellTarget, policy: Policy | None, seen_diagnostics: set[str],
+    def __init__(self, target: CellTarget, policy: ConfirmPolicy, seen_diagnostics: set[str],
                  clients: ClientViews) -> None:
         person = NotebookPerson(target, clients, self._confirm_shown) if target.allow_stdin else None
-        super().__init__(record_events=False, policy=policy or "ask", person=person)
+        super().__init__(record_events=False, policy=policy, person=person)
         self.target = target
         self.seen_diagnostics = seen_diagnostics
         self.final_text = ""
@@ -204,8 +204,8 @@ class NotebookUI(UI):
 
     # -- confirm -------------------------------------------------------------------------
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
-        """The engine's answer (:func:`~rienda_kernel.engine.ui.decide`); while a person
-        is asked, the status line says so."""
+        """The strategy (the engine decides, once): ask the person; while a person is
+        asked, the status line says so."""
         asking = self.interactive
         if asking:
             self._activity = f"waiting for your answer to “{title}”…"

@@ -219,8 +219,14 @@ class RiendaMagics(Magics):
         with MainThreadPump(kernel) as pump:
             ui = self.turns.ui(self.notebook, CellTarget.of_cell(kernel, pump.schedule))
             with self.turns.code.lent(pump.schedule):  # the python tool's code runs on this thread, pumped
+                def turn() -> None:
+                    try:
+                        work(ui)
+                    finally:
+                        pump.wake()
+
                 try:
-                    threading.Thread(target=work, args=(ui,), name="rienda-turn", daemon=True).start()
+                    threading.Thread(target=turn, name="rienda-turn", daemon=True).start()
                     return pump.run_until(done, cancel.cancel)
                 except KeyboardInterrupt:  # Ctrl-C outside the pump's loop: still let the turn wind down
                     cancel.cancel()

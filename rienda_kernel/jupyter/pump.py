@@ -52,18 +52,23 @@ class MainThreadPump:
 
     def run_until(self, done: threading.Event, on_interrupt: Callable[[], None]) -> bool:
         """Run jobs until ``done``; Ctrl-C calls ``on_interrupt`` and keeps waiting for
-        the turn to wind down. Returns whether an interrupt happened."""
+        the turn to wind down. Returns whether an interrupt happened. Whoever sets ``done``
+        then calls :meth:`wake` (the wait is on the job queue alone: no polling)."""
         interrupted = False
         while True:
             try:  # the check is inside: Ctrl-C may land on any bytecode of the loop
                 if done.is_set():
                     break
-                self._run_one(timeout=0.02)
+                self._jobs.get()()
             except KeyboardInterrupt:
                 interrupted = True
                 on_interrupt()
         self._run_pending()
         return interrupted
+
+    def wake(self) -> None:
+        """Make :meth:`run_until` look at its ``done`` again (from any thread)."""
+        self._jobs.put(_nothing)
 
     # -- internals ---------------------------------------------------------------------------
     def _set_receiver(self, receiver: Callable[..., Any]) -> None:
@@ -103,13 +108,6 @@ class MainThreadPump:
         finally:
             kernel.set_parent(ident, parent, channel="shell")
 
-    def _run_one(self, timeout: float) -> None:
-        try:
-            job = self._jobs.get(timeout=timeout)
-        except queue.Empty:
-            return
-        job()
-
     def _run_pending(self) -> None:
         while True:
             try:
@@ -117,3 +115,7 @@ class MainThreadPump:
             except queue.Empty:
                 return
             job()
+
+
+def _nothing() -> None:
+    """The job that only wakes the pump."""

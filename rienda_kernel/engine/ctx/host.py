@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import http as http_client
-from . import commands as process
+from .commands import run_command
+from .http import fetch
 from ..cancel import CancelToken
 from ..events import Log, Notify, Output
 from ..ui import ScrubbingUI, UI
@@ -116,7 +116,7 @@ class Host:
         )
         body = options.get("body")
         _require(body is None or isinstance(body, str), "ctx.http.fetch: body must be a string (JSON.stringify it)")
-        response = http_client.fetch(
+        response = fetch(
             url,
             method=str(options.get("method") or "GET").upper(),
             headers=headers,
@@ -135,7 +135,7 @@ class Host:
             "ctx.system.exec: env must be an object of strings",
         )
         cwd = options.get("cwd")
-        result = process.run_command(
+        result = run_command(
             command,
             cwd=self.workspace.resolve(cwd) if cwd else self.workspace.workdir,
             timeout_ms=_timeout(options, "ctx.system.exec"),

@@ -1,8 +1,9 @@
-"""HTTP requests for ``ctx.http.fetch`` and the built-in ``http`` tool.
+"""HTTP requests for ``ctx.http.fetch`` and the built-in ``http`` tool, over the one
+client (:mod:`..http`).
 
-Every request runs on a small worker thread so that the caller can stop waiting the
-moment its :class:`CancelToken` is cancelled or the overall timeout passes; an
-abandoned worker stops reading at the next body chunk and closes its response.
+Each request is an :class:`~..http.Exchange` read on a daemon thread, so the caller stops
+waiting the moment its :class:`CancelToken` is cancelled or the overall timeout passes;
+an abandoned exchange stops reading at the next body chunk and closes its response.
 
 A credential header sent (``Authorization``, ``X-Api-Key``...) is remembered as a secret
 (:func:`secrets.remember`), so a server that echoes it back cannot carry it into any output.
@@ -11,25 +12,18 @@ A credential header sent (``Authorization``, ``X-Api-Key``...) is remembered as 
 from __future__ import annotations
 
 import codecs
-import http.cookiejar
 import socket
-import threading
+import time
 from dataclasses import dataclass
 
-from .. import imports
 from ..cancel import CancelToken
 from ..errors import Interrupted
+from ..http import Exchange, httpx
 from ..secrets import is_credential_field, remember
 
-with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
-    import httpx
-
-__all__ = ["FetchError", "HttpResponse", "fetch", "shared_client"]
+__all__ = ["FetchError", "HttpResponse", "fetch"]
 
 _DEFAULT_CONNECT_TIMEOUT_S = 30.0
-
-_client: httpx.Client | None = None
-_client_lock = threading.Lock()
 
 
 class FetchError(ConnectionError):
@@ -52,24 +46,6 @@ class HttpResponse:
         return {"status": self.status, "headers": dict(self.headers), "body": self.body}
 
 
-def shared_client() -> httpx.Client:
-    """The process-wide client, created on first use.
-
-    It follows redirects and keeps no cookies: every fetch is stateless, so one
-    extension cannot see or ride on a session another one opened.
-    """
-    global _client
-    with _client_lock:
-        if _client is None:
-            _client = httpx.Client(follow_redirects=True, cookies=_no_cookies())
-        return _client
-
-
-def _no_cookies() -> http.cookiejar.CookieJar:
-    """A cookie jar that refuses to store (and so to send) any cookie."""
-    return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-
-
 def fetch(
     url: str,
     *,
@@ -78,7 +54,6 @@ def fetch(
     body: str | None = None,
     timeout_ms: int | None = None,
     cancel: CancelToken | None = None,
-    client: httpx.Client | None = None,
 ) -> HttpResponse:
     """Send one request and read the whole response.
 
@@ -93,20 +68,37 @@ def fetch(
     for name, value in (headers or {}).items():
         if is_credential_field(name):
             remember(value)
-    request = _Request(client or shared_client(), method, url, headers, body, _timeout(timeout_ms))
-    unregister = cancel.on_cancel(request.done.set) if cancel is not None else (lambda: None)
+    exchange = Exchange(method, url, cancel=cancel or CancelToken(), timeout=_timeout(timeout_ms),
+                        headers=headers, content=body)
+    deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
     try:
-        request.start()
-        finished = request.done.wait(None if timeout_ms is None else timeout_ms / 1000)
+        return _read(exchange, url, deadline, timeout_ms)
     finally:
-        unregister()
-    if cancel is not None and cancel.cancelled:
-        request.abandon()
-        raise Interrupted(f"fetch {url} interrupted")
-    if not finished:
-        request.abandon()
-        raise FetchError(f"fetch {url} failed: timed out after {timeout_ms} ms")
-    return request.outcome(timeout_ms)
+        exchange.abandon()
+
+
+def _read(exchange: Exchange, url: str, deadline: float | None, timeout_ms: int | None) -> HttpResponse:
+    """The whole response, within ``deadline`` (a monotonic time, or None)."""
+    chunks: list[bytes] = []
+    status, headers, response = 0, None, None
+    while True:
+        event = exchange.next(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        kind = event[0]
+        if kind == "cancelled":
+            raise Interrupted(f"fetch {url} interrupted")
+        if kind == "timeout":
+            raise FetchError(f"fetch {url} failed: timed out after {timeout_ms} ms")
+        if kind == "error":
+            error = event[1]
+            if isinstance(error, (httpx.HTTPError, httpx.InvalidURL)):
+                raise FetchError(f"fetch {url} failed: {_cause(error, timeout_ms)}") from error
+            raise error
+        if kind == "status":
+            status, headers, response = event[1], event[2], event[3]
+        elif kind == "chunk":
+            chunks.append(event[1])
+        elif kind == "eof":
+            return HttpResponse(status, _headers(headers), _text(response, b"".join(chunks)))
 
 
 def _check_url(url: str) -> None:
@@ -124,53 +116,6 @@ def _timeout(timeout_ms: int | None) -> httpx.Timeout:
     if timeout_ms is None:
         return httpx.Timeout(None, connect=_DEFAULT_CONNECT_TIMEOUT_S)
     return httpx.Timeout(timeout_ms / 1000)
-
-
-class _Request:
-    """One request performed on a daemon thread; ``done`` is set when it ends."""
-
-    def __init__(self, client: httpx.Client, method: str, url: str, headers, body, timeout: httpx.Timeout):
-        self._client = client
-        self._args = (method.upper(), url)
-        self._kwargs = {"headers": headers, "content": body, "timeout": timeout}
-        self._abandoned = threading.Event()
-        self._response: HttpResponse | None = None
-        self._error: Exception | None = None
-        self.done = threading.Event()
-
-    def start(self) -> None:
-        threading.Thread(target=self._run, name=f"rienda-fetch {self._args[1]}", daemon=True).start()
-
-    def abandon(self) -> None:
-        """Nobody waits any more: stop reading at the next chunk."""
-        self._abandoned.set()
-
-    def outcome(self, timeout_ms: int | None) -> HttpResponse:
-        """The response, or the failure mapped to :class:`FetchError`."""
-        if self._error is None:
-            assert self._response is not None
-            return self._response
-        url = self._args[1]
-        if isinstance(self._error, (httpx.HTTPError, httpx.InvalidURL)):
-            raise FetchError(f"fetch {url} failed: {_cause(self._error, timeout_ms)}") from self._error
-        raise self._error
-
-    def _run(self) -> None:
-        try:
-            self._response = self._perform()
-        except Exception as exc:  # handed to the waiting thread
-            self._error = exc
-        finally:
-            self.done.set()
-
-    def _perform(self) -> HttpResponse | None:
-        with self._client.stream(*self._args, **self._kwargs) as response:
-            chunks = []
-            for chunk in response.iter_bytes():
-                if self._abandoned.is_set():
-                    return None
-                chunks.append(chunk)
-            return HttpResponse(response.status_code, _headers(response.headers), _text(response, b"".join(chunks)))
 
 
 def _headers(headers: httpx.Headers) -> dict[str, str]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..builtins.standard import BUILTIN_TOOLS, BuiltinTool
 from ..cancel import CancelToken
-from ..errors import ExtensionError
+from ..errors import ConfigError, ExtensionError
 from ..events import Diagnostic
 from ..sandbox.protocol import SandboxLike
 from ..tools.schemas import schema_problems
@@ -34,6 +34,8 @@ __all__ = [
     "ExtensionLoader",
     "Hook",
     "JSTool",
+    "check_declared",
+    "summary",
 ]
 
 HOOK_POINTS = (
@@ -240,3 +242,32 @@ def _check_hook(path: Path, name: str, text: str, kinds: dict[str, str], found: 
 def _closest_point(export: str) -> str | None:
     matches = difflib.get_close_matches(export, HOOK_POINTS, n=1, cutoff=0.6)
     return matches[0] if matches else None
+
+
+def check_declared(agent: Any, catalog: Catalog, elsewhere: tuple[str, ...] = (), where_elsewhere: str = "") -> None:
+    """Every tool and hook ``agent`` declares exists in ``catalog``; else ConfigError
+    naming it and the agent file (and why it was skipped, or, for a name in ``elsewhere``,
+    that it exists only ``where_elsewhere``)."""
+    where = agent.path or f"the built-in agent {agent.id!r}"
+    for kind, names, found, folder in (("tool", agent.tools, catalog.tools, "tools"),
+                                       ("hook", agent.hooks, catalog.hooks, "hooks")):
+        for name in names:
+            if name in found:
+                continue
+            skipped = [d.message for d in catalog.diagnostics
+                       if d.path and Path(d.path).parts[-2:-1] == (name,) and f"/{folder}/" in d.path]
+            if skipped:
+                detail = f" (it was skipped: {'; '.join(skipped)})"
+            elif kind == "tool" and name in elsewhere:
+                detail = f" here: it is a notebook tool, which exists only in {where_elsewhere}"
+            else:
+                detail = f" (no {catalog.home / folder / name / 'index.js'})"
+            raise ConfigError(f"{where}: declares {kind} {name!r}, which does not exist{detail}")
+
+
+def summary(extension: Tool | Hook) -> str:
+    """One line for a loaded tool (its parameters) or hook (its points)."""
+    if isinstance(extension, JSTool):
+        params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
+        return f"loaded tool {extension.name}: {extension.description} ({params})"
+    return f"loaded hook {extension.name}: {', '.join(extension.points)}"

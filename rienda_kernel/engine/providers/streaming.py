@@ -4,9 +4,9 @@
 base URL, the environment variable holding the key, timeouts, retries, request options)
 and opens a streamed POST:
 
-- the exchange runs on a daemon thread (:class:`Exchange`); the calling thread waits on it
-  in short steps, so a cancelled token stops at once with :class:`Interrupted`; one
-  ``httpx.Client`` serves every provider, so connections are reused between turns;
+- the exchange runs on a daemon thread (:class:`Exchange`, over the one client of
+  :mod:`..http`, whose transport is injectable); a cancelled token wakes the waiting
+  thread at once with :class:`Interrupted`; connections are reused between turns;
 - 429, 5xx and connection failures are retried ``max_retries`` times, waiting what the
   server's ``Retry-After`` (or ``retry-after-ms``) says, else an exponential backoff that
   starts at ``backoff`` seconds; no wait exceeds ``max_wait``. Each wait is announced as a
@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import threading
 from collections import deque
 from collections.abc import Generator, Iterator, Mapping
 from typing import Any, ClassVar
 
-from .. import imports
+from .. import http
 from ..cancel import CancelToken
 from ..errors import Interrupted, ProviderError
 from ..secrets import scrub_text
@@ -38,8 +36,7 @@ from .base import ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
 from .replies import excerpt, retry_after, says_invalid, server_message
 
-with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
-    import httpx
+httpx = http.httpx
 
 __all__ = [
     "EventReader",
@@ -50,7 +47,6 @@ __all__ = [
     "decode_json",
 ]
 
-_POLL = 0.05
 _DEFAULT = object()  # "not configured"
 
 
@@ -204,96 +200,47 @@ class HttpProvider(Provider):
 
 
 class Exchange:
-    """One POST, read on a daemon thread into a queue of events:
+    """One streamed POST (an :class:`..http.Exchange` reading lines) and its events as a
+    provider reads them:
 
     ``("status", code, headers, error_text)`` first (error_text only when code != 200), then
-    ``("line", text)``... and ``("eof",)``; or ``("connect", exc)`` / ``("error", exc)``.
+    ``("line", text)``... and ``("eof",)``; or ``("connect", what)`` (retrying may help) /
+    ``("error", what)`` (it would not).
     """
 
     def __init__(self, url: str, headers: dict[str, str], body: dict[str, Any], timeout: httpx.Timeout,
                  cancel: CancelToken) -> None:
         self.url = url
-        self._events: queue.Queue[tuple[Any, ...]] = queue.Queue()
-        self._stop = threading.Event()
-        self._response: httpx.Response | None = None
-        self._cancel = cancel
-        self._unregister = cancel.on_cancel(self._on_cancel)
-        self._thread = threading.Thread(target=self._run, args=(url, headers, body, timeout),
-                                        name="rienda-provider", daemon=True)
-        self._thread.start()
+        self._read_timeout = timeout.read
+        self._started = False
+        self._exchange = http.Exchange("POST", url, cancel=cancel, timeout=timeout, lines=True,
+                                       read_error_body=True, json=body, headers=headers)
 
     def next(self) -> tuple[Any, ...]:
         """The next event; Interrupted as soon as the token is cancelled."""
-        while True:
-            if self._cancel.cancelled:
-                self.abandon()
-                raise Interrupted("stopped")
-            try:
-                event = self._events.get(timeout=_POLL)
-            except queue.Empty:
-                continue
-            if event[0] != "cancelled":  # else: the check above raises
-                return event
+        event = self._exchange.next()
+        kind = event[0]
+        if kind == "cancelled":
+            self.abandon()
+            raise Interrupted("stopped")
+        if kind == "status" and event[1] == 200:
+            self._started = True
+            return ("status", 200, dict(event[2]), "")
+        if kind == "error":
+            return self._failure(event[1])
+        return event
 
     def abandon(self) -> None:
-        self._stop.set()
-        self._unregister()
-        self._close_response()
+        self._exchange.abandon()
 
-    def _on_cancel(self) -> None:
-        """Stop reading and wake :meth:`next` at once (not at its next poll)."""
-        self._close_response()
-        self._events.put(("cancelled",))
-
-    def _close_response(self) -> None:
-        self._stop.set()
-        response = self._response
-        if response is not None:
-            try:
-                response.close()
-            except Exception:  # closing from another thread is best effort
-                pass
-
-    def _run(self, url: str, headers: dict[str, str], body: dict[str, Any], timeout: httpx.Timeout) -> None:
-        put = self._events.put
-        started = False
-        try:
-            with _client().stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
-                self._response = response
-                if response.status_code != 200:
-                    text = response.read().decode("utf-8", errors="replace")
-                    put(("status", response.status_code, dict(response.headers), text))
-                    return
-                put(("status", 200, dict(response.headers), ""))
-                started = True
-                for line in response.iter_lines():
-                    if self._stop.is_set():
-                        return
-                    put(("line", line))
-                put(("eof",))
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            put(("connect", exc))
-        except httpx.RemoteProtocolError as exc:
-            put(("error" if started else "connect", f"the connection broke: {exc}"))
-        except httpx.TimeoutException:
-            put(("error", f"no data from the server within the {timeout.read:g} s read timeout"))
-        except Exception as exc:  # noqa: BLE001 - any failure reaches the caller as an event
-            if not self._stop.is_set():
-                put(("error", f"{type(exc).__name__}: {exc}"))
-
-
-_CLIENT: httpx.Client | None = None
-_CLIENT_LOCK = threading.Lock()
-
-
-def _client() -> httpx.Client:
-    """One client for every provider in the process: its connections (and their TLS
-    sessions) are kept between model turns and runs, instead of a new handshake each time."""
-    global _CLIENT
-    with _CLIENT_LOCK:
-        if _CLIENT is None:
-            _CLIENT = httpx.Client()
-        return _CLIENT
+    def _failure(self, exc: Exception) -> tuple[str, Any]:
+        if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+            return ("connect", exc)
+        if isinstance(exc, httpx.RemoteProtocolError):
+            return ("error" if self._started else "connect", f"the connection broke: {exc}")
+        if isinstance(exc, httpx.TimeoutException):
+            return ("error", f"no data from the server within the {self._read_timeout:g} s read timeout")
+        return ("error", f"{type(exc).__name__}: {exc}")
 
 
 # -- reading the body ------------------------------------------------------------------------

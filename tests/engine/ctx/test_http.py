@@ -13,7 +13,8 @@ import pytest
 
 from rienda_kernel.engine.cancel import CancelToken
 from rienda_kernel.engine.errors import Interrupted
-from rienda_kernel.engine.ctx.http import FetchError, HttpResponse, fetch, shared_client
+from rienda_kernel.engine import http
+from rienda_kernel.engine.ctx.http import FetchError, HttpResponse, fetch
 
 
 class Server:
@@ -142,15 +143,25 @@ def test_redirects_are_followed(server):
     assert server.requests == ["GET /redirect", "GET /hello"]
 
 
-def test_a_given_client_is_used(server):
-    with httpx.Client(headers={"X-Client": "mine"}) as client:
-        echo = json.loads(fetch(server.url("/echo"), client=client).body)
-    assert echo["headers"]["X-Client"] == "mine"
+def test_an_injected_transport_serves_every_request_until_it_is_removed(server):
+    seen = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(203, text="from the transport")
+
+    http.use_transport(httpx.MockTransport(answer))
+    try:
+        response = fetch("http://nowhere.invalid/x")
+    finally:
+        http.use_transport(None)
+    assert (response.status, response.body, seen) == (203, "from the transport", ["http://nowhere.invalid/x"])
+    assert fetch(server.url("/hello")).body == "hello"  # the network again
 
 
 def test_shared_client_is_created_once():
     clients = []
-    threads = [threading.Thread(target=lambda: clients.append(shared_client())) for _ in range(8)]
+    threads = [threading.Thread(target=lambda: clients.append(http.client())) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:

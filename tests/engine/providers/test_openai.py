@@ -347,3 +347,30 @@ def test_tool_choice_is_sent_only_with_tools(server):
     collect(ask(), tool_choice="required")
     collect(ask(tools=[tool]), tool_choice="required")
     assert "tool_choice" not in server.requests[0] and server.requests[1]["tool_choice"] == "required"
+
+
+def test_the_provider_goes_through_the_one_client_whose_transport_a_test_can_swap(monkeypatch):
+    """engine.http.use_transport reaches the providers too (httpx's MockTransport here):
+    the stream is read from it, no network involved."""
+    import json
+
+    import httpx
+
+    from rienda_kernel.engine import http
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://nowhere.invalid/v1")
+    seen = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, str(request.url), request.headers["authorization"]))
+        body = "".join(f"data: {json.dumps(event)}\n\n" for event in text_stream("Hel", "lo")) + "data: [DONE]\n\n"
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, text=body)
+
+    http.use_transport(httpx.MockTransport(answer))
+    try:
+        chunks = CALLER.collect(CALLER.ask())
+    finally:
+        http.use_transport(None)
+    assert [c.text for c in chunks if isinstance(c, TextChunk)] == ["Hel", "lo"]
+    assert seen == [("POST", "http://nowhere.invalid/v1/chat/completions", f"Bearer {KEY}")]

@@ -1,0 +1,134 @@
+"""The one HTTP client: every request Rienda makes goes through it.
+
+``ctx.http.fetch``, the built-in ``http`` tool (:mod:`.ctx.http`) and the model providers
+(:mod:`.providers.streaming`) share one ``httpx.Client`` per process, so connections and
+TLS sessions are kept between calls and turns. Its transport is injectable the httpx way:
+:func:`use_transport` swaps in any ``httpx.BaseTransport`` (``httpx.MockTransport`` in a
+test, a proxying transport in an application) for every request that follows.
+
+The client follows redirects and keeps no cookies: every request is stateless, so one
+extension cannot see or ride on a session another opened.
+
+An :class:`Exchange` is one request read on a daemon thread into a queue of events, so
+the caller waits on the queue alone: the run's cancel token puts an event there too, and
+the waiter wakes at once (no polling); an abandoned exchange stops reading at its next
+chunk and closes its response.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import queue
+import threading
+from typing import Any
+
+from . import imports
+from .cancel import CancelToken
+
+with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
+    import httpx
+
+__all__ = ["Exchange", "client", "use_transport"]
+
+_client: httpx.Client | None = None
+_transport: httpx.BaseTransport | None = None
+_lock = threading.Lock()
+
+
+def client() -> httpx.Client:
+    """The process's client (made on first use, with the transport :func:`use_transport` set)."""
+    global _client
+    with _lock:
+        if _client is None:
+            _client = httpx.Client(follow_redirects=True, cookies=_no_cookies(), transport=_transport)
+        return _client
+
+
+def use_transport(transport: httpx.BaseTransport | None) -> None:
+    """Send every later request through ``transport`` (None: the network again). The
+    client made for the previous transport is closed."""
+    global _client, _transport
+    with _lock:
+        old, _client, _transport = _client, None, transport
+    if old is not None:
+        old.close()
+
+
+def _no_cookies() -> http.cookiejar.CookieJar:
+    """A cookie jar that refuses to store (and so to send) any cookie."""
+    return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+
+
+class Exchange:
+    """One request, read on a daemon thread into a queue of events:
+
+    ``("status", code, headers, response)`` first, then ``("chunk", bytes)`` (or
+    ``("line", text)`` with ``lines=True``)... and ``("eof",)``; or ``("error", exc)`` when
+    no complete response arrives. :meth:`next` returns ``("cancelled",)`` once ``cancel``
+    is set, at once. ``read_error_body``: a response that is not a 200 is read whole and its
+    text is the status event's fourth item instead of the response (what providers quote).
+    """
+
+    def __init__(self, method: str, url: str, *, cancel: CancelToken, timeout: httpx.Timeout,
+                 lines: bool = False, read_error_body: bool = False, **request: Any) -> None:
+        self.url = url
+        self._events: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self._stop = threading.Event()
+        self._response: httpx.Response | None = None
+        self._unregister = cancel.on_cancel(self._on_cancel)
+        self._cancel = cancel
+        args = (method.upper(), url, timeout, lines, read_error_body, request)
+        threading.Thread(target=self._run, args=args, name="rienda-http", daemon=True).start()
+
+    def next(self, timeout: float | None = None) -> tuple[Any, ...]:
+        """The next event; ``("cancelled",)`` once the token is set; ``("timeout",)`` when
+        ``timeout`` seconds pass first."""
+        if self._cancel.cancelled:
+            return ("cancelled",)
+        try:
+            return self._events.get(timeout=timeout)
+        except queue.Empty:
+            return ("timeout",)
+
+    def abandon(self) -> None:
+        """Nobody waits any more: stop reading and close the response."""
+        self._stop.set()
+        self._unregister()
+        self._close_response()
+
+    def _on_cancel(self) -> None:
+        self._close_response()
+        self._events.put(("cancelled",))
+
+    def _close_response(self) -> None:
+        self._stop.set()
+        response = self._response
+        if response is not None:
+            try:
+                response.close()
+            except Exception:  # noqa: BLE001 - closing from another thread is best effort
+                pass
+
+    def _run(self, method: str, url: str, timeout: httpx.Timeout, lines: bool, read_error_body: bool,
+             request: dict[str, Any]) -> None:
+        put = self._events.put
+        try:
+            with client().stream(method, url, timeout=timeout, **request) as response:
+                self._response = response
+                if read_error_body and response.status_code != 200:
+                    text = response.read().decode("utf-8", errors="replace")
+                    put(("status", response.status_code, dict(response.headers), text))
+                    return
+                put(("status", response.status_code, response.headers, response))
+                pieces = response.iter_lines() if lines else response.iter_bytes()
+                kind = "line" if lines else "chunk"
+                for piece in pieces:
+                    if self._stop.is_set():
+                        return
+                    put((kind, piece))
+                put(("eof",))
+        except Exception as exc:  # noqa: BLE001 - any failure reaches the waiter as an event
+            if not self._stop.is_set():
+                put(("error", exc))
+        finally:
+            self._unregister()
