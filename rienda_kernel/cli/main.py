@@ -297,10 +297,11 @@ def _call(args: argparse.Namespace) -> int:
 
     rienda = _rienda(args)
     ui = TerminalUI(_policy(args, rienda), None)
+    tool = rienda.find_tool(args.tool, ui)
 
     def call(cancel: Any) -> Any:
         try:
-            return rienda.call_tool(args.tool, args.arguments, ui, cancel)
+            return rienda.call_tool(tool, args.arguments, ui, cancel)
         except Interrupted:
             return None
 

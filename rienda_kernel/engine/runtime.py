@@ -200,24 +200,28 @@ class Rienda:
         return SavedExtension(path, catalog.diagnostics_of(kind, name), summary(loaded) if loaded else None)
 
     # -- one tool, one hook point, a recorded session ------------------------------------------
-    def call_tool(self, name: str, arguments: str | dict[str, Any], ui: UI,
-                  cancel: CancelToken | None = None) -> ToolResult:
-        """Run tool ``name`` once, outside any run (``rienda call``): only that tool is
-        loaded; ``ctx`` has no session or agent. ConfigError naming what exists when there
-        is no such tool; Interrupted when ``cancel`` stops it."""
-        from .tools.invoke import invoke_tool
-
+    def find_tool(self, name: str, ui: UI) -> Tool:
+        """Tool ``name``, loading only it (``rienda call``); ConfigError naming what exists
+        when there is none (the diagnostics of every tool file go to ``ui`` then)."""
         catalog = self.catalog(tools=[name], hooks=[])  # the other extensions are not loaded
         if name not in catalog.tools:
             catalog = self.catalog(hooks=[])  # every tool, to say what exists and what is broken
             for diagnostic in catalog.diagnostics:
-                ui.emit(diagnostic)
+                ScrubbingUI.around(ui).emit(diagnostic)
             raise ConfigError(f"no tool named {name!r} in {self.home / 'tools'} or the built-ins "
                               f"({', '.join(sorted(catalog.tools))})")
+        return catalog.tools[name]
+
+    def call_tool(self, tool: Tool, arguments: str | dict[str, Any], ui: UI,
+                  cancel: CancelToken | None = None) -> ToolResult:
+        """Run ``tool`` (from :meth:`find_tool`) once, outside any run: ``ctx`` has no
+        session or agent. Interrupted when ``cancel`` stops it."""
+        from .tools.invoke import invoke_tool
+
         run = RunContext(workdir=self.workdir, ui=ScrubbingUI.around(ui), session={"id": None},
-                         agent={"id": None, "description": "", "model": None, "tools": [name], "hooks": []},
+                         agent={"id": None, "description": "", "model": None, "tools": [tool.name], "hooks": []},
                          config=redact_config(self.config()))
-        return invoke_tool(catalog.tools[name], arguments, run, self.sandbox, cancel or CancelToken())
+        return invoke_tool(tool, arguments, run, self.sandbox, cancel or CancelToken())
 
     def hook_call(self, name: str, point: str, payload: str | dict[str, Any], *, agent_id: str = "default",
                   session_id: str | None = None) -> HookInvocation:
