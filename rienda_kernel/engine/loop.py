@@ -121,18 +121,13 @@ class TurnSetup:
 class _RunUI(ScrubbingUI):
     """The front end's (scrubbing) UI, plus the session's memory: hook decisions are saved,
     and a request allowed "for this session" (same title and body) is not asked again.
-    Events are scrubbed once, by ``inner``."""
+    Events and questions are scrubbed once, by ``front`` (the ScrubbingUI the run got)."""
 
-    def __init__(self, inner: ScrubbingUI, record: Any, approvals: set[tuple[str, str]]) -> None:
-        super().__init__(inner)
-        self._inner = inner
+    def __init__(self, front: ScrubbingUI, record: Any, approvals: set[tuple[str, str]]) -> None:
+        super().__init__(front)
         self._record = record
         self._approvals = Approvals(approvals, lambda title, body: record({"type": "approval", "title": title,
                                                                            "body": body}))
-
-    @property
-    def interactive(self) -> bool:
-        return self._inner.interactive
 
     @property
     def approvals(self) -> Approvals:
@@ -141,10 +136,10 @@ class _RunUI(ScrubbingUI):
     def emit(self, event: Event) -> None:
         if isinstance(event, HookDecision):
             self._record(event.to_dict())
-        self._inner.emit(event)
+        self.front.emit(event)
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
-        return self._inner.ask(title, body, cancel)
+        return Answer(*self.front.ask(title, body, cancel))
 
 
 def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:

@@ -34,7 +34,7 @@ from .events import Confirm, Event, How, Via
 from .secrets import scrub
 
 __all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "CONFIRM_POLICIES", "FOR_THIS_SESSION", "Answer", "Approvals",
-           "ConfirmPolicy", "How", "NonInteractiveUI", "Person", "RelayUI", "ScrubbingUI", "UI", "Via",
+           "ConfirmPolicy", "How", "NonInteractiveUI", "Person", "RelayUI", "ScrubbingUI", "UI", "Via", "WrappingUI",
            "confirm_policy", "decide", "scrub_event", "typed_answer"]
 
 ConfirmPolicy = Literal["ask", "allow", "deny"]
@@ -188,53 +188,17 @@ class NonInteractiveUI(UI):
         super().__init__(sink, record_events, policy=policy or ("allow" if auto_approve else "ask"))
 
 
-class RelayUI(UI):
-    """``inner`` unchanged (its confirms, its interactivity), with every event also handed
-    to ``observe`` first: how a caller watches what an invocation reports."""
-
-    def __init__(self, inner: UI, observe: Callable[[Event], None]) -> None:
-        self._inner = inner
-        super().__init__(record_events=False, policy=inner.policy, person=inner.person)
-        self._observe = observe
-
-    @property  # type: ignore[override]
-    def policy(self) -> ConfirmPolicy:
-        return self._inner.policy
-
-    @policy.setter
-    def policy(self, value: ConfirmPolicy) -> None:
-        """Set on the inner UI (there is one policy)."""
-        self._inner.policy = value
-
-    @property
-    def interactive(self) -> bool:  # type: ignore[override]
-        return self._inner.interactive
-
-    def emit(self, event: Event) -> None:
-        self._observe(event)
-        self._inner.emit(event)
-
-    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
-        return Answer(*self._inner.ask(title, body, cancel))
-
-
-class ScrubbingUI(UI):
-    """A front end's UI as the engine uses it: each event is scrubbed once
-    (:func:`scrub_event`) before ``front`` receives it, and so are the title and body of a
-    confirm ``front`` asks. Everything else is ``front``'s."""
+class WrappingUI(UI):
+    """A UI in front of another, ``front``: the same policy (one, never a copy), the same
+    person and interactivity; events and questions go to ``front``. Subclasses add what
+    they do on the way."""
 
     def __init__(self, front: UI) -> None:
         self.front = front
         super().__init__(record_events=False, policy=front.policy, person=front.person)
 
-    @classmethod
-    def around(cls, ui: UI) -> ScrubbingUI:
-        """``ui`` itself when it already scrubs, else ``ui`` behind a ScrubbingUI."""
-        return ui if isinstance(ui, ScrubbingUI) else cls(ui)
-
     @property  # type: ignore[override]
     def policy(self) -> ConfirmPolicy:
-        """``front``'s policy, as it is now (one policy, never a copy)."""
         return self.front.policy
 
     @policy.setter
@@ -244,6 +208,36 @@ class ScrubbingUI(UI):
     @property
     def interactive(self) -> bool:  # type: ignore[override]
         return self.front.interactive
+
+    def emit(self, event: Event) -> None:
+        self.front.emit(event)
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        return Answer(*self.front.ask(title, body, cancel))
+
+
+class RelayUI(WrappingUI):
+    """``front`` unchanged, with every event also handed to ``observe`` first: how a
+    caller watches what an invocation reports."""
+
+    def __init__(self, front: UI, observe: Callable[[Event], None]) -> None:
+        super().__init__(front)
+        self._observe = observe
+
+    def emit(self, event: Event) -> None:
+        self._observe(event)
+        self.front.emit(event)
+
+
+class ScrubbingUI(WrappingUI):
+    """A front end's UI as the engine uses it: each event is scrubbed once
+    (:func:`scrub_event`) before ``front`` receives it, and so are the title and body of a
+    confirm ``front`` asks. Everything else is ``front``'s."""
+
+    @classmethod
+    def around(cls, ui: UI) -> ScrubbingUI:
+        """``ui`` itself when it already scrubs, else ``ui`` behind a ScrubbingUI."""
+        return ui if isinstance(ui, ScrubbingUI) else cls(ui)
 
     def emit(self, event: Event) -> None:
         self.front.emit(scrub_event(event))
