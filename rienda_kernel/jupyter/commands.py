@@ -233,7 +233,10 @@ def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
             raise CommandError(f"confirm takes {', '.join(CONFIRM_POLICIES)} or {RESET}, got {args[0]!r}{hint}")
         session.set_confirm(None if value == RESET else value)
     policy = session.confirm_policy
-    if policy is None:
+    configured = session.turn_policy() if policy is None else None
+    if configured not in (None, "ask"):
+        text = f"Confirm policy: {configured}, from config.yaml's confirm ({CONFIRM_MEANINGS[configured]})."
+    elif policy is None:
         text = f"Confirm policy {CONFIRM_MEANINGS[None]}."
     else:
         text = f"Confirm policy: {policy} ({CONFIRM_MEANINGS[policy]})."
