@@ -101,6 +101,10 @@ class RiendaKernel(IPythonKernel):
             return self._error(count, "UsageError", str(exc), target)
         except RiendaError as exc:
             return self._error(count, type(exc).__name__, str(exc), target)
+        except Exception as exc:  # noqa: BLE001 - a bug must still answer the cell, in one line
+            self.log.exception("Rienda: the cell failed")  # the traceback goes to the kernel's log
+            return self._error(count, type(exc).__name__, f"{exc} (an internal error: the kernel's log has "
+                                                          "its traceback)", target)
 
     async def _cell(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
         first_word = code.split(None, 1)[0]
