@@ -37,7 +37,7 @@ def demo_root(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
 def examples_dir() -> Path:
     """The examples: inside the installed package (a wheel), or beside it in a checkout
     (an editable install); RiendaError when neither has them."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # rienda_kernel/
     for candidate in (package / "examples", package.parent / "examples"):
         if (candidate / "home" / "agents" / f"{DEMO_AGENT}.md").is_file():
             return candidate
