@@ -92,8 +92,8 @@ def shell(tmp_path) -> Shell:
 
 
 def ran(shell: Shell, lines: list[str], cwd: Path | None = None, **substitutions: str) -> list:
-    """Each line run in ``shell`` (words in ``substitutions`` replaced), every one checked
-    to exit 0 unless the caller looks at its status."""
+    """Each line run in ``shell``, in order (words in ``substitutions`` replaced): the
+    results, whose exit statuses the caller checks (:func:`failed`)."""
     done = []
     for line in lines:
         for word, value in substitutions.items():
