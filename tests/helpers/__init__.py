@@ -1,6 +1,7 @@
 """Helpers shared by the test modules (no test module imports another's helpers).
 
-- :mod:`.paths`: the repository's folders (examples, README, notebooks).
+- :mod:`.paths`: the repository's folders (examples, README, docs, notebooks).
+- :mod:`.docs`: the documentation pages: their code blocks, links, and a shell to run their commands in.
 - :mod:`.processes`, :mod:`.pipes`: real processes, their files and pipes, with deadlines.
 - :mod:`.frontend`: real kernels through jupyter_client, and clients that act like
   JupyterLab, VS Code and ``jupyter console``.

@@ -6,3 +6,4 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "home"
 README = REPO / "README.md"
 NOTEBOOKS = REPO / "notebooks"
+DOCS = REPO / "docs"

