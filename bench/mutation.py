@@ -1,7 +1,7 @@
 """Mutation testing of the hook chain, tool invocation and the agent loop: a report, not a CI step.
 
     nice -n 19 .venv/bin/python bench/mutation.py                 # the three files, about an hour
-    .venv/bin/python bench/mutation.py --files rienda_kernel/engine/tools.py --time-limit 900
+    .venv/bin/python bench/mutation.py --files rienda_kernel/engine/tools/invoke.py --time-limit 900
     .venv/bin/python bench/mutation.py --mutants NAME...          # re-check some (last run's survivors)
 
 mutmut (``pip install mutmut==3.8.1``; not a project dependency) changes one thing at a
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FILES = ["rienda_kernel/engine/hooks.py", "rienda_kernel/engine/tools.py", "rienda_kernel/engine/loop.py"]
+FILES = ["rienda_kernel/engine/hooks.py", "rienda_kernel/engine/tools/invoke.py", "rienda_kernel/engine/loop.py"]
 # The engine tests that exercise those three files (mutmut runs, per mutant, only those of
 # them that call the mutated function).
 TESTS = [

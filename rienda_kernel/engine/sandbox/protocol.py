@@ -5,7 +5,7 @@ The rest of the engine (hooks, tools, extensions, the loop) sees only the protoc
 implementations keep the same contracts:
 
 - :class:`Sandbox` (the product): every invocation runs in a V8 worker process
-  (:mod:`.workers`), so nothing an extension does (a fatal V8 out-of-memory, a runaway
+  (:mod:`.pool`), so nothing an extension does (a fatal V8 out-of-memory, a runaway
   allocation of any kind) can take down the host process: it fails that invocation, and
   the worker is replaced in the background.
 - :class:`.inprocess.InProcessSandbox`: the same on isolates in this process (what each
@@ -113,7 +113,7 @@ class Sandbox:
 
     @property
     def pool(self) -> WorkerPool:
-        """The :class:`.workers.WorkerPool` (diagnostics: tests and the bench)."""
+        """The :class:`.pool.WorkerPool` (diagnostics: tests and the bench)."""
         return self._pool
 
     def inspect(self, path: str, source: str, *, timeout: float | None = None,

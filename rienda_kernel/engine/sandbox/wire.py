@@ -1,6 +1,6 @@
 """What crosses the sandbox's boundaries: text out of V8, host replies, worker messages.
 
-Three small contracts, shared by the in-process bridge (``v8.py``) and the worker
+Three small contracts, shared by the in-process bridge (``isolate.py``) and the worker
 processes (``worker_main.py``, ``worker_handle.py``); standard library only, so the host process
 never loads V8 to use them:
 
