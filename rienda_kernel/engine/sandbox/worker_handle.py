@@ -105,11 +105,16 @@ class Worker:
         try:
             message = self._data.receive()
         except (ChannelClosed, TimeoutError) as exc:
-            said = self._stderr_text()[-2000:]  # before kill(): the reaper closes the file
-            self.kill()
-            raise SandboxError(f"a V8 worker did not start: {said or exc}") from None
-        finally:
-            self._data.sock.settimeout(None)
+            said = self._stderr_text()[-2000:].strip()  # before kill(): the reaper closes the file
+            try:  # a closed channel is a process ending: let it finish, briefly
+                ended = self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                ended = None
+            how = f"it exited with status {ended}" if ended is not None and ended >= 0 else (
+                f"it died of signal {-ended}" if ended is not None else f"no ready message ({exc or 'timed out'})")
+            self.kill()  # closes the channel: the timeout is not reset below
+            raise SandboxError(f"a V8 worker did not start: {how}" + (f"; it said: {said}" if said else "")) from None
+        self._data.sock.settimeout(None)
         if message[0] != "ready":
             self.kill()
             raise SandboxError(f"a V8 worker did not start: it said {message!r}")

@@ -248,3 +248,15 @@ def test_an_isolate_works_on_a_thread_started_before_v8_was_initialized():
 
     done = subprocess.run([sys.executable, "-c", THREAD_BEFORE_V8], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (0, "2\n42\n"), done.stderr[-2000:]
+
+
+def test_a_worker_that_dies_at_start_is_reported_with_how_it_died_and_what_it_said(tmp_path, monkeypatch):
+    """The reason reaches the diagnostic (it was masked by 'Bad file descriptor' once)."""
+    from rienda_kernel.engine.errors import SandboxError
+    from rienda_kernel.engine.sandbox import worker_handle
+
+    monkeypatch.setattr(worker_handle, "_BOOT", "import sys; print('no V8 here', file=sys.stderr); sys.exit(3)")
+    worker = worker_handle.Worker(64 * 1024 * 1024, 1.0)
+    with pytest.raises(SandboxError) as raised:
+        worker.wait_ready(60)
+    assert str(raised.value) == "a V8 worker did not start: it exited with status 3; it said: no V8 here"
