@@ -15,7 +15,6 @@ runs a third-party server (fakellm, llama.cpp's) for the length of a fixture.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import threading
 import time
@@ -239,12 +238,6 @@ def counting_agent(rig: Any, name: str, model: str, hooks: Iterable[str] = ()) -
 
 
 # -- servers started as processes --------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextmanager
