@@ -15,7 +15,7 @@ import pytest
 
 from rienda_kernel.engine import CancelToken, ConfigError, Log, NonInteractiveUI, Rienda, RunEnd
 
-from .sandbox.test_pool import wait_for
+from ..helpers.processes import wait_for
 
 SPIN = "for (;;) {}\nmodule.exports = { afterRun() {} };\n"
 GOOD_HOOK = 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };\n'
