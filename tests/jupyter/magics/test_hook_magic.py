@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ...helpers.frontend import Frontend, streams, texts, write_extension
+from ...helpers.frontend import Frontend, streams, texts
+from ...helpers.homes import write_extension
 from ...helpers.processes import wait_for
 
 SPIN = """module.exports = { beforeToolExecute(ctx) { ctx.file.write("started", "yes"); while (true) {} } };"""
