@@ -107,7 +107,7 @@ def server(llama: bool, directory: Path) -> Iterator[str]:
     from tests.helpers.vendor_wire import free_port, server_process
 
     port = free_port()
-    command = [sys.executable, str(ROOT / "tests" / "providers" / "llama_server.py"), str(port)]
+    command = [sys.executable, str(ROOT / "tests" / "helpers" / "llama_server.py"), str(port)]
     with server_process("llama.cpp", command, f"http://127.0.0.1:{port}/health", directory / "llama.log", 120):
         yield f"http://127.0.0.1:{port}/v1"
 

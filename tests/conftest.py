@@ -26,6 +26,8 @@ from rienda_kernel.engine.ctx.host import RunContext
 from rienda_kernel.engine.hooks import HookChain
 from rienda_kernel.engine.tools.invoke import invoke_tool
 
+from .helpers.homes import write_extension
+
 
 @pytest.fixture(scope="session")
 def sandbox() -> Sandbox:
@@ -51,10 +53,7 @@ class Rig:
         return self._write("hooks", name, source)
 
     def _write(self, kind: str, name: str, source: str) -> Path:
-        path = self.home / kind / name / "index.js"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(source), encoding="utf-8")
-        return path
+        return write_extension(self.home, kind, name, source)
 
     def catalog(self):
         return self.loader.discover(self.home)

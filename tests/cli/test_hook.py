@@ -15,7 +15,8 @@ import yaml
 
 from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.runtime import Rienda
-from tests.helpers import paths
+from tests.helpers import cli, paths
+from tests.helpers.homes import write_agent, write_extension
 
 EXAMPLES = paths.EXAMPLES
 
@@ -43,18 +44,13 @@ def home(tmp_path):
                          ("broken", 'module.exports = {\n  beforeToolExecute(ctx, call) { throw new TypeError("no " + call.name); },\n};'),
                          ("odd", "module.exports = { afterToolExecute: () => 42 };"),
                          ("spin", 'module.exports = { beforeToolExecute(ctx) { ctx.log("spinning"); while (true) {} } };')):
-        (home / "hooks" / name).mkdir(parents=True)
-        (home / "hooks" / name / "index.js").write_text(source)
-    (home / "agents").mkdir()
-    (home / "agents" / "web.md").write_text("---\nmodel: scripted/script.yaml\ntools: [http]\nhooks: [every]\n---\n"
-                                            "You fetch pages.\n")
+        write_extension(home, "hooks", name, source)
+    write_agent(home, "web", ["http"], ["every"], description=None, body="You fetch pages.")
     return home
 
 
 def hook(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "RIENDA_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "hook", *args], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
+    return cli.rienda(home, cwd, "hook", *args)
 
 
 def as_json(home: Path, *args: str, **kwargs) -> dict:

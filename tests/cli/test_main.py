@@ -12,15 +12,14 @@ from pathlib import Path
 
 from tests.helpers.pipes import read_until
 from tests.helpers.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted
-from tests.helpers import paths
+from tests.helpers import cli, paths
 
 EXAMPLES = paths.EXAMPLES
 
 
 def rienda(*args: str, home: Path = EXAMPLES, cwd: Path | None = None, **kwargs) -> subprocess.CompletedProcess:
-    env = {**os.environ, "RIENDA_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", *args], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=60, **kwargs)
+    """``rienda *args``, in the examples' home unless told otherwise."""
+    return cli.rienda(home, cwd, *args, **kwargs)
 
 
 def test_call_prints_the_result_and_exits_0(tmp_path):

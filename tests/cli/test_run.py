@@ -8,51 +8,13 @@ import pty
 import signal
 import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
-import yaml
 
+from ..helpers.cli import rienda
+from ..helpers.homes import only_session_lines, write_script
+from ..helpers.pipes import read_until
 from ..helpers.processes import alive, wait_for_file
-from tests.helpers.pipes import read_until
-
-PUBLISH_ASK = """module.exports = { description: "Asks first.", parameters: { type: "object" },
-  execute(ctx) { return ctx.confirm({ title: "Publish", body: "Push?" }) ? "pushed" : { text: "cancelled", isError: true }; } };"""
-
-
-@pytest.fixture
-def setup(tmp_path):
-    home, work = tmp_path / "home", tmp_path / "work"
-    (home / "tools" / "publish").mkdir(parents=True)
-    (home / "tools" / "publish" / "index.js").write_text(PUBLISH_ASK)
-    (home / "hooks" / "audit").mkdir(parents=True)
-    (home / "hooks" / "audit" / "index.js").write_text(
-        'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
-    (home / "agents").mkdir()
-    (home / "agents" / "pub.md").write_text(textwrap.dedent("""\
-        ---
-        description: Publishes.
-        model: scripted/script.yaml
-        tools: [publish]
-        hooks: [audit]
-        ---
-        You publish.
-        """))
-    (home / "config.yaml").write_text("default_model: scripted/script.yaml\n")  # for the built-in default agent
-    work.mkdir()
-    return home, work
-
-
-def write_script(work: Path, responses: list) -> None:
-    (work / "script.yaml").write_text(yaml.safe_dump(responses))
-
-
-def rienda(home, work, *args, input=None):
-    env = {**os.environ, "RIENDA_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", *args], cwd=work, env=env, input=input,
-                          capture_output=True, text=True, timeout=60)
-
 
 PUBLISH_SCRIPT = [{"text": "Publishing.", "tool_calls": [{"name": "publish", "arguments": {}}]}, {"text": "Done."}]
 
@@ -210,11 +172,6 @@ def start_run():
             proc.communicate()
 
 
-def session_records(home):
-    [path] = (home / "sessions").glob("*.jsonl")
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
 def test_sigterm_during_a_command_ends_its_children_runs_after_run_closes_the_session_and_exits_143(setup, start_run):
     home, work = setup
     (home / "tools" / "sleeper").mkdir()
@@ -230,7 +187,7 @@ def test_sigterm_during_a_command_ends_its_children_runs_after_run_closes_the_se
     assert proc.returncode == 143
     assert not alive(child), "the command's process group was ended"
     assert "afterRun interrupted" in err
-    records = session_records(home)
+    records = only_session_lines(home)
     assert records[-1] == {"type": "run_end", "reason": "interrupted", "error": None}
     assert [r["text"] for r in records if r.get("role") == "tool"] == ["interrupted before the tool finished"]
 
@@ -248,7 +205,7 @@ def test_a_second_ctrl_c_stops_an_after_run_hook_that_never_returns(setup, start
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert "afterRun was stopped by another interrupt" in err
-    records = session_records(home)
+    records = only_session_lines(home)
     assert [r["type"] for r in records[-2:]] == ["stopped", "run_end"]
     assert records[-2]["point"] == "afterRun" and records[-1]["reason"] == "interrupted"
 

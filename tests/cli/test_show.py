@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from .test_run import rienda, setup, write_script  # noqa: F401, F811 - setup is a fixture
+from ..helpers.cli import rienda
+from ..helpers.homes import write_script
 
-CALL = {"text": "Publishing.", "tool_calls": [{"name": "publish", "arguments": {"where": "prod", "n": 1}}],
+CALL = {"text": "Publishing.", "tool_calls": [{"name": "publish", "arguments": {"n": 1, "where": "prod"}}],
         "usage": {"input_tokens": 10, "output_tokens": 3}}
 
 

@@ -10,17 +10,11 @@ from rienda_kernel.engine.home.agents import Agent, list_agents, load_agent
 from rienda_kernel.engine.builtins.standard import BUILTIN_TOOLS
 from rienda_kernel.engine.errors import ConfigError
 
-
-def write_agent(home, agent_id, text):
-    folder = home / "agents"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{agent_id}.md"
-    path.write_text(text, encoding="utf-8")
-    return path
+from ..helpers.homes import write_agent_file
 
 
 def load_error(home, agent_id, text) -> str:
-    path = write_agent(home, agent_id, text)
+    path = write_agent_file(home, agent_id, text)
     with pytest.raises(ConfigError) as caught:
         load_agent(home, agent_id)
     message = str(caught.value)
@@ -46,7 +40,7 @@ Be brief.
 
 
 def test_a_valid_agent_with_every_key(tmp_path):
-    path = write_agent(tmp_path, "reviewer", VALID)
+    path = write_agent_file(tmp_path, "reviewer", VALID)
     agent, diagnostics = load_agent(tmp_path, "reviewer")
     assert agent == Agent(
         id="reviewer",
@@ -69,22 +63,22 @@ def test_a_valid_agent_with_every_key(tmp_path):
 
 
 def test_optional_keys_default_to_empty(tmp_path):
-    write_agent(tmp_path, "plain", "---\nmodel: openai/gpt-4o\n---\n")
+    write_agent_file(tmp_path, "plain", "---\nmodel: openai/gpt-4o\n---\n")
     agent, _ = load_agent(tmp_path, "plain")
     assert (agent.description, agent.tools, agent.hooks, agent.system) == ("", (), (), "")
 
 
 def test_max_turns_and_provider_options(tmp_path):
-    write_agent(tmp_path, "bounded", "---\nmodel: a/b\nmax_turns: 7\noptions:\n  max_tokens: 512\n---\n")
+    write_agent_file(tmp_path, "bounded", "---\nmodel: a/b\nmax_turns: 7\noptions:\n  max_tokens: 512\n---\n")
     agent, diagnostics = load_agent(tmp_path, "bounded")
     assert (agent.max_turns, dict(agent.options), diagnostics) == (7, {"max_tokens": 512}, [])
-    write_agent(tmp_path, "plain", "---\nmodel: a/b\n---\n")
+    write_agent_file(tmp_path, "plain", "---\nmodel: a/b\n---\n")
     plain, _ = load_agent(tmp_path, "plain")
     assert (plain.max_turns, dict(plain.options)) == (None, {})
 
 
 def test_only_one_leading_newline_of_the_body_is_removed(tmp_path):
-    write_agent(tmp_path, "spaced", "---\nmodel: a/b\n---\n\n\n  indented\n")
+    write_agent_file(tmp_path, "spaced", "---\nmodel: a/b\n---\n\n\n  indented\n")
     agent, _ = load_agent(tmp_path, "spaced")
     assert agent.system == "\n  indented"
 
@@ -133,7 +127,7 @@ def test_each_error_names_the_file_line_and_problem(tmp_path, text, line, proble
 
 
 def test_an_unknown_key_is_a_diagnostic_with_a_suggestion(tmp_path):
-    path = write_agent(tmp_path, "typo", "---\nmodel: a/b\ntool: [read]\ncolour: red\n---\n")
+    path = write_agent_file(tmp_path, "typo", "---\nmodel: a/b\ntool: [read]\ncolour: red\n---\n")
     agent, diagnostics = load_agent(tmp_path, "typo")
     assert agent.tools == ()
     assert [(d.source, d.message, d.path, d.line) for d in diagnostics] == [
@@ -156,14 +150,14 @@ def test_the_default_agent_is_built_in(tmp_path):
 
 
 def test_a_default_file_overrides_the_built_in(tmp_path):
-    path = write_agent(tmp_path, "default", "---\nmodel: openai/gpt-4o\ntools: [read]\n---\nMine.\n")
+    path = write_agent_file(tmp_path, "default", "---\nmodel: openai/gpt-4o\ntools: [read]\n---\nMine.\n")
     agent, _ = load_agent(tmp_path, "default", default_model="other/model")
     assert (agent.model, agent.tools, agent.system, agent.path) == ("openai/gpt-4o", ("read",), "Mine.", str(path))
 
 
 def test_a_missing_agent_lists_the_available_ones(tmp_path):
-    write_agent(tmp_path, "coder", "---\nmodel: a/b\n---\n")
-    write_agent(tmp_path, "reviewer", "---\nmodel: a/b\n---\n")
+    write_agent_file(tmp_path, "coder", "---\nmodel: a/b\n---\n")
+    write_agent_file(tmp_path, "reviewer", "---\nmodel: a/b\n---\n")
     with pytest.raises(ConfigError) as caught:
         load_agent(tmp_path, "coderr")
     message = str(caught.value)
@@ -178,10 +172,10 @@ def test_an_agent_id_cannot_leave_the_directory(tmp_path):
 
 
 def test_list_agents_sorts_includes_the_default_and_skips_broken_files(tmp_path):
-    write_agent(tmp_path, "zeta", "---\nmodel: a/b\nmodle: x\n---\n")
-    write_agent(tmp_path, "alpha", "---\nmodel: a/b\n---\n")
-    broken = write_agent(tmp_path, "broken", "---\nmodel: a/b\ntools: shell\n---\n")
-    write_agent(tmp_path, "bad name", "---\nmodel: a/b\n---\n")
+    write_agent_file(tmp_path, "zeta", "---\nmodel: a/b\nmodle: x\n---\n")
+    write_agent_file(tmp_path, "alpha", "---\nmodel: a/b\n---\n")
+    broken = write_agent_file(tmp_path, "broken", "---\nmodel: a/b\ntools: shell\n---\n")
+    write_agent_file(tmp_path, "bad name", "---\nmodel: a/b\n---\n")
     agents, diagnostics = list_agents(tmp_path, default_model="openai/gpt-4o")
     assert [agent.id for agent in agents] == ["alpha", "default", "zeta"]
     assert agents[1].model == "openai/gpt-4o"
@@ -199,7 +193,7 @@ def test_list_agents_without_a_folder_is_the_default_alone(tmp_path):
 
 
 def test_a_broken_default_file_still_overrides_the_built_in(tmp_path):
-    write_agent(tmp_path, "default", "---\ndescription: oops\n---\n")
+    write_agent_file(tmp_path, "default", "---\ndescription: oops\n---\n")
     agents, diagnostics = list_agents(tmp_path)
     assert agents == []
     assert "missing required key 'model'" in diagnostics[0].message

@@ -6,19 +6,11 @@ import json
 
 import pytest
 
-from rienda_kernel.engine import CancelToken, Confirm, Diagnostic, HookDecision, Log, NonInteractiveUI, Notify, ToolResult
+from rienda_kernel.engine import Confirm, Diagnostic, HookDecision, Log, NonInteractiveUI, Notify, ToolResult
 from rienda_kernel.engine.hooks import ModelResponse
 from rienda_kernel.engine.sessions.messages import Message, ToolCall
 
-
-def hook(**points: str) -> str:
-    """A hook file exporting the given points, each a JS function expression."""
-    body = ",\n".join(f"  {name}: {source}" for name, source in points.items())
-    return f"module.exports = {{\n{body}\n}};\n"
-
-
-def go() -> CancelToken:
-    return CancelToken()
+from ..helpers.extensions import go, hook
 
 
 # -- H06 / H07 / H08: points, payloads, "returning nothing changes nothing" --------------

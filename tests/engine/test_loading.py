@@ -3,7 +3,6 @@ Ctrl-C, and limited to what a run declares."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -15,7 +14,8 @@ import pytest
 
 from rienda_kernel.engine import CancelToken, ConfigError, Log, NonInteractiveUI, Rienda, RunEnd
 
-from .sandbox.test_pool import wait_for
+from ..helpers.homes import write_agent, write_script
+from ..helpers.processes import wait_for
 
 SPIN = "for (;;) {}\nmodule.exports = { afterRun() {} };\n"
 GOOD_HOOK = 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };\n'
@@ -26,9 +26,8 @@ def engine(rig, load_timeout: float | None = None, **agents: tuple[list[str], li
         (rig.home / "config.yaml").write_text(f"load_timeout: {load_timeout}\n")
     (rig.home / "agents").mkdir(exist_ok=True)
     for name, (tools, hooks) in agents.items():
-        (rig.home / "agents" / f"{name}.md").write_text(
-            f"---\nmodel: scripted/script.yaml\ntools: {json.dumps(tools)}\nhooks: {json.dumps(hooks)}\n---\nHi.\n")
-    (rig.workdir / "script.yaml").write_text(json.dumps([{"text": "done"}]))
+        write_agent(rig.home, name, tools, hooks, description=None, body="Hi.")
+    write_script(rig.workdir, [{"text": "done"}])
     return Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
 
 

@@ -37,11 +37,8 @@ from rienda_kernel.engine.providers import (
 from rienda_kernel.engine.sessions.messages import ToolCall
 from rienda_kernel.engine.runtime import Rienda
 
-WORD_COUNT = """module.exports = {
-  description: "Counts words.",
-  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
-};"""
+from ..helpers.extensions import WORD_COUNT
+from ..helpers.homes import session_lines, write_agent, write_script
 
 
 class ProbeProvider(Provider):
@@ -75,18 +72,8 @@ def engine(rig):
 
 
 def agent(rig, name="writer", model="scripted/script.yaml", tools=("word-count",), hooks=(), body="Be careful."):
-    path = rig.home / "agents" / f"{name}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines = ["---", "description: A test agent.", f"model: {model}", f"tools: {list(tools)}", f"hooks: {list(hooks)}",
-             "---", body]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def script(rig, responses, name="script.yaml"):
-    import yaml
-
-    (rig.workdir / name).write_text(yaml.safe_dump(responses, sort_keys=False))
+    """This module's agent: ``writer`` with the word-count tool, unless told otherwise."""
+    return write_agent(rig.home, name, tools, hooks, model, description="A test agent.", body=body)
 
 
 COUNT_SCRIPT = [
@@ -95,21 +82,16 @@ COUNT_SCRIPT = [
 ]
 
 
-def session_lines(rig, session_id):
-    path = rig.home / "sessions" / f"{session_id}.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
 def test_a_run_calls_the_tool_and_saves_every_message(rig, engine):
     agent(rig)
-    script(rig, COUNT_SCRIPT)
+    write_script(rig.workdir, COUNT_SCRIPT)
     ui = NonInteractiveUI()
     result = engine.conversation("writer").run("How many words?", ui)
     assert result.reason == "end_turn" and result.error is None
     assert result.text == "There are 4 words."
     [(call, answer)] = result.tool_calls
     assert (call.name, call.arguments, answer.text, answer.is_error) == ("word-count", {"path": "notes.txt"}, "4", False)
-    lines = session_lines(rig, result.session_id)
+    lines = session_lines(rig.home, result.session_id)
     assert lines[0]["type"] == "session" and lines[0]["agent"] == "writer" and lines[0]["model"] == "scripted/script.yaml"
     assert [(l["type"], l.get("role")) for l in lines[1:]] == [
         ("message", "user"), ("message", "assistant"), ("message", "tool"), ("message", "assistant"),
@@ -125,7 +107,7 @@ def test_a_run_calls_the_tool_and_saves_every_message(rig, engine):
 
 def test_text_streams_in_small_chunks(rig, engine):
     agent(rig)
-    script(rig, [{"text": "one two three four five six"}])
+    write_script(rig.workdir, [{"text": "one two three four five six"}])
     ui = NonInteractiveUI()
     engine.conversation("writer").run("go", ui)
     assert len([e for e in ui.events if isinstance(e, TextDelta)]) == 6
@@ -178,14 +160,14 @@ def test_a_refused_call_does_not_run_and_the_model_gets_the_reason(rig, engine):
     rig.write_hook("deny", 'module.exports = { beforeToolExecute() { return { allow: false, reason: "no counting" }; },'
                            ' afterToolExecute(ctx) { ctx.log("after ran"); } };')
     agent(rig, hooks=("deny",))
-    script(rig, COUNT_SCRIPT)
+    write_script(rig.workdir, COUNT_SCRIPT)
     ui = NonInteractiveUI()
     result = engine.conversation("writer").run("count", ui)
     [(call, answer)] = result.tool_calls
     assert (answer.text, answer.is_error) == ("no counting", True)
     assert next(e for e in ui.events if isinstance(e, ToolCallStarted)).refused_by == "deny"
     assert not [e for e in ui.events if isinstance(e, Log)]
-    records = [l for l in session_lines(rig, result.session_id) if l["type"] == "hook_decision"]
+    records = [l for l in session_lines(rig.home, result.session_id) if l["type"] == "hook_decision"]
     assert [(r["hook"], r["point"], r["effect"], r["reason"]) for r in records] == [
         ("deny", "beforeToolExecute", "refused", "no counting")]
 
@@ -193,7 +175,7 @@ def test_a_refused_call_does_not_run_and_the_model_gets_the_reason(rig, engine):
 def test_a_throwing_hook_is_reported_and_the_run_continues(rig, engine):
     rig.write_hook("broken", 'module.exports = { beforeModelRequest() { throw new Error("bad hook"); } };')
     agent(rig, hooks=("broken",))
-    script(rig, COUNT_SCRIPT)
+    write_script(rig.workdir, COUNT_SCRIPT)
     ui = NonInteractiveUI()
     result = engine.conversation("writer").run("count", ui)
     assert result.reason == "end_turn"
@@ -203,7 +185,7 @@ def test_a_throwing_hook_is_reported_and_the_run_continues(rig, engine):
 def test_H04_hooks_run_in_the_declared_order_and_an_agent_without_hooks_runs_none(rig, engine):
     rig.write_hook("a", 'module.exports = { beforeRun(ctx) { ctx.log("a"); } };')
     rig.write_hook("b", 'module.exports = { beforeRun(ctx) { ctx.log("b"); } };')
-    script(rig, [{"text": "hi"}] * 3)
+    write_script(rig.workdir, [{"text": "hi"}] * 3)
     for hooks, expected in ((("b", "a"), ["b", "a"]), (("a", "b"), ["a", "b"]), ((), [])):
         agent(rig, hooks=hooks)
         ui = NonInteractiveUI()
@@ -232,7 +214,7 @@ def test_a_hook_skipped_for_a_diagnostic_fails_the_run_saying_why(rig, engine):
 def test_an_exhausted_script_ends_the_run_with_error(rig, engine):
     rig.write_hook("audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
     agent(rig, hooks=("audit",))
-    script(rig, COUNT_SCRIPT[:1])
+    write_script(rig.workdir, COUNT_SCRIPT[:1])
     ui = NonInteractiveUI()
     result = engine.conversation("writer").run("count", ui)
     assert result.reason == "error"
@@ -292,13 +274,13 @@ def test_resume_continues_the_session_and_the_model_sees_earlier_messages(rig, e
     assert second.session_id == first.session_id and second.reason == "end_turn"
     assert [(m.role, m.text) for m in probe.requests[1].messages] == [
         ("user", "first question"), ("assistant", "first answer"), ("user", "second question")]
-    roles = [l.get("role") for l in session_lines(rig, first.session_id) if l["type"] == "message"]
+    roles = [l.get("role") for l in session_lines(rig.home, first.session_id) if l["type"] == "message"]
     assert roles == ["user", "assistant", "user", "assistant"]
 
 
 def test_the_scripted_model_continues_where_a_resumed_session_stopped(rig, engine):
     agent(rig, tools=())
-    script(rig, [{"text": "one"}, {"text": "two"}])
+    write_script(rig.workdir, [{"text": "one"}, {"text": "two"}])
     first = engine.conversation("writer").run("a", NonInteractiveUI())
     second = engine.conversation(session_id=first.session_id).run("b", NonInteractiveUI())
     assert (first.text, second.text) == ("one", "two")
@@ -306,7 +288,7 @@ def test_the_scripted_model_continues_where_a_resumed_session_stopped(rig, engin
 
 def test_a_torn_last_line_loads_with_a_warning_and_the_session_goes_on(rig, engine):
     agent(rig, tools=())
-    script(rig, [{"text": "one"}, {"text": "two"}])
+    write_script(rig.workdir, [{"text": "one"}, {"text": "two"}])
     first = engine.conversation("writer").run("a", NonInteractiveUI())
     path = rig.home / "sessions" / f"{first.session_id}.jsonl"
     with path.open("a") as f:
@@ -328,7 +310,7 @@ def _run_in_thread(conversation, prompt, ui):
 def test_stopping_mid_stream_ends_interrupted_and_keeps_the_partial_answer(rig, engine):
     rig.write_hook("audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
     agent(rig, hooks=("audit",))
-    script(rig, [{"text": " ".join(f"w{i}" for i in range(200)), "chunk_delay_ms": 10}])
+    write_script(rig.workdir, [{"text": " ".join(f"w{i}" for i in range(200)), "chunk_delay_ms": 10}])
     seen = threading.Event()
     ui = NonInteractiveUI(sink=lambda e: seen.set() if isinstance(e, TextDelta) and e.text.startswith("w5") else None)
     cancel, box, thread = _run_in_thread(engine.conversation("writer"), "talk", ui)
@@ -341,7 +323,7 @@ def test_stopping_mid_stream_ends_interrupted_and_keeps_the_partial_answer(rig, 
     assert partial.role == "assistant" and partial.meta == {"interrupted": True}
     assert partial.text.startswith("w0 w1 w2 w3 w4 w5") and "w199" not in partial.text
     assert [e.text for e in ui.events if isinstance(e, Log)] == ["afterRun interrupted"]
-    saved = [l for l in session_lines(rig, result.session_id) if l["type"] == "message"]
+    saved = [l for l in session_lines(rig.home, result.session_id) if l["type"] == "message"]
     assert saved[-1]["text"] == partial.text
 
 
@@ -352,7 +334,7 @@ def test_stopping_mid_tool_or_confirm_ends_interrupted_and_the_next_run_works(ri
     rig.write_tool("slow", f'module.exports = {{ description: "s", parameters: {{ type: "object" }}, '
                            f'execute(ctx) {{ {body}; return "done"; }} }};')
     agent(rig, tools=("slow",))
-    script(rig, [{"text": "", "tool_calls": [{"name": "slow", "arguments": {}}, {"name": "slow", "arguments": {}}]},
+    write_script(rig.workdir, [{"text": "", "tool_calls": [{"name": "slow", "arguments": {}}, {"name": "slow", "arguments": {}}]},
                  {"text": "after"}, {"text": "next run"}])
 
     started = threading.Event()  # the command is running, or the confirm is asked
@@ -385,7 +367,7 @@ def test_no_secret_reaches_the_session_file(rig, monkeypatch, sandbox):
     rig.write_tool("leak", 'module.exports = { description: "l", parameters: { type: "object" },'
                            ' execute: (ctx) => "key=" + ctx.env.OPENAI_API_KEY };')
     agent(rig, tools=("leak",))
-    script(rig, [{"text": "using sk-live-0123456789abcdef", "tool_calls": [
+    write_script(rig.workdir, [{"text": "using sk-live-0123456789abcdef", "tool_calls": [
         {"name": "leak", "arguments": {"headers": {"Authorization": "Bearer abc.def.ghi"}}}]}, {"text": "ok"}])
     engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=sandbox)
     result = engine.conversation("writer").run("go", NonInteractiveUI())
@@ -404,7 +386,7 @@ def test_a_request_allowed_for_this_session_is_not_asked_again_until_a_new_sessi
                           'body: a.body })) };')
     agent(rig, tools=("ask",))
     calls = [{"name": "ask", "arguments": {"body": body}} for body in ("prod", "prod", "staging")]
-    script(rig, [{"text": "", "tool_calls": calls}, {"text": "done"}] * 3)
+    write_script(rig.workdir, [{"text": "", "tool_calls": calls}, {"text": "done"}] * 3)
 
     class Person(NonInteractiveUI):
         def __init__(self):
@@ -436,7 +418,7 @@ def test_a_second_interrupt_stops_after_model_response_reviewing_a_partial_answe
     rig.write_hook("review", 'module.exports = { afterModelResponse(ctx, r) { ctx.log("reviewing"); for (;;) {} },'
                              ' afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
     agent(rig, hooks=("review",))
-    script(rig, [{"text": " ".join(f"w{i}" for i in range(200)), "chunk_delay_ms": 10}])
+    write_script(rig.workdir, [{"text": " ".join(f"w{i}" for i in range(200)), "chunk_delay_ms": 10}])
     streaming, reviewing = threading.Event(), threading.Event()
 
     def watch(event):
@@ -455,10 +437,10 @@ def test_a_second_interrupt_stops_after_model_response_reviewing_a_partial_answe
     result = box["result"]
     assert result.reason == "interrupted"
     assert [m.role for m in result.messages] == ["user"], "nothing unreviewed is saved"
-    stopped = [l for l in session_lines(rig, result.session_id) if l["type"] == "stopped"]
+    stopped = [l for l in session_lines(rig.home, result.session_id) if l["type"] == "stopped"]
     assert [s["point"] for s in stopped] == ["afterModelResponse", "afterRun"]
     assert not any(isinstance(e, Log) and e.text.startswith("afterRun") for e in ui.events)
-    assert session_lines(rig, result.session_id)[-1]["type"] == "run_end"
+    assert session_lines(rig.home, result.session_id)[-1]["type"] == "run_end"
 
 
 def test_a_wind_down_token_is_stopped_by_the_next_interrupt_and_at_the_latest_by_the_second():
@@ -474,7 +456,7 @@ def test_a_wind_down_token_is_stopped_by_the_next_interrupt_and_at_the_latest_by
 
 def test_runs_of_one_session_never_overlap_and_the_next_goes_on_from_the_file(rig, engine):
     agent(rig, tools=())
-    script(rig, [{"text": "one"}, {"text": " ".join(["word"] * 300), "chunk_delay_ms": 10}, {"text": "three"}])
+    write_script(rig.workdir, [{"text": "one"}, {"text": " ".join(["word"] * 300), "chunk_delay_ms": 10}, {"text": "three"}])
     first = engine.conversation("writer")
     session_id = first.run("a", NonInteractiveUI()).session_id
     second = engine.conversation(session_id=session_id)  # e.g. another notebook resuming it
@@ -487,7 +469,7 @@ def test_runs_of_one_session_never_overlap_and_the_next_goes_on_from_the_file(ri
     thread.join(30)
     assert box["result"].reason == "end_turn"
     assert second.run("c", NonInteractiveUI()).text == "three"
-    texts = [l["text"][:4] for l in session_lines(rig, session_id) if l["type"] == "message"]
+    texts = [l["text"][:4] for l in session_lines(rig.home, session_id) if l["type"] == "message"]
     assert texts == ["a", "one", "b", "word", "c", "thre"]
 
 
@@ -523,11 +505,11 @@ def test_the_session_keeps_what_hooks_changed_or_refused_and_for_which_call(rig,
     (rig.workdir / "other.txt").write_text("a b")
     calls = [{"id": call_id, "name": "word-count", "arguments": {"path": path}}
              for call_id, path in (("c1", "notes.txt"), ("c2", "secret.txt"), ("c3", "other.txt"))]
-    script(rig, [{"text": "", "tool_calls": calls}, {"text": "done"}])
+    write_script(rig.workdir, [{"text": "", "tool_calls": calls}, {"text": "done"}])
     ui = NonInteractiveUI()
     result = engine.conversation("writer").run("count", ui)
     assert result.reason == "end_turn", result.error
-    lines = session_lines(rig, result.session_id)
+    lines = session_lines(rig.home, result.session_id)
     results = [(l["tool_call_id"], l["text"], l.get("meta")) for l in lines if l.get("role") == "tool"]
     assert results == [("c1", "2", {"arguments": {"path": "other.txt"}}),
                        ("c2", "not that one", {"refused_by": "gate"}),
@@ -550,7 +532,7 @@ def test_a_tool_in_a_run_sees_the_runs_session_and_agent(rig, engine):
     rig.write_tool("whoami", 'module.exports = { description: "w", parameters: { type: "object" }, '
                              'execute: (ctx) => JSON.stringify({ session: ctx.session, agent: ctx.agent }) };')
     agent(rig, tools=("whoami",), hooks=())
-    script(rig, [{"text": "", "tool_calls": [{"name": "whoami", "arguments": {}}]}, {"text": "done"}])
+    write_script(rig.workdir, [{"text": "", "tool_calls": [{"name": "whoami", "arguments": {}}]}, {"text": "done"}])
     result = engine.conversation("writer").run("who?", NonInteractiveUI())
     assert json.loads(result.tool_calls[0][1].text) == {
         "session": {"id": result.session_id},
@@ -579,7 +561,7 @@ def test_an_engine_bug_ends_the_run_with_error_and_the_session_says_so(rig, engi
     assert [e.text for e in ui.events if isinstance(e, Log)] == ["afterRun error"]
     assert ui.events[0] == RunStart(result.session_id, "writer", "exploding/m")
     assert ui.events[-1] == RunEnd("error", "internal error: ValueError: boom")
-    lines = session_lines(rig, result.session_id)
+    lines = session_lines(rig.home, result.session_id)
     assert lines[-1] == {"type": "run_end", "reason": "error", "error": "internal error: ValueError: boom"}
     [answer] = [line for line in lines if line.get("role") == "assistant"]
     assert (answer["text"], answer["meta"]) == ("half an ", {"error": True})  # what arrived before the bug is kept
@@ -587,7 +569,7 @@ def test_an_engine_bug_ends_the_run_with_error_and_the_session_says_so(rig, engi
 
 def test_an_agent_without_tools_is_told_so_when_the_model_calls_one(rig, engine):
     agent(rig, tools=())
-    script(rig, [{"text": "x", "tool_calls": [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]},
+    write_script(rig.workdir, [{"text": "x", "tool_calls": [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]},
                  {"text": "I have no tools, then."}])
     result = engine.conversation("writer").run("go", NonInteractiveUI())
     assert (result.reason, result.text) == ("end_turn", "I have no tools, then.")
@@ -597,11 +579,11 @@ def test_an_agent_without_tools_is_told_so_when_the_model_calls_one(rig, engine)
 
 def test_the_saved_answer_keeps_thinking_and_usage_and_the_front_end_gets_it_as_saved(rig, engine):
     agent(rig, tools=())
-    script(rig, [{"thinking": "let me think", "text": "yes", "usage": {"input_tokens": 12, "output_tokens": 3}}])
+    write_script(rig.workdir, [{"thinking": "let me think", "text": "yes", "usage": {"input_tokens": 12, "output_tokens": 3}}])
     ui = NonInteractiveUI()
     result = engine.conversation("writer").run("go", ui)
     assert [e.text for e in ui.events if isinstance(e, ThinkingDelta)] == ["let ", "me ", "think"]
-    [saved] = [l for l in session_lines(rig, result.session_id) if l.get("role") == "assistant"]
+    [saved] = [l for l in session_lines(rig.home, result.session_id) if l.get("role") == "assistant"]
     assert (saved["text"], saved["thinking"], saved["usage"]) == (
         "yes", "let me think", {"input_tokens": 12, "output_tokens": 3})
     [shown] = [e.message for e in ui.events if isinstance(e, MessageSaved)]
@@ -626,7 +608,7 @@ def test_vendor_state_is_saved_unless_a_hook_changed_the_thinking_it_vouches_for
         hooks = ("rethink",)
     agent(rig, model="vendor/m", tools=(), hooks=hooks)
     result = engine.conversation("writer").run("go", NonInteractiveUI())
-    [saved] = [l for l in session_lines(rig, result.session_id) if l.get("role") == "assistant"]
+    [saved] = [l for l in session_lines(rig.home, result.session_id) if l.get("role") == "assistant"]
     if rewrite:
         assert (saved["thinking"], saved.get("meta")) == ("[hidden]", None)
     else:

@@ -19,6 +19,7 @@ from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.events import TextDelta
 from rienda_kernel.engine.runtime import Rienda
 from tests.helpers import paths
+from tests.helpers.homes import write_agent
 
 CARD = "4111111111111111"
 REDACT = (paths.EXAMPLES / "hooks" / "redact" / "index.js").read_text()
@@ -65,9 +66,7 @@ def cut_server():
 
 def _redacting_agent(rig, model: str) -> None:
     rig.write_hook("redact", REDACT)
-    (rig.home / "agents").mkdir(exist_ok=True)
-    (rig.home / "agents" / "talker.md").write_text(
-        f"---\ndescription: Talks.\nmodel: {model}\ntools: []\nhooks: [redact]\n---\nTalk.\n")
+    write_agent(rig.home, "talker", [], ["redact"], model, description="Talks.", body="Talk.")
 
 
 def _session_text(rig, session_id: str) -> str:

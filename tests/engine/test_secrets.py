@@ -13,7 +13,7 @@ from rienda_kernel.engine.events import TextDelta
 from rienda_kernel.engine.runtime import Rienda
 from rienda_kernel.engine.secrets import Scrubber, StreamGuard, is_secret_name
 
-from .test_loop import agent, script, session_lines
+from ..helpers.homes import session_lines, write_agent, write_script
 
 KEY = "sk-live-0123456789abcdef"
 PASSPHRASE = "correct horse battery staple"  # streamed by the scripted model word by word
@@ -63,13 +63,13 @@ def test_a_secret_split_across_streamed_pieces_is_held_until_it_is_whole():
 
 def test_a_name_like_git_author_name_does_not_make_its_value_a_secret(rig, monkeypatch):
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Jane Smith")
-    agent(rig, tools=())
-    script(rig, [{"text": "Hello Jane Smith."}, {"text": "Still Jane Smith."}])
+    write_agent(rig.home, "writer", tools=())
+    write_script(rig.workdir, [{"text": "Hello Jane Smith."}, {"text": "Still Jane Smith."}])
     engine = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
     first = engine.conversation("writer")
     result = first.run("I am Jane Smith", NonInteractiveUI())
     first.close()
-    texts = [line["text"] for line in session_lines(rig, result.session_id) if line["type"] == "message"]
+    texts = [line["text"] for line in session_lines(rig.home, result.session_id) if line["type"] == "message"]
     assert texts == ["I am Jane Smith", "Hello Jane Smith."]
     resumed = engine.conversation(session_id=result.session_id)
     assert [m.text for m in resumed.messages] == ["I am Jane Smith", "Hello Jane Smith."]
@@ -82,8 +82,8 @@ def test_ctx_config_redacts_secret_keys_by_the_word_rule_and_keeps_max_tokens(ri
         """))
     rig.write_tool("cfg", 'module.exports = { description: "c", parameters: { type: "object" },'
                           ' execute: (ctx) => JSON.stringify(ctx.config) };')
-    agent(rig, tools=("cfg",))
-    script(rig, [{"text": "", "tool_calls": [{"name": "cfg", "arguments": {}}]}, {"text": "ok"}])
+    write_agent(rig.home, "writer", tools=("cfg",))
+    write_script(rig.workdir, [{"text": "", "tool_calls": [{"name": "cfg", "arguments": {}}]}, {"text": "ok"}])
     result = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("writer").run(
         "go", NonInteractiveUI())
     shown = json.loads(result.tool_calls[0][1].text)
@@ -106,8 +106,8 @@ def test_no_event_a_front_end_receives_holds_a_secret(rig, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("DB_PASSPHRASE", PASSPHRASE)
     rig.write_tool("leaky", LEAKY)
-    agent(rig, tools=("leaky",))
-    script(rig, [{"text": f"The passphrase is {PASSPHRASE}, the key {KEY}.", "thinking": f"I know {PASSPHRASE}",
+    write_agent(rig.home, "writer", tools=("leaky",))
+    write_script(rig.workdir, [{"text": f"The passphrase is {PASSPHRASE}, the key {KEY}.", "thinking": f"I know {PASSPHRASE}",
                   "tool_calls": [{"name": "leaky", "arguments": {"key": KEY, "headers": {"Authorization": "Bearer x"}}}]},
                  {"text": "done"}])
     ui = NonInteractiveUI(auto_approve=True)
@@ -125,8 +125,8 @@ def test_no_event_a_front_end_receives_holds_a_secret(rig, monkeypatch):
 
 def test_an_authorization_header_the_http_tool_sent_is_redacted_where_the_server_echoes_it(rig, http_server):
     token = "Bearer tok-echoed-0123456789"
-    agent(rig, tools=("http",))
-    script(rig, [{"text": "", "tool_calls": [{"name": "http", "arguments": {
+    write_agent(rig.home, "writer", tools=("http",))
+    write_script(rig.workdir, [{"text": "", "tool_calls": [{"name": "http", "arguments": {
         "url": http_server.url("/headers"), "headers": {"Authorization": token}}}]}, {"text": "ok"}])
     ui = NonInteractiveUI()
     result = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("writer").run("go", ui)
@@ -143,8 +143,8 @@ def test_a_secret_a_command_prints_in_two_pieces_is_redacted_in_its_output_event
     monkeypatch.setenv("SPLIT_SECRET_TOKEN", "part-one-part-two")
     rig.write_tool("split", 'module.exports = { description: "s", parameters: { type: "object" }, execute(ctx) {'
                             ' return ctx.system.exec("printf part-one-; sleep 0.2; printf \'part-two\\\\n\'").stdout; } };')
-    agent(rig, tools=("split",))
-    script(rig, [{"text": "", "tool_calls": [{"name": "split", "arguments": {}}]}, {"text": "ok"}])
+    write_agent(rig.home, "writer", tools=("split",))
+    write_script(rig.workdir, [{"text": "", "tool_calls": [{"name": "split", "arguments": {}}]}, {"text": "ok"}])
     ui = NonInteractiveUI()
     Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("writer").run("go", ui)
     outputs = [event.text for event in ui.events if event.type == "output"]

@@ -20,6 +20,8 @@ from rienda_kernel.engine import (
     ToolResult,
 )
 
+from ..helpers.extensions import returning
+
 ECHO_TOOL = """
 module.exports = {
   description: "Echoes.",
@@ -31,16 +33,6 @@ module.exports = {
   },
   execute: function (ctx, args) { return "n=" + args.n + " s=" + args.s; },
 };
-"""
-
-
-def returning(expression: str) -> str:
-    return f"""
-module.exports = {{
-  description: "Returns a fixed value.",
-  parameters: {{ type: "object", properties: {{}} }},
-  execute: function (ctx, args) {{ return {expression}; }},
-}};
 """
 
 

@@ -11,20 +11,20 @@ people use:
 - a batch runner (nbclient, nbval, papermill) is any of them sending ``allow_stdin=False``.
 
 A reader thread takes every IOPub message as it arrives (a front end does not wait for
-the test to ask), lets the widget manager act on it, and queues it for the test.
+the test to ask), lets the widget manager act on it, and queues it for the test. The
+functions below read what a front end received (texts, streams, buttons, confirm records)
+or run a cell and read its value (:func:`outputs`, :func:`value_of`).
 """
 
 from __future__ import annotations
 
 import os
 import queue
-import textwrap
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jupyter_client.manager import KernelManager
 from jupyter_client.session import Session
 
@@ -279,41 +279,14 @@ def records(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
             and WIDGET_VIEW not in m["content"]["data"]]
 
 
-def write_extension(home: Path, kind: str, name: str, source: str) -> None:
-    path = home / kind / name / "index.js"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source))
+def outputs(frontend: Frontend, code: str, **kwargs: Any) -> list[dict[str, Any]]:
+    """Run ``code``; its IOPub messages, once its reply says ok."""
+    reply, messages = frontend.run(code, **kwargs)
+    assert reply["status"] == "ok", reply
+    return messages
 
 
-def write_agent(home: Path, name: str, tools=(), hooks=(), model="scripted/script.yaml") -> None:
-    (home / "agents" / f"{name}.md").write_text(
-        f"---\ndescription: test\nmodel: {model}\ntools: {list(tools)}\nhooks: {list(hooks)}\n---\nBe brief.\n")
-
-
-def write_script(work: Path, responses: list) -> None:
-    (work / "script.yaml").write_text(yaml.safe_dump(responses, sort_keys=False))
-
-
-# Tools both the kernel and the magics tests use.
-PUBLISH = """
-module.exports = {
-  description: "Publishes.",
-  parameters: { type: "object", properties: {} },
-  execute: function (ctx) {
-    ctx.log("about to ask");
-    return ctx.confirm({ title: "Publish", body: "Push the current branch?" }) ? "pushed" : { text: "cancelled", isError: true };
-  },
-};
-"""
-
-SLOW = """
-module.exports = {
-  description: "Waits for a release file.",
-  parameters: { type: "object", properties: {} },
-  execute: function (ctx) {
-    ctx.log("waiting for release");
-    const r = ctx.system.exec("echo exec-started; while [ ! -e release ]; do sleep 0.02; done; echo exec-done");
-    return r.stdout.trim();
-  },
-};
-"""
+def value_of(frontend: Frontend, expression: str) -> Any:
+    """The value of a Python ``expression`` in a python3 kernel (printed as a literal)."""
+    messages = outputs(frontend, f"print(repr({expression}))")
+    return eval(streams(messages))  # the kernel printed a Python literal

@@ -2,22 +2,48 @@
 
 from __future__ import annotations
 
+import os
+import select
 import time
 from pathlib import Path
+from typing import Any, Callable
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 60.0, what: str = "the condition") -> Any:
+    """Poll ``predicate`` until it returns something truthy, and return that (a deadline,
+    not a delay); fail the test if ``timeout`` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def wait_for_file(path: Path, deadline_s: float = 30) -> str:
     """The text of ``path`` once a process has written it whole (a line ending in a newline)."""
-    deadline = time.monotonic() + deadline_s
-    while not (path.exists() and path.read_text().endswith("\n")):
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
+    wait_for(lambda: path.exists() and path.read_text().endswith("\n"), deadline_s, f"{path} to appear")
     return path.read_text().strip()
 
 
 def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie nobody reaped does not count)."""
+    """Whether ``pid`` runs (a zombie nobody reaped, or a process being torn down, does not count)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except (FileNotFoundError, ProcessLookupError):
         return False
+
+
+def wait_exit(pid: int, timeout: float = 60.0) -> bool:
+    """Whether process ``pid`` (not necessarily our child) exits within ``timeout`` (a
+    pidfd: no polling; a zombie has exited)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        readable, _, _ = select.select([fd], [], [], timeout)
+        return bool(readable)
+    finally:
+        os.close(fd)

@@ -15,7 +15,6 @@ runs a third-party server (fakellm, llama.cpp's) for the length of a fixture.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import threading
 import time
@@ -32,6 +31,10 @@ from rienda_kernel.engine import CancelToken
 from rienda_kernel.engine.errors import Interrupted
 from rienda_kernel.engine.sessions.messages import Message
 from rienda_kernel.engine.providers import ModelRequest, Provider, TextChunk, ToolSpec
+
+from .extensions import WORD_COUNT
+from .homes import write_agent
+from .ports import free_port  # noqa: F401 - bench/bench_startup.py imports it from here
 
 
 def materialize(value: Any) -> Any:
@@ -220,31 +223,16 @@ class Caller:
 
 # -- a home with an agent that counts words ------------------------------------------------------
 
-WORD_COUNT = """module.exports = {
-  description: "Counts words.",
-  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
-};"""
-
 
 def counting_agent(rig: Any, name: str, model: str, hooks: Iterable[str] = ()) -> None:
     """Agent ``name`` on ``model`` with the word-count tool (and ``hooks``), and notes.txt
     (4 words)."""
     rig.write_tool("word-count", WORD_COUNT)
     (rig.workdir / "notes.txt").write_text("one two three four")
-    path = rig.home / "agents" / f"{name}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\ndescription: A test agent.\nmodel: {model}\ntools: [word-count]\n"
-                    f"hooks: [{', '.join(hooks)}]\n---\nBe careful.\n")
+    write_agent(rig.home, name, ["word-count"], hooks, model, description="A test agent.", body="Be careful.")
 
 
 # -- servers started as processes --------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextmanager

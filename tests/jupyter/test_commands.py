@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 
 import pytest
 import yaml
@@ -24,6 +23,8 @@ from rienda_kernel.engine.sessions.store import SessionInfo
 from rienda_kernel.jupyter.completion import complete
 from rienda_kernel.jupyter.session import NotebookSession
 
+from ..helpers.homes import write_agent_file, write_extension
+
 WORD_COUNT = """module.exports = {
   description: "Counts words | fast.",
   parameters: { type: "object", properties: { path: { type: "string" } } },
@@ -39,15 +40,8 @@ TYPO_HOOK = 'module.exports = { afterRn(ctx, e) {} };'
 
 
 def _agent(home, name, model="scripted/script.yaml", description="A test agent.", extra=""):
-    (home / "agents").mkdir(parents=True, exist_ok=True)
-    (home / "agents" / f"{name}.md").write_text(
-        f"---\ndescription: {json.dumps(description)}\nmodel: {model}\n{extra}---\nYou help.\n")
-
-
-def _extension(home, kind, name, source):
-    path = home / kind / name / "index.js"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source))
+    """An agent with no tools or hooks line, its description quoted, and ``extra`` front matter."""
+    write_agent_file(home, name, f"---\ndescription: {json.dumps(description)}\nmodel: {model}\n{extra}---\nYou help.\n")
 
 
 @pytest.fixture(autouse=True)
@@ -61,11 +55,11 @@ def home(tmp_path):
     _agent(home, "pub", description="Publishes | reviews\nsecond line")
     _agent(home, "writer", extra="colour: blue\n")
     (home / "agents" / "broken.md").write_text("no front matter\n")
-    _extension(home, "tools", "word-count", WORD_COUNT)
-    _extension(home, "tools", "read", MY_READ)
-    _extension(home, "tools", "bad", "module.exports = { description: 'no execute' ;")
-    _extension(home, "hooks", "audit", AUDIT)
-    _extension(home, "hooks", "typo", TYPO_HOOK)
+    write_extension(home, "tools", "word-count", WORD_COUNT)
+    write_extension(home, "tools", "read", MY_READ)
+    write_extension(home, "tools", "bad", "module.exports = { description: 'no execute' ;")
+    write_extension(home, "hooks", "audit", AUDIT)
+    write_extension(home, "hooks", "typo", TYPO_HOOK)
     (home / "config.yaml").write_text("default_model: scripted/script.yaml\n")  # the built-in default agent's
     return home
 

@@ -5,7 +5,6 @@ tests/jupyter/kernel.)"""
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import subprocess
@@ -23,6 +22,8 @@ from rienda_kernel.engine.builtins.notebook import PythonNamespace, notebook_too
 from rienda_kernel.engine.testing.replay import replay_session, session_script
 from rienda_kernel.engine.runtime import Rienda
 
+from ...helpers.homes import session_lines, write_agent, write_script
+
 
 class Host:
     def __init__(self, cancel=None):
@@ -33,11 +34,10 @@ def run_python(namespace, code, cancel=None):
     return notebook_tools(namespace)["python"].run(Host(cancel), {"code": code})
 
 
-def write_agent(rig, name, tools, script, hooks=()):
-    (rig.home / "agents").mkdir(parents=True, exist_ok=True)
-    (rig.home / "agents" / f"{name}.md").write_text(
-        f"---\nmodel: scripted/{name}.yaml\ntools: {list(tools)}\nhooks: {list(hooks)}\n---\nExplore.\n")
-    (rig.workdir / f"{name}.yaml").write_text(yaml.safe_dump(script, sort_keys=False))
+def agent_with_script(rig, name, tools, script, hooks=()):
+    """Agent ``name`` on the scripted model reading ``<name>.yaml``, which holds ``script``."""
+    write_agent(rig.home, name, tools, hooks, model=f"scripted/{name}.yaml", description=None, body="Explore.")
+    write_script(rig.workdir, script, f"{name}.yaml")
 
 
 # -- where the code runs, and stopping it ------------------------------------------------------
@@ -149,7 +149,7 @@ def test_a_run_calls_python_through_the_hooks_and_the_ledger_records_the_rewrite
       if (call.name !== "python") return;
       if (/open\\(/.test(call.arguments.code)) return { allow: false, reason: "no files from the agent" };
       return { arguments: { code: call.arguments.code.replace("42", "41") } }; } };""")
-    write_agent(rig, "explorer", ["python"], [
+    agent_with_script(rig, "explorer", ["python"], [
         {"text": "", "tool_calls": [{"name": "python", "arguments": {"code": "answer = 42\nanswer + 1"}},
                                     {"name": "python", "arguments": {"code": "open('x.txt', 'w')"}}]},
         {"text": "Done."},
@@ -160,7 +160,7 @@ def test_a_run_calls_python_through_the_hooks_and_the_ledger_records_the_rewrite
     assert result.reason == "end_turn", result.error
     assert namespace.values["answer"] == 41
     assert not (rig.workdir / "x.txt").exists()
-    lines = [json.loads(line) for line in (rig.home / "sessions" / f"{result.session_id}.jsonl").read_text().splitlines()]
+    lines = session_lines(rig.home, result.session_id)
     tool_texts = [line["text"] for line in lines if line.get("role") == "tool"]
     assert tool_texts[0] == "42" and "no files from the agent" in tool_texts[1]
     effects = [(d["call_id"], d["effect"]) for d in lines if d["type"] == "hook_decision"]
@@ -168,7 +168,7 @@ def test_a_run_calls_python_through_the_hooks_and_the_ledger_records_the_rewrite
 
 
 def test_an_agent_that_declares_python_where_it_does_not_exist_is_told_where_it_does(rig):
-    write_agent(rig, "explorer", ["python"], [{"text": "never"}])
+    agent_with_script(rig, "explorer", ["python"], [{"text": "never"}])
     env = {**os.environ, "RIENDA_HOME": str(rig.home)}
     done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "explorer", "go"],
                           cwd=rig.workdir, env=env, capture_output=True, text=True, timeout=60)
@@ -182,7 +182,7 @@ def test_an_agent_that_declares_python_where_it_does_not_exist_is_told_where_it_
 
 
 def test_replay_reuses_recorded_python_results_or_runs_the_code_again_in_a_fresh_namespace(rig):
-    write_agent(rig, "explorer", ["python"], [
+    agent_with_script(rig, "explorer", ["python"], [
         {"text": "", "tool_calls": [{"name": "python", "arguments": {"code": "rows = [1, 2, 3]\nsum(rows)"}}]},
         {"text": "", "tool_calls": [{"name": "python", "arguments": {"code": "len(rows) + len(notebook_only)"}}]},
         {"text": "Six."},
@@ -206,7 +206,7 @@ def test_replay_reuses_recorded_python_results_or_runs_the_code_again_in_a_fresh
 
 
 def test_what_python_returns_is_capped_like_any_tool_result(rig):
-    write_agent(rig, "explorer", ["python"], [
+    agent_with_script(rig, "explorer", ["python"], [
         {"text": "", "tool_calls": [{"name": "python", "arguments": {"code": "'x' * 1_000_000"}}]},
         {"text": "Long."},
     ])
@@ -220,7 +220,7 @@ def test_what_python_returns_is_capped_like_any_tool_result(rig):
 def test_after_tool_execute_redacts_what_python_returns_and_the_session_becomes_a_script(rig):
     rig.write_hook("no-salaries", """module.exports = { afterToolExecute(ctx, call, result) {
       if (call.name === "python") return { text: result.text.replace(/\\d{5,}/g, "[salary]") }; } };""")
-    write_agent(rig, "explorer", ["python"], [
+    agent_with_script(rig, "explorer", ["python"], [
         {"text": "", "tool_calls": [{"name": "python", "arguments": {"code": "print('Ada earns', 123456)"}}]},
         {"text": "Ada earns a salary."},
     ], hooks=["no-salaries"])
@@ -229,7 +229,7 @@ def test_after_tool_execute_redacts_what_python_returns_and_the_session_becomes_
     result = rienda.conversation("explorer").run("go", NonInteractiveUI())
     [(_, answer)] = result.tool_calls
     assert answer.text == "Ada earns [salary]"
-    lines = [json.loads(line) for line in (rig.home / "sessions" / f"{result.session_id}.jsonl").read_text().splitlines()]
+    lines = session_lines(rig.home, result.session_id)
     assert [line["text"] for line in lines if line.get("role") == "tool"] == ["Ada earns [salary]"]  # as saved
     script = yaml.safe_load(session_script(rienda, result.session_id))
     assert script[0]["tool_calls"][0]["name"] == "python"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,6 +13,8 @@ from rienda_kernel.engine.builtins.standard import BUILTIN_TOOLS, BuiltinTool
 from rienda_kernel.engine.cancel import CancelToken
 from rienda_kernel.engine.errors import Interrupted
 from rienda_kernel.engine.ctx.files import Workspace
+
+from ...helpers.ports import free_port
 
 
 @dataclass
@@ -149,9 +150,7 @@ def test_http_error_status_is_an_error_result(host, base_url):
 
 
 def test_http_network_failure(host):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     text, is_error = run("http", host, url=f"http://127.0.0.1:{port}/")
     assert is_error
     assert text == f"fetch http://127.0.0.1:{port}/ failed: connection refused"

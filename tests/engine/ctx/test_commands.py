@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
-from pathlib import Path
 
 import pytest
 
@@ -14,31 +12,7 @@ from rienda_kernel.engine.cancel import CancelToken
 from rienda_kernel.engine.errors import Interrupted
 from rienda_kernel.engine.ctx.commands import CommandResult, run_command
 
-
-def _alive(pid: int) -> bool:
-    """True if ``pid`` runs; a zombie (dead, waiting to be reaped by init) counts as dead."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    if not Path("/proc").is_dir():
-        return True  # no procfs: trust kill(0)
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state not in ("Z", "X")
-
-
-def _eventually_dead(pid: int, within: float = 2.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
+from ...helpers.processes import alive, wait_exit
 
 
 class Recorder:
@@ -177,7 +151,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
     assert result.stderr.endswith("\n[rienda] command timed out after 300 ms and was killed\n")
     assert "timed out" in recorder.text("stderr")
     assert result.to_js() == {"code": 143, "stdout": result.stdout, "stderr": result.stderr, "timedOut": True}
-    assert _eventually_dead(child), f"background child {child} survived the timeout"
+    assert wait_exit(child, 2.0), f"background child {child} survived the timeout"
 
 
 def test_timeout_escalates_to_sigkill(tmp_path):
@@ -196,7 +170,7 @@ def test_background_process_holding_the_output_is_killed_after_the_shell_exits(t
     assert result.code == 0
     assert not result.timed_out
     assert "background processes kept the command's output open" in result.stderr
-    assert _eventually_dead(child)
+    assert wait_exit(child, 2.0)
 
 
 def test_detached_background_process_is_left_running(tmp_path):
@@ -204,7 +178,7 @@ def test_detached_background_process_is_left_running(tmp_path):
     child = int(result.stdout.split()[0])
     try:
         assert result.stderr == ""
-        assert _alive(child)
+        assert alive(child)
     finally:
         os.kill(child, 9)
 
@@ -219,7 +193,7 @@ def test_cancel_from_another_thread_interrupts_and_kills_the_group(tmp_path):
     token.cancel()
     run.join(30)
     assert isinstance(run.error, Interrupted)
-    assert _eventually_dead(child)
+    assert wait_exit(child, 2.0)
 
 
 def test_cancelled_token_prevents_the_start(tmp_path):
@@ -239,7 +213,7 @@ def test_callback_failure_kills_the_command_and_propagates(tmp_path):
 
     with pytest.raises(RuntimeError, match="front end gone"):
         run_command("sleep 100 & echo $!; wait", cwd=tmp_path, on_output=explode)
-    assert _eventually_dead(pids[0])
+    assert wait_exit(pids[0], 2.0)
 
 
 def test_missing_cwd_names_the_directory(tmp_path):

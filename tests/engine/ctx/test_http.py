@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -15,6 +14,8 @@ from rienda_kernel.engine.cancel import CancelToken
 from rienda_kernel.engine.errors import Interrupted
 from rienda_kernel.engine import http
 from rienda_kernel.engine.ctx.http import FetchError, HttpResponse, fetch
+
+from ...helpers.ports import free_port
 
 
 class Server:
@@ -95,9 +96,7 @@ def server():
 @pytest.fixture
 def closed_port() -> int:
     """A port on 127.0.0.1 where nothing listens."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_port()
 
 
 def test_get_returns_status_headers_and_body(server):

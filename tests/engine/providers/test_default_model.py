@@ -19,11 +19,12 @@ import pytest
 
 from rienda_kernel.engine.providers.choice import ANTHROPIC_MODEL, OPENAI_MODEL, choose_default_model, ollama_models
 
-from . import test_anthropic
-from . import test_ollama
-from . import test_openai
+from ...helpers.ports import free_port
+from ...helpers.vendor_streams import anthropic as anthropic_stream
+from ...helpers.vendor_streams import ollama as ollama_stream
+from ...helpers.vendor_streams import openai as openai_stream
+from ...helpers.vendor_wire import serving
 from ...helpers.vendors import fake_anthropic, fake_ollama, fake_openai
-from ...helpers.vendor_wire import free_port, serving
 
 MODEL_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OLLAMA_HOST",
                    "OLLAMA_API_KEY", "RIENDA_HOME")
@@ -66,7 +67,7 @@ def chosen_line(stderr: str) -> str:
 def test_an_openai_key_chooses_an_openai_model(place):
     home, work = place
     with serving(fake_openai()) as fake:
-        fake.replies.append({"events": test_openai.text_stream("Hello", " there.")})
+        fake.replies.append({"events": openai_stream.text_stream("Hello", " there.")})
         done = rienda_run(home, work, OPENAI_API_KEY="sk-test-0123456789abcdef", OPENAI_BASE_URL=fake.url)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Hello there.\n"
@@ -79,7 +80,7 @@ def test_an_openai_key_chooses_an_openai_model(place):
 def test_an_anthropic_key_chooses_an_anthropic_model_when_there_is_no_openai_key(place):
     home, work = place
     with serving(fake_anthropic()) as fake:
-        fake.replies.append({"events": test_anthropic.text_stream("Hi.")})
+        fake.replies.append({"events": anthropic_stream.text_stream("Hi.")})
         done = rienda_run(home, work, ANTHROPIC_API_KEY="sk-ant-test-0123456789abcdef", ANTHROPIC_BASE_URL=fake.url)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Hi.\n"
@@ -98,7 +99,7 @@ def test_a_local_ollama_server_gives_its_first_model(place):
     ollama.ListResponse.model_validate(TAGS)  # the fixture answers in Ollama's own shape
     with serving(fake_ollama()) as fake:
         fake.gets["/api/tags"] = TAGS
-        fake.replies.append({"events": test_ollama.text_stream("Hello from", " qwen.")})
+        fake.replies.append({"events": ollama_stream.text_stream("Hello from", " qwen.")})
         done = rienda_run(home, work, OLLAMA_HOST=fake.url)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Hello from qwen.\n"
@@ -110,7 +111,7 @@ def test_default_model_in_config_wins_over_any_key(place):
     home, work = place
     (home / "config.yaml").write_text("default_model: ollama/llama3.2:latest\n")
     with serving(fake_ollama()) as fake:
-        fake.replies.append({"events": test_ollama.text_stream("Configured.")})
+        fake.replies.append({"events": ollama_stream.text_stream("Configured.")})
         done = rienda_run(home, work, OLLAMA_HOST=fake.url, OPENAI_API_KEY="sk-test-0123456789abcdef")
     assert done.returncode == 0, done.stderr
     assert fake.requests[0]["model"] == "llama3.2:latest"

@@ -16,11 +16,12 @@ from rienda_kernel.engine.errors import ConfigError
 from rienda_kernel.engine.providers import provider_for
 from rienda_kernel.engine.runtime import Rienda
 
-from .test_anthropic import text_stream as anthropic_text
-from .test_ollama import done, part
-from .test_openai import text_stream as openai_text
+from ...helpers.ports import free_port
+from ...helpers.vendor_streams.anthropic import text_stream as anthropic_text
+from ...helpers.vendor_streams.ollama import done, part
+from ...helpers.vendor_streams.openai import text_stream as openai_text
+from ...helpers.vendor_wire import serving
 from ...helpers.vendors import fake_anthropic, fake_ollama, fake_openai
-from ...helpers.vendor_wire import free_port, serving
 
 
 @pytest.fixture

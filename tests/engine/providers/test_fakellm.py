@@ -24,7 +24,8 @@ from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.runtime import Rienda
 
 from ...helpers.vendors import fake_anthropic, fake_openai
-from ...helpers.vendor_wire import counting_agent, free_port, server_process
+from ...helpers.ports import free_port
+from ...helpers.vendor_wire import counting_agent, server_process
 
 RULES = """\
 version: 1

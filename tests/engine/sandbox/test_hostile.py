@@ -16,8 +16,7 @@ import pytest
 
 from rienda_kernel.engine import Diagnostic, HookDecision, Log, ToolResult
 
-from ..test_hooks import go, hook
-from ..test_tools import returning
+from ...helpers.extensions import go, hook, returning
 
 UNREADABLE = {
     "proxy-get-throws": "new Proxy({}, { get() { throw new Error('no reading me'); } })",

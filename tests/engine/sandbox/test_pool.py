@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
-import time
 
 import pytest
 
 from rienda_kernel.engine import CancelToken, HookDecision, Interrupted, Log, NonInteractiveUI, Rienda, Sandbox
 from rienda_kernel.engine.errors import SandboxError
 
-from ..test_tools import returning
+from ...helpers.extensions import returning
+from ...helpers.processes import alive, wait_exit, wait_for
 
 MB = 1024 * 1024
 LIMIT = 64 * MB
@@ -34,38 +33,6 @@ def own_sandbox():
     sandbox = Sandbox(memory_limit=LIMIT, stop_grace=0.5)
     yield sandbox
     sandbox.close()
-
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "the condition"):
-    """Poll ``predicate`` until it returns something truthy (a deadline, not a delay)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def wait_exit(pid: int, timeout: float = 60.0) -> bool:
-    """Whether process ``pid`` (not necessarily our child) exits within ``timeout``."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        readable, _, _ = select.select([fd], [], [], timeout)
-        return bool(readable)
-    finally:
-        os.close(fd)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(") ", 1)[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def call(sandbox: Sandbox, source: str, host=None, cancel: CancelToken | None = None):

@@ -9,7 +9,7 @@ from rienda_kernel.engine.errors import ConfigError
 from rienda_kernel.engine.testing.expectations import load_expectations
 from rienda_kernel.engine.testing.replay import replay_session
 
-from .test_replay import setup
+from ...helpers.recorded_session import record_session
 
 
 @pytest.mark.parametrize("text, message", [
@@ -51,7 +51,7 @@ def test_matchers_select_by_id_tool_and_argument_patterns(tmp_path):
 
 
 def test_replay_of_a_home_session_honours_the_file_beside_it(rig):
-    rienda, result = setup(rig)  # recorded with no hooks
+    rienda, result = record_session(rig)  # recorded with no hooks
     sidecar = rig.home / "sessions" / f"{result.session_id}.expect.yaml"
     sidecar.write_text("calls:\n  - match: {arguments: {text: 'rm -rf'}}\n    refused: deny-rm\n    reason: no rm\n")
     report = replay_session(rienda, result.session_id, hooks=["deny-rm"])
@@ -64,7 +64,7 @@ def test_replay_of_a_home_session_honours_the_file_beside_it(rig):
 
 
 def test_a_refusal_by_another_hook_or_for_another_reason_is_reported(rig):
-    rienda, result = setup(rig)
+    rienda, result = record_session(rig)
     sidecar = rig.home / "sessions" / f"{result.session_id}.expect.yaml"
     sidecar.write_text("calls:\n  - match: {id: call_1_2}\n    refused: guard\n")
     assert replay_session(rienda, result.session_id, hooks=["deny-rm"]).calls[1].differences == [

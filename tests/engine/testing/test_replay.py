@@ -8,53 +8,19 @@ import os
 import subprocess
 import sys
 
-import yaml
-
 from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.testing.replay import replay_session, session_script
-from rienda_kernel.engine.runtime import Rienda
 
-ECHO = """module.exports = { description: "Echoes.", parameters: { type: "object",
-  properties: { url: { type: "string" }, text: { type: "string" } } },
-  execute: (ctx, a) => "got " + JSON.stringify(a) };"""
-
-SCRIPT = [
-    {"text": "Working.", "tool_calls": [
-        {"name": "echo", "arguments": {"url": "http://example.org", "text": "hi"}},
-        {"name": "echo", "arguments": {"text": "rm -rf /"}}]},
-    {"text": "Card 4111111111111111 done."},
-]
-
-
-def setup(rig, hooks=()):
-    rig.write_tool("echo", ECHO)
-    rig.write_hook("https", """module.exports = { beforeToolExecute(ctx, call) {
-      if (!call.arguments.url) return;
-      return { arguments: { ...call.arguments, url: call.arguments.url.replace("http://", "https://") } }; } };""")
-    rig.write_hook("tag", """module.exports = { beforeToolExecute(ctx, call) {
-      return { arguments: { ...call.arguments, text: (call.arguments.text || "") + " [tagged]" } }; } };""")
-    rig.write_hook("deny-rm", """module.exports = { beforeToolExecute(ctx, call) {
-      if (/rm -rf/.test(call.arguments.text || "")) return { allow: false, reason: "no rm -rf" }; } };""")
-    rig.write_hook("upper", 'module.exports = { afterToolExecute: (ctx, c, r) => ({ text: r.text.toUpperCase() }) };')
-    rig.write_hook("redact", 'module.exports = { afterModelResponse: (ctx, r) => ({ text: r.text.replace(/\\b\\d{16}\\b/g, "[card]") }) };')
-    rig.write_hook("broken", 'module.exports = { beforeToolExecute() { throw new Error("broken hook"); } };')
-    agent = rig.home / "agents" / "worker.md"
-    agent.parent.mkdir(parents=True, exist_ok=True)
-    agent.write_text(f"---\nmodel: scripted/script.yaml\ntools: [echo]\nhooks: {list(hooks)}\n---\nWork.\n")
-    (rig.workdir / "script.yaml").write_text(yaml.safe_dump(SCRIPT, sort_keys=False))
-    rienda = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
-    result = rienda.conversation("worker").run("go", NonInteractiveUI())
-    assert result.reason == "end_turn", result.error
-    return rienda, result
+from ...helpers.homes import session_lines
+from ...helpers.recorded_session import record_session
 
 
 def records(rig, session_id, kind):
-    lines = (rig.home / "sessions" / f"{session_id}.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines if json.loads(line)["type"] == kind]
+    return [line for line in session_lines(rig.home, session_id) if line["type"] == kind]
 
 
 def test_the_ledger_saves_refusals_chained_rewrites_and_throws(rig):
-    _, result = setup(rig, hooks=("broken", "https", "tag", "deny-rm"))
+    _, result = record_session(rig, hooks=("broken", "https", "tag", "deny-rm"))
     decisions = records(rig, result.session_id, "hook_decision")
     first = [(d["hook"], d["effect"]) for d in decisions if d["call_id"] == "call_1_1"]
     second = [(d["hook"], d["effect"]) for d in decisions if d["call_id"] == "call_1_2"]
@@ -70,14 +36,14 @@ def test_the_ledger_saves_refusals_chained_rewrites_and_throws(rig):
 
 
 def test_replay_with_the_same_chain_finds_no_difference(rig):
-    rienda, result = setup(rig, hooks=("https",))
+    rienda, result = record_session(rig, hooks=("https",))
     report = replay_session(rienda, result.session_id)
     assert not report.changed
     assert report.lines()[-1] == "no differences"
 
 
 def test_replay_detects_a_changed_hook_decision(rig):
-    rienda, result = setup(rig)  # recorded with no hooks
+    rienda, result = record_session(rig)  # recorded with no hooks
     report = replay_session(rienda, result.session_id, hooks=["deny-rm", "https", "upper", "redact"])
     assert report.changed
     first, second = report.calls
@@ -91,20 +57,20 @@ def test_replay_detects_a_changed_hook_decision(rig):
 
 
 def test_replay_can_run_the_tools_again(rig):
-    rienda, result = setup(rig)
+    rienda, result = record_session(rig)
     report = replay_session(rienda, result.session_id, hooks=["https"], run_tools=True)
     assert report.calls[0].now_result.text == 'got {"url":"https://example.org","text":"hi"}'
     assert "result now different" in report.calls[0].differences[1]
 
 
 def test_a_call_no_longer_refused_is_reported(rig):
-    rienda, result = setup(rig, hooks=("deny-rm",))
+    rienda, result = record_session(rig, hooks=("deny-rm",))
     report = replay_session(rienda, result.session_id, hooks=[])
     assert report.calls[1].differences == ["no longer refused (was refused by hook deny-rm)"]
 
 
 def test_a_session_becomes_a_scripted_model_that_reproduces_the_run(rig):
-    rienda, result = setup(rig, hooks=("tag",))
+    rienda, result = record_session(rig, hooks=("tag",))
     (rig.workdir / "from-session.yaml").write_text(session_script(rienda, result.session_id))
     (rig.home / "agents" / "again.md").write_text("---\nmodel: scripted/from-session.yaml\ntools: [echo]\nhooks: [tag]\n---\n")
     again = rienda.conversation("again").run("go", NonInteractiveUI())
@@ -113,7 +79,7 @@ def test_a_session_becomes_a_scripted_model_that_reproduces_the_run(rig):
 
 
 def test_rienda_replay_command_exit_codes(rig):
-    setup(rig)
+    record_session(rig)
     env = {**os.environ, "RIENDA_HOME": str(rig.home)}
 
     def replay(*args):

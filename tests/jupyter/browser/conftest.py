@@ -15,7 +15,6 @@ import importlib.util
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from ...helpers.ports import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -56,19 +57,13 @@ def require_browser_deps() -> None:
         pytest.skip(reason)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class LabServer:
     """``jupyter lab`` as a subprocess serving ``root``."""
 
     def __init__(self, root: Path, scratch: Path, env: dict[str, str]) -> None:
         self.root = root
         self.token = secrets.token_hex(16)
-        self.port = _free_port()
+        self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = scratch / "jupyterlab.log"
         dirs = {name: scratch / name for name in ("config", "data", "runtime")}

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
 import time
 
 import pytest
-import yaml
 
 from rienda_kernel.jupyter.install import install
+
+from ...helpers.extensions import CAREFUL
+from ...helpers.homes import write_agent, write_extension, write_script
 
 pytestmark = pytest.mark.browser
 
@@ -56,13 +57,10 @@ def workspace(tmp_path):
     """RIENDA_HOME with the publish tool and an agent; a workdir with the script and the two
     notebooks; the kernelspec in a temporary prefix. Returns (workdir, server environment)."""
     home, work = tmp_path / "home", tmp_path / "work"
-    (home / "tools" / "publish").mkdir(parents=True)
-    (home / "tools" / "publish" / "index.js").write_text(textwrap.dedent(PUBLISH))
-    (home / "agents").mkdir()
-    (home / "agents" / "publisher.md").write_text(
-        "---\ndescription: Publishes branches.\nmodel: scripted/script.yaml\ntools: [publish]\n---\nBe brief.\n")
+    write_extension(home, "tools", "publish", PUBLISH)
+    write_agent(home, "publisher", tools=["publish"], description="Publishes branches.")
     work.mkdir()
-    (work / "script.yaml").write_text(yaml.safe_dump(SCRIPT, sort_keys=False))
+    write_script(work, SCRIPT)
     write_notebook(work / RIENDA_NOTEBOOK, ["%rienda use publisher", "Publish the branch"], RIENDA_KERNEL)
     write_notebook(work / PYTHON_NOTEBOOK, ["%load_ext rienda_kernel\n%rienda use publisher",
                                             "r = %rienda ask Publish the branch", "r.tool_calls[0].text"],
@@ -226,19 +224,14 @@ def test_the_agent_in_a_python_notebook_asks_with_buttons_before_its_code_writes
     after Allow the code runs in the notebook's own namespace, printing into the cell."""
     from playwright.sync_api import expect
 
-    from tests.jupyter.magics.test_notebook_agent import CAREFUL
-
     home, work = tmp_path / "nb-home", tmp_path / "nb-work"
-    (home / "hooks" / "careful").mkdir(parents=True)
-    (home / "hooks" / "careful" / "index.js").write_text(CAREFUL)
-    (home / "agents").mkdir()
-    (home / "agents" / "analyst.md").write_text(
-        "---\ndescription: Explores.\nmodel: scripted/script.yaml\ntools: [python]\nhooks: [careful]\n---\nExplore.\n")
+    write_extension(home, "hooks", "careful", CAREFUL)
+    write_agent(home, "analyst", tools=["python"], hooks=["careful"], description="Explores.", body="Explore.")
     work.mkdir()
     code = "total = sum(sales)\nopen('total.txt', 'w').write(str(total))\nprint('saved', total)"
-    (work / "script.yaml").write_text(yaml.safe_dump([
+    write_script(work, [
         {"text": "I will save the total.", "tool_calls": [{"name": "python", "arguments": {"code": code}}]},
-        {"text": "Saved **12**."}], sort_keys=False))
+        {"text": "Saved **12**."}])
     write_notebook(work / "agent.ipynb", ["%load_ext rienda_kernel\n%rienda use analyst\nsales = [3, 4, 5]",
                                           "r = %rienda ask Save the total.", "total, open('total.txt').read()"],
                    PYTHON_KERNEL)

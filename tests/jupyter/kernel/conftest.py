@@ -14,6 +14,7 @@ import pytest
 from rienda_kernel.jupyter.install import install
 
 from ...helpers.frontend import Frontend, JupyterLab
+from ...helpers.homes import scripted_home
 
 
 @pytest.fixture(scope="session")
@@ -32,11 +33,7 @@ def kernelspec_path(tmp_path_factory):
 
 @pytest.fixture
 def home(tmp_path):
-    home, work = tmp_path / "home", tmp_path / "work"
-    (home / "agents").mkdir(parents=True)
-    (home / "config.yaml").write_text("default_model: scripted/script.yaml\n")  # the built-in default agent's
-    work.mkdir()
-    return home, work
+    return scripted_home(tmp_path)
 
 
 @pytest.fixture

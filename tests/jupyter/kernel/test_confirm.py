@@ -11,8 +11,8 @@ import pytest
 
 from rienda_kernel.jupyter.confirm import VIEW_WAIT
 
+from ...helpers.extensions import PUBLISH
 from ...helpers.frontend import (
-    PUBLISH,
     BackgroundTab,
     WIDGET_VIEW,
     Console,
@@ -23,10 +23,8 @@ from ...helpers.frontend import (
     streams,
     texts,
     widget_displays,
-    write_agent,
-    write_extension,
-    write_script,
 )
+from ...helpers.homes import write_agent, write_extension, write_script
 
 
 CALL = {"text": "Calling.", "tool_calls": [{"name": "publish", "arguments": {}}]}

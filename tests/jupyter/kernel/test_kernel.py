@@ -6,12 +6,10 @@ import json
 
 import pytest
 
-from ...helpers.frontend import SLOW, Console, streams, texts, write_agent, write_extension, write_script
+from ...helpers.extensions import SLOW
+from ...helpers.frontend import Console, streams, texts
+from ...helpers.homes import call_script, write_agent, write_extension, write_script
 from ...helpers.processes import alive, wait_for_file
-
-
-def call_script(tool: str, then: str = "Finished.") -> list:
-    return [{"text": "Calling.", "tool_calls": [{"name": tool, "arguments": {}}]}, {"text": then}]
 
 
 def displays(messages, kind: str) -> list[dict]:

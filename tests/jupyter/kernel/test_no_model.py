@@ -7,7 +7,7 @@ through jupyter_client, with no key set and nothing listening at the Ollama host
 from __future__ import annotations
 
 from ...helpers.frontend import Frontend
-from ...helpers.vendor_wire import free_port
+from ...helpers.ports import free_port
 
 NO_MODEL = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OLLAMA_HOST": f"127.0.0.1:{free_port()}"}
 WAYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ollama serve", "default_model:", "providers:")

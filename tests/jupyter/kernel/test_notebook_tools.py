@@ -3,27 +3,22 @@ cell, code on the main thread that an interrupt stops (a real kernel, jupyter_cl
 
 from __future__ import annotations
 
-import json
 
-from ...helpers.frontend import streams, write_agent, write_script
-
-
-def python(code):
-    return {"name": "python", "arguments": {"code": code}}
+from ...helpers.frontend import streams
+from ...helpers.homes import only_session_lines, python_call, write_agent, write_script
 
 
 def tool_texts(home):
-    [session] = (home / "sessions").glob("*.jsonl")
-    return [record["text"] for record in map(json.loads, session.read_text().splitlines()) if record.get("role") == "tool"]
+    return [record["text"] for record in only_session_lines(home) if record.get("role") == "tool"]
 
 
 def test_the_agents_variables_last_from_cell_to_cell(frontend_factory, home):
     agent_home, work = home
     write_agent(agent_home, "analyst", tools=["python", "variables"])
     write_script(work, [
-        {"text": "", "tool_calls": [python("import threading\nrows = [2, 3]\nprint(threading.current_thread().name)")]},
+        {"text": "", "tool_calls": [python_call("import threading\nrows = [2, 3]\nprint(threading.current_thread().name)")]},
         {"text": "Made rows."},
-        {"text": "", "tool_calls": [{"name": "variables", "arguments": {}}, python("sum(rows)")]},
+        {"text": "", "tool_calls": [{"name": "variables", "arguments": {}}, python_call("sum(rows)")]},
         {"text": "Five."},
     ])
     fe = frontend_factory()
@@ -39,9 +34,9 @@ def test_interrupt_stops_a_loop_in_the_code_and_the_kernel_goes_on(frontend_fact
     agent_home, work = home
     write_agent(agent_home, "analyst", tools=["python"])
     write_script(work, [
-        {"text": "", "tool_calls": [python("spins = 0\nwhile True:\n    spins += 1\n"
+        {"text": "", "tool_calls": [python_call("spins = 0\nwhile True:\n    spins += 1\n"
                                            "    if spins == 1000:\n        print('looping', flush=True)")]},
-        {"text": "", "tool_calls": [python("spins")]},  # the next turn (the interrupted one asked no more)
+        {"text": "", "tool_calls": [python_call("spins")]},  # the next turn (the interrupted one asked no more)
         {"text": "Counted."},
     ])
     fe = frontend_factory()

@@ -3,11 +3,11 @@ cell's output, and an interrupt that stops a hook while the kernel goes on."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from ...helpers.frontend import Frontend, streams, texts, write_extension
+from ...helpers.frontend import Frontend, streams, texts
+from ...helpers.homes import write_extension
+from ...helpers.processes import wait_for
 
 SPIN = """module.exports = { beforeToolExecute(ctx) { ctx.file.write("started", "yes"); while (true) {} } };"""
 
@@ -38,10 +38,7 @@ def test_an_interrupt_stops_the_hook_and_the_kernel_goes_on(kernel):
     home, work, fe = kernel
     write_extension(home, "hooks", "spin", SPIN)
     msg_id = fe.submit('%rienda hook spin beforeToolExecute {"name": "shell"}')
-    deadline = time.monotonic() + 60
-    while not (work / "started").exists():  # the hook is in its loop once it wrote this
-        assert time.monotonic() < deadline, "the hook never started"
-        time.sleep(0.05)
+    wait_for(lambda: (work / "started").exists(), 60, "the hook to start")  # it is in its loop once it wrote this
     fe.km.interrupt_kernel()
     messages = fe.collect(msg_id, timeout=30)
     assert "spin.beforeToolExecute was interrupted" in streams(messages)

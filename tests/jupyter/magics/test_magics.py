@@ -10,69 +10,20 @@ import textwrap
 
 import pytest
 
+from ...helpers.extensions import PUBLISH, SLOW, WORD_COUNT
 from ...helpers.frontend import (
-    PUBLISH,
-    SLOW,
     WIDGET_VIEW,
     Console,
     JupyterLab,
     VSCode,
     buttons,
+    outputs,
     records,
     streams,
     texts,
-    write_agent,
-    write_extension,
-    write_script,
+    value_of,
 )
-
-
-WORD_COUNT = """
-module.exports = {
-  description: "Counts words.",
-  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-  execute: function (ctx, args) { return String(ctx.file.read(args.path).trim().split(/\\s+/).length); },
-};
-"""
-
-
-def call(tool, arguments=None, then="Finished."):
-    return [{"text": "Calling.", "tool_calls": [{"name": tool, "arguments": arguments or {}}]}, {"text": then}]
-
-
-@pytest.fixture
-def python_kernel(tmp_path):
-    """``start(kind)``: a python3 kernel with a front end of that kind connected *before*
-    ``%load_ext rienda_kernel`` (JupyterLab's widget control comm is refused then)."""
-    home, work = tmp_path / "home", tmp_path / "work"
-    (home / "agents").mkdir(parents=True)
-    (home / "config.yaml").write_text("default_model: scripted/script.yaml\n")  # the built-in default agent's
-    work.mkdir()
-    started = []
-
-    def start(kind=JupyterLab, **env):
-        env = {"IPYTHONDIR": str(tmp_path / "ipython"), **env}
-        frontend = kind(home, work, env, kernel_name="python3")
-        started.append(frontend)
-        reply, messages = frontend.run("%load_ext rienda_kernel")
-        assert reply["status"] == "ok", reply
-        frontend.load_messages = messages
-        return frontend
-
-    yield home, work, start
-    for frontend in started:
-        frontend.close()
-
-
-def outputs(frontend, code, **kwargs):
-    reply, messages = frontend.run(code, **kwargs)
-    assert reply["status"] == "ok", reply
-    return messages
-
-
-def value_of(frontend, expression):
-    messages = outputs(frontend, f"print(repr({expression}))")
-    return eval(streams(messages))  # the kernel printed a Python literal
+from ...helpers.homes import call_script, write_agent, write_extension, write_script
 
 
 def test_a_prompt_with_variables_and_the_result_object(python_kernel):
@@ -80,7 +31,7 @@ def test_a_prompt_with_variables_and_the_result_object(python_kernel):
     write_extension(home, "tools", "word-count", WORD_COUNT)
     write_agent(home, "counter", tools=["word-count"])
     (work / "notes.txt").write_text("one two three")
-    write_script(work, call("word-count", {"path": "notes.txt"}, then="It has 3 words."))
+    write_script(work, call_script("word-count", {"path": "notes.txt"}, then="It has 3 words."))
     fe = start()
     outputs(fe, "%rienda use counter")
     outputs(fe, "name = 'notes.txt'")
@@ -166,7 +117,7 @@ def test_confirm_shows_buttons_after_load_ext_and_a_click_answers_while_the_magi
     home, work, start = python_kernel
     write_extension(home, "tools", "publish", PUBLISH)
     write_agent(home, "pub", tools=["publish"])
-    write_script(work, call("publish"))
+    write_script(work, call_script("publish"))
     fe = start(kind)
     if kind is JupyterLab:
         assert fe.widgets.control is None  # the page connected before %load_ext: the control comm was refused
@@ -188,7 +139,7 @@ def test_jupyter_console_gets_the_y_n_prompt_in_a_python_kernel(python_kernel):
     home, work, start = python_kernel
     write_extension(home, "tools", "publish", PUBLISH)
     write_agent(home, "pub", tools=["publish"])
-    write_script(work, call("publish"))
+    write_script(work, call_script("publish"))
     fe = start(Console)
     outputs(fe, "%rienda use pub")
     msg_id = fe.submit("r = %rienda ask publish", allow_stdin=True)
@@ -221,7 +172,7 @@ def test_live_log_lines_arrive_before_the_cell_finishes(python_kernel):
     home, work, start = python_kernel
     write_extension(home, "tools", "slow", SLOW)
     write_agent(home, "waiter", tools=["slow"])
-    write_script(work, call("slow"))
+    write_script(work, call_script("slow"))
     fe = start()
     outputs(fe, "%rienda use waiter")
     msg_id = fe.submit("%rienda ask go")
@@ -237,7 +188,7 @@ def test_interrupt_during_a_tool_stops_the_turn_and_the_kernel_goes_on(python_ke
     write_extension(home, "tools", "slow", SLOW)
     write_extension(home, "hooks", "audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };')
     write_agent(home, "waiter", tools=["slow"], hooks=["audit"])
-    write_script(work, call("slow"))
+    write_script(work, call_script("slow"))
     fe = start()
     outputs(fe, "%rienda use waiter")
     msg_id = fe.submit("%rienda ask go")
@@ -300,7 +251,7 @@ def test_terminal_ipython_confirms_on_stdin(tmp_path):
     work.mkdir()
     write_extension(home, "tools", "publish", PUBLISH)
     write_agent(home, "pub", tools=["publish"])
-    write_script(work, call("publish"))
+    write_script(work, call_script("publish"))
     program = textwrap.dedent("""
         from IPython.testing.globalipapp import start_ipython
         ip = start_ipython()

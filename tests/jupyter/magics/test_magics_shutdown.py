@@ -4,7 +4,6 @@ its run_end (a real ipykernel through jupyter_client)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -12,9 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ...helpers.frontend import write_agent, write_extension, write_script
+from ...helpers.homes import only_session_lines, write_agent, write_extension, write_script
 from ...helpers.processes import alive, wait_for_file
-from .test_magics import python_kernel  # noqa: F401 - a fixture
 
 SLEEPER = ('module.exports = { description: "s", parameters: { type: "object" }, execute(ctx) { ctx.log("sleeping");'
            ' ctx.system.exec("echo $$ > child.pid; exec sleep 60"); return "woke"; } };')
@@ -33,17 +31,12 @@ def start_sleeping(python_kernel):
     return home, fe, int(wait_for_file(work / "child.pid"))
 
 
-def ended_session(home):
-    [session] = (home / "sessions").glob("*.jsonl")
-    return [json.loads(line) for line in session.read_text().splitlines()]
-
-
 def test_jupyters_shutdown_during_a_turn_ends_it_and_closes_the_session(python_kernel):
     home, fe, child = start_sleeping(python_kernel)
     fe.disconnect()
     fe.km.shutdown_kernel(now=False)  # what Jupyter does: an interrupt, then a shutdown request
     assert not alive(child)
-    records = ended_session(home)
+    records = only_session_lines(home)
     assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"
 
 
@@ -66,7 +59,7 @@ def test_sigterm_during_a_turn_ends_it_and_closes_the_session(python_kernel):
         raise AssertionError(f"the kernel did not end: signals {before} -> {signal_state(pid)}; child alive: "
                              f"{alive(child)}; session: {sessions}") from None
     assert not alive(child)
-    records = ended_session(home)
+    records = only_session_lines(home)
     assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"
 
 
@@ -92,5 +85,5 @@ def test_sigterm_in_a_terminal_ipython_turn_ends_it_and_closes_the_session(tmp_p
     stdout, _ = process.communicate(timeout=30)
     assert process.returncode == -signal.SIGTERM and "should have ended" not in stdout
     assert not alive(child)
-    records = ended_session(home)
+    records = only_session_lines(home)
     assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"

@@ -4,35 +4,14 @@ jupyter_client, with ``%load_ext rienda_kernel``)."""
 
 from __future__ import annotations
 
-import json
-
-from ...helpers.frontend import streams, texts, write_agent, write_extension, write_script
-from .test_magics import outputs, python_kernel, value_of  # noqa: F401 - python_kernel is a fixture
-
-# Asks before code that writes files, deletes or runs a shell; lets read-only inspection through.
-CAREFUL = r"""
-const RISKY = [/\bopen\([^)]*['"][wax]/, /\.to_(csv|parquet|excel|json)\(/, /\bos\.(remove|unlink|rmdir|system)\b/,
-               /\bshutil\.rmtree\b/, /\bsubprocess\b/, /^\s*!/m, /\bwrite_text\(/];
-module.exports = {
-  beforeToolExecute(ctx, call) {
-    if (call.name !== "python") return;
-    const risky = RISKY.find((pattern) => pattern.test(call.arguments.code));
-    if (!risky) return;
-    if (!ctx.confirm({ title: "Run this code?", body: call.arguments.code })) {
-      return { allow: false, reason: "the code writes, deletes or runs a shell, and it was not allowed" };
-    }
-  },
-};
-"""
+from ...helpers.extensions import CAREFUL
+from ...helpers.frontend import outputs, streams, texts, value_of
+from ...helpers.homes import python_call, session_lines, write_agent, write_extension, write_script
 
 
-def python(code):
-    return {"name": "python", "arguments": {"code": code}}
-
-
-def session_lines(home, fe):
-    session_id = value_of(fe, "r.session_id")
-    return [json.loads(line) for line in (home / "sessions" / f"{session_id}.jsonl").read_text().splitlines()]
+def session_lines_of_r(home, fe):
+    """The records of the session of the kernel's result ``r``."""
+    return session_lines(home, value_of(fe, "r.session_id"))
 
 
 def test_python_runs_in_the_users_namespace_and_returns_what_a_person_would_have_seen(python_kernel):
@@ -40,8 +19,8 @@ def test_python_runs_in_the_users_namespace_and_returns_what_a_person_would_have
     write_agent(home, "analyst", tools=["python", "variables"])
     write_script(work, [
         {"text": "", "tool_calls": [{"name": "variables", "arguments": {}}]},
-        {"text": "", "tool_calls": [python("print('summing')\ntotal = sum(sales)\ntotal")]},
-        {"text": "", "tool_calls": [python("def ratio(d):\n    return d['north'] / d['south']\nratio({'north': 1})")]},
+        {"text": "", "tool_calls": [python_call("print('summing')\ntotal = sum(sales)\ntotal")]},
+        {"text": "", "tool_calls": [python_call("def ratio(d):\n    return d['north'] / d['south']\nratio({'north': 1})")]},
         {"text": "The total is 12."},
     ])
     fe = start()
@@ -79,7 +58,7 @@ def test_variables_describes_one_variable_in_full_and_summarizes_large_ones(pyth
 def test_interrupt_stops_a_loop_in_the_code_and_the_kernel_goes_on(python_kernel):
     home, work, start = python_kernel
     write_agent(home, "analyst", tools=["python"])
-    write_script(work, [{"text": "", "tool_calls": [python("spins = 0\nwhile True:\n    spins += 1\n"
+    write_script(work, [{"text": "", "tool_calls": [python_call("spins = 0\nwhile True:\n    spins += 1\n"
                                                             "    if spins == 1000:\n        print('looping', flush=True)")]},
                         {"text": "never"}])
     fe = start()
@@ -105,8 +84,8 @@ def test_hooks_refuse_and_rewrite_code_and_the_ledger_shows_who_decided(python_k
     } };""")
     write_agent(home, "analyst", tools=["python"], hooks=["careful", "rounding"])
     write_script(work, [
-        {"text": "", "tool_calls": [python("mean = sum(sales) / len(sales)\nmean"),
-                                    python("open('report.txt', 'w').write(str(mean))")]},
+        {"text": "", "tool_calls": [python_call("mean = sum(sales) / len(sales)\nmean"),
+                                    python_call("open('report.txt', 'w').write(str(mean))")]},
         {"text": "Done."},
     ])
     fe = start()
@@ -117,7 +96,7 @@ def test_hooks_refuse_and_rewrite_code_and_the_ledger_shows_who_decided(python_k
     assert calls[0][1:] == ("2.3", False)  # the rewritten code ran
     assert calls[1][2] and "it was not allowed" in calls[1][1]
     assert not (work / "report.txt").exists()
-    decisions = [(d["call_id"], d["hook"], d["effect"]) for d in session_lines(home, fe) if d["type"] == "hook_decision"]
+    decisions = [(d["call_id"], d["hook"], d["effect"]) for d in session_lines_of_r(home, fe) if d["type"] == "hook_decision"]
     assert decisions == [("call_1_1", "careful", "none"), ("call_1_1", "rounding", "rewrote"),
                          ("call_1_2", "careful", "refused")]  # the first refusal ends the chain
 
@@ -140,7 +119,7 @@ def test_ask_error_adds_the_last_cells_exception_and_its_lines(python_kernel):
 def test_a_turn_cannot_be_started_from_the_python_tools_code(python_kernel):
     home, work, start = python_kernel
     write_agent(home, "analyst", tools=["python"])
-    write_script(work, [{"text": "", "tool_calls": [python("get_ipython().run_line_magic('rienda', 'ask again')")]},
+    write_script(work, [{"text": "", "tool_calls": [python_call("get_ipython().run_line_magic('rienda', 'ask again')")]},
                         {"text": "Done."}])
     fe = start()
     outputs(fe, "%rienda use analyst")
@@ -153,7 +132,7 @@ def test_the_result_object_holds_no_secret(python_kernel):
     home, work, start = python_kernel
     write_agent(home, "analyst", tools=["shell", "python"])
     write_script(work, [{"text": "", "tool_calls": [{"name": "shell", "arguments": {"command": "echo $DEMO_API_KEY"}},
-                                                    python("import os\nos.environ['DEMO_API_KEY']")]},
+                                                    python_call("import os\nos.environ['DEMO_API_KEY']")]},
                         {"text": "The key is sk-demo-0123456789abcdef."}])
     fe = start(DEMO_API_KEY="sk-demo-0123456789abcdef")
     outputs(fe, "%rienda use analyst")
@@ -167,7 +146,7 @@ def test_the_result_object_holds_no_secret(python_kernel):
 def test_a_rich_value_is_displayed_in_the_cell_as_the_code_runs(python_kernel):
     home, work, start = python_kernel
     write_agent(home, "analyst", tools=["python"])
-    write_script(work, [{"text": "", "tool_calls": [python(
+    write_script(work, [{"text": "", "tool_calls": [python_call(
         "class Table:\n    def _repr_html_(self):\n        return '<table><tr><td>rich</td></tr></table>'\n"
         "    def __repr__(self):\n        return 'Table()'\nTable()")]}, {"text": "Shown."}])
     fe = start()

@@ -1,0 +1,17 @@
+"""The ``rienda`` command as a real process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def rienda(home: Path, cwd: Path | None, *args: str, **kwargs: Any) -> subprocess.CompletedProcess:
+    """``rienda *args`` with RIENDA_HOME=``home`` in ``cwd``, its output captured as text,
+    within 60 s; ``kwargs`` go to :func:`subprocess.run` (``input=``...)."""
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60, **kwargs)
