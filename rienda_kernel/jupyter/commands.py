@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine import BuiltinTool, NonInteractiveUI, RiendaError
+from ..engine import NonInteractiveUI, RiendaError
 from .session import CONFIRM_POLICIES, NotebookSession
-from .tables import count, escape, listing, mark
+from .tables import count, escape, listing, mark, tool_rows
 
 __all__ = ["PREFIX", "SUBCOMMANDS", "CommandError", "CommandOutput", "Subcommand", "after_prefix", "agent_names",
            "ask_prompt", "command_names", "help_output", "help_text", "is_command", "model_names", "run_command",
@@ -227,12 +227,10 @@ def _agents(session: NotebookSession, args: list[str]) -> CommandOutput:
 
 
 def _tools(session: NotebookSession, args: list[str]) -> CommandOutput:
-    catalog = session.rienda.catalog()
-    tools = [catalog.tools[name] for name in sorted(catalog.tools)]
+    catalog = session.rienda.catalog(mcp_servers=True)
+    tools, rows = tool_rows(catalog, lambda path: _in_home(session, path))
     heading = f"{count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
-    rows = [(tool.name, tool.description, "built-in" if isinstance(tool, BuiltinTool) else _in_home(session, tool.path),
-             "shadows the built-in" if tool.name in catalog.shadowed else "") for tool in tools]
-    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool"]
+    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool" or d.source.startswith("mcp:")]
     return CommandOutput(*listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools))
 
 

@@ -193,6 +193,7 @@ class RiendaKernel(IPythonKernel):
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
         if terminated:
+            notebook.close()  # its MCP servers stop too
             os.kill(os.getpid(), signal.SIGTERM)  # the turn has ended; now terminate as asked
         shown = advice(result)
         if shown is not None:
@@ -213,6 +214,8 @@ class RiendaKernel(IPythonKernel):
             if not await loop.run_in_executor(None, done.wait, _WIND_DOWN_S):
                 cancel.cancel()
                 await loop.run_in_executor(None, done.wait, _STOP_S)
+        if self.notebook is not None:  # its MCP servers stop with the kernel
+            await asyncio.get_running_loop().run_in_executor(None, self.notebook.close)
         return super().do_shutdown(restart)
 
     # -- replies ---------------------------------------------------------------------------
