@@ -44,7 +44,7 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     return "\n".join(lines)
 
 
-def diagnostics(diagnostics: Sequence[Diagnostic]) -> tuple[str, str]:
+def diagnostics_block(diagnostics: Sequence[Diagnostic]) -> tuple[str, str]:
     if not diagnostics:
         return "", ""
     title = f"Diagnostics ({len(diagnostics)})"
@@ -64,7 +64,7 @@ def listing(heading: str, headers: Sequence[str], rows: Sequence[Sequence[object
     for line in footer:
         text_parts.append(line)
         markdown_parts.append(escape(line))
-    diagnostics_text, diagnostics_markdown = diagnostics(diagnostics)
+    diagnostics_text, diagnostics_markdown = diagnostics_block(diagnostics)
     if diagnostics:
         text_parts.append(diagnostics_text)
         markdown_parts.append(diagnostics_markdown)
