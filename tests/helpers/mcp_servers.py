@@ -79,6 +79,7 @@ def free_port() -> int:
 def http_lab(lab_dir: Path) -> Iterator[str]:
     """The lab server over streamable HTTP, as a process of the test's; yields its URL."""
     port = free_port()
+    lab_dir.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen([sys.executable, str(LAB), "http", str(port)], env={"LAB_DIR": str(lab_dir),
                                "PATH": "/usr/bin:/bin"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
