@@ -36,6 +36,11 @@ def lab_server(lab_dir: Path, **env: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(LAB)], "env": {"LAB_DIR": str(lab_dir), **env}}
 
 
+def quitter_server(stderr: str) -> dict[str, Any]:
+    """A server that writes ``stderr`` and exits at once, before answering initialize."""
+    return {"command": sys.executable, "args": ["-c", f"import sys; sys.stderr.write({stderr!r}); sys.exit(2)"]}
+
+
 def write_config(home: Path, servers: dict[str, Any], **settings: Any) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(yaml.safe_dump({**settings, "mcp_servers": servers}, sort_keys=False))

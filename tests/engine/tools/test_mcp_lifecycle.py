@@ -12,7 +12,8 @@ import pytest
 
 from rienda_kernel.engine import CancelToken, Log, NonInteractiveUI, ToolResultReady
 
-from ...helpers.mcp_servers import gone, http_lab, lab_server, pids, time_server, traces, wait_until
+from ...helpers.mcp_servers import (gone, http_lab, lab_server, pids, quitter_server, time_server, traces,
+                                    wait_until)
 from ...helpers.processes import alive
 from .mcp_setup import Home, results
 
@@ -50,16 +51,12 @@ def test_a_server_whose_settings_changed_is_restarted_and_a_removed_one_stopped(
     assert gone(new)
 
 
-def quitter(message: str) -> dict:
-    return {"command": sys.executable, "args": ["-c", f"import sys; sys.stderr.write({message!r}); sys.exit(2)"]}
-
-
 def test_servers_that_cannot_start_are_diagnostics_naming_them_and_the_other_tools_work(tmp_path, sandbox):
     pid_file = tmp_path / "mute.pid"
     mute = {"command": sys.executable, "start_timeout": 1,
             "args": ["-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"]}
     setup = Home(tmp_path, {"missing": {"command": "/nonexistent/mcp-server"},
-                            "quitter": quitter("Traceback...\nquitter: no API token given\n"),
+                            "quitter": quitter_server("Traceback...\nquitter: no API token given\n"),
                             "mute": mute, "time": time_server()}, sandbox)
     try:
         catalog = setup.rienda.catalog(mcp_servers=True)

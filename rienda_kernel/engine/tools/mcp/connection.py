@@ -168,6 +168,7 @@ class Connection:
         if task is None or task.done():
             return
         if self.session is None:  # still starting: nothing to finish politely
+            self.signal(signal.SIGTERM)
             task.cancel()
         done, _ = await asyncio.wait({task}, timeout=grace)
         if not done:

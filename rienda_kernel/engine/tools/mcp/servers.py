@@ -112,12 +112,14 @@ class McpServers:
         if old is not None:
             await old.stop(terminate=True)
         connection = Connection(self._specs[name], self.workdir, partial(self._log, name))
+        self._connections[name] = connection  # from now on, close() stops it too
         try:
             self._listed[name] = await connection.start()
         except StartFailed as exc:
             self._listed.pop(name, None)
+            if self._connections.get(name) is connection:
+                del self._connections[name]
             return str(exc)
-        self._connections[name] = connection
         return None
 
     # -- one call --------------------------------------------------------------------------------
