@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from ..helpers.mcp_servers import gone, lab_server, pids, quitter_server, time_server, traces, wait_until, write_config
+from ..helpers.pipes import read_until
 
 AUDIT = 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };'
 
@@ -110,9 +111,11 @@ def test_an_interrupted_run_ends_its_mcp_call_and_leaves_no_server_running(setup
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "mcp", "go"], cwd=work,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        early = read_until(proc, "stderr", "step 3 (3/3)\n") if tool == "slow" else ""  # its progress, shown live
         wait_until(lambda: traces(lab, "started"), f"the {tool} tool running")
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=60)
+        err = early + err
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -121,7 +124,7 @@ def test_an_interrupted_run_ends_its_mcp_call_and_leaves_no_server_running(setup
     assert "afterRun interrupted" in err and "Traceback" not in err
     if tool == "slow":
         assert traces(lab, "cancelled") == ["slow"]  # notifications/cancelled reached the server
-        assert "[tool:mcp__lab__slow] step 3 (3/3)" in err  # its progress, shown live
+        assert "[tool:mcp__lab__slow] warming up\n" in early
     [pid] = pids(lab)
     assert gone(pid), "the MCP server outlived rienda run"
 
@@ -143,3 +146,17 @@ def test_ctrl_c_while_a_listing_starts_servers_leaves_none_behind(setup):
             proc.communicate()
     assert proc.returncode == 130 and err.strip() == "rienda: interrupted"
     assert gone(int((lab / "mute.pid").read_text())) and all(gone(pid) for pid in pids(lab))
+
+
+def test_rienda_hook_tries_a_hook_on_an_mcp_call_without_starting_any_server(setup):
+    home, work, lab = setup
+    (home / "hooks" / "guard").mkdir()
+    (home / "hooks" / "guard" / "index.js").write_text(
+        'module.exports = { beforeToolExecute(ctx, call) { if (call.name === "mcp__git__git_commit") '
+        'return { allow: false, reason: "no commits from agents" }; } };')
+    payload = {"name": "mcp__git__git_commit", "arguments": {"repo_path": ".", "message": "x"}}
+    done = rienda(home, work, "hook", "guard", "beforeToolExecute", json.dumps(payload), "--json")
+    assert done.returncode == 0, done.stderr
+    call = json.loads(done.stdout)
+    assert (call["effect"], call["outcome"]) == ("refused", {"allow": False, "reason": "no commits from agents"})
+    assert pids(lab) == []

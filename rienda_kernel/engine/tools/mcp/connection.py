@@ -11,8 +11,9 @@ Contracts:
   does not answer in time is ended (its process group terminated).
 - A stdio server's stderr goes to a pipe Rienda reads (the last lines are kept, for
   messages), never to the terminal. Its process is found by that pipe (Linux ``/proc``), so
-  :meth:`stop` can end the process group at once when the server is busy or was
-  interrupted; an idle server gets the SDK's own shutdown (stdin closed, then a grace).
+  :meth:`stop` can end the process group itself, soon, when the server is busy or was
+  interrupted (it first gets a moment to act on the cancellation and see its stdin close);
+  an idle server gets the SDK's own shutdown (stdin closed, then a grace).
 - :attr:`dead` is true once the server is known gone (a call saw the connection close, its
   process is no longer running): the next call starts a new connection.
 """
@@ -66,10 +67,10 @@ class Connection:
             return await asyncio.wait_for(asyncio.shield(ready), self.spec.start_timeout)
         except asyncio.TimeoutError:
             ready.cancel()  # what the attempt ends with now is nobody's to read
-            await self.stop(terminate=True)
+            await self.stop(terminate_after=0)
             raise StartFailed(self.failure(f"no answer to initialize within {self.spec.start_timeout:g} s")) from None
         except StartFailed:
-            await self.stop(terminate=True)
+            await self.stop(terminate_after=0)
             raise
 
     async def _hold(self, ready: asyncio.Future[list[Any]]) -> None:
@@ -157,11 +158,11 @@ class Connection:
         return self._stderr.tail() if self._stderr is not None else ""
 
     # -- stop ----------------------------------------------------------------------------------
-    async def stop(self, terminate: bool = False, grace: float = 2.5) -> None:
-        """End the connection: the SDK's shutdown, after terminating the process group
-        first when ``terminate`` (a busy or interrupted server); killed if it outlasts ``grace``."""
-        if terminate:
-            self.signal(signal.SIGTERM)
+    async def stop(self, terminate_after: float | None = None, grace: float = 2.5) -> None:
+        """End the connection with the SDK's shutdown (stdin closed, a grace, then its own
+        terminate). ``terminate_after``: terminate the process group ourselves if it is still
+        running that many seconds from now (0: at once), for a busy or interrupted server
+        that would hold the SDK's grace; killed if it outlasts ``grace``."""
         if self._stop is not None:
             self._stop.set()
         task = self._task
@@ -170,6 +171,11 @@ class Connection:
         if self.session is None:  # still starting: nothing to finish politely
             self.signal(signal.SIGTERM)
             task.cancel()
+        elif terminate_after is not None:
+            done, _ = await asyncio.wait({task}, timeout=terminate_after) if terminate_after else (set(), set())
+            if done:
+                return
+            self.signal(signal.SIGTERM)
         done, _ = await asyncio.wait({task}, timeout=grace)
         if not done:
             self.signal(signal.SIGKILL)

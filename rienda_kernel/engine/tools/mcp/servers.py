@@ -15,9 +15,9 @@ Contracts:
   :class:`Interrupted` (the call's task is cancelled, so the SDK sends
   ``notifications/cancelled``). A server that is gone (it crashed mid-call, the connection
   closed) makes the call an error result; the next call starts the server again.
-- :meth:`McpServers.close` stops every server (a busy or interrupted one at once, by its
-  process group; an idle one with the SDK's own shutdown), within about three seconds in
-  all, then ends the loop. It is registered with :mod:`atexit` while servers run, so an
+- :meth:`McpServers.close` stops every server (a busy or interrupted one by its process
+  group after :data:`BUSY_GRACE_S`; an idle one with the SDK's own shutdown), within about
+  three seconds in all, then ends the loop. It is registered with :mod:`atexit` while servers run, so an
   embedding that never closes still leaves no server behind.
 """
 
@@ -48,6 +48,7 @@ from .tool import McpTool
 __all__ = ["McpServers"]
 
 CLOSE_BUDGET_S = 3.0
+BUSY_GRACE_S = 0.5  # a busy or interrupted server's moment to act on a cancellation before it is terminated
 
 
 class McpServers:
@@ -63,6 +64,7 @@ class McpServers:
         self._specs: dict[str, ServerSpec] = {}
         self._waiting: dict[str, list[queue.SimpleQueue[tuple[str, Any]]]] = {}  # server -> its calls' queues
         self._background: set[asyncio.Future[Any]] = set()  # stops of dropped connections, held till done
+        self._starting: dict[str, asyncio.Future[str | None]] = {}  # server -> its start under way
 
     # -- the catalog -----------------------------------------------------------------------------
     def tools(self, specs: Mapping[str, ServerSpec], wanted: Collection[str],
@@ -101,16 +103,25 @@ class McpServers:
 
     async def _refresh(self, stale: list[str], needed: list[str]) -> dict[str, str | None]:
         """Stop the ``stale`` connections, start the ``needed`` ones: each server's failure, or None."""
-        await asyncio.gather(*(self._connections.pop(name).stop(terminate=True) for name in stale))
+        await asyncio.gather(*(self._connections.pop(name).stop(terminate_after=BUSY_GRACE_S) for name in stale))
         for name in stale:
             self._listed.pop(name, None)
         outcomes = await asyncio.gather(*(self._start(name) for name in needed))
         return dict(zip(needed, outcomes))
 
     async def _start(self, name: str) -> str | None:
+        """Start ``name`` (a call and a catalog that both want it share one start): its failure, or None."""
+        pending = self._starting.get(name)
+        if pending is None:
+            pending = self._starting[name] = asyncio.ensure_future(self._start_now(name))
+            pending.add_done_callback(lambda done: self._starting.pop(name, None) if self._starting.get(name) is done
+                                      else None)
+        return await asyncio.shield(pending)  # a cancelled caller leaves the start to finish for the next
+
+    async def _start_now(self, name: str) -> str | None:
         old = self._connections.pop(name, None)
         if old is not None:
-            await old.stop(terminate=True)
+            await old.stop(terminate_after=0)
         connection = Connection(self._specs[name], self.workdir, partial(self._log, name))
         self._connections[name] = connection  # from now on, close() stops it too
         try:
@@ -179,7 +190,7 @@ class McpServers:
             what = exc.message if isinstance(exc, MCPError) else describe_failure(exc)
             return f"{label} failed: MCP server {connection.spec.name!r} answered with an error: {what}"
         connection.ended = True
-        stopping = asyncio.ensure_future(connection.stop(terminate=True))
+        stopping = asyncio.ensure_future(connection.stop(terminate_after=0))
         self._background.add(stopping)
         stopping.add_done_callback(self._background.discard)
         what = "closed the connection during the call" if closed else describe_failure(exc)
@@ -231,5 +242,6 @@ class McpServers:
             thread.join(1.0)
 
     async def _stop_all(self) -> None:
-        await asyncio.gather(*(c.stop(terminate=bool(c.calls or c.interrupted), grace=CLOSE_BUDGET_S - 0.5)
+        await asyncio.gather(*(c.stop(terminate_after=BUSY_GRACE_S if c.calls or c.interrupted else None,
+                                      grace=CLOSE_BUDGET_S - BUSY_GRACE_S - 0.5)
                                for c in self._connections.values()))
