@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tomllib
 import shlex
 import shutil
 import subprocess
@@ -69,6 +70,8 @@ BLOCKS = {
     ("docs/configuration.md", "The Rienda home", 0): "test_the_home_layout_is_where_rienda_reads_and_writes",
     ("docs/configuration.md", "`config.yaml`", 0): "test_the_config_example_loads_without_a_diagnostic",
     ("docs/architecture.md", "The layout", 0): "test_the_layout_map_names_every_module_and_only_real_paths",
+    ("docs/mcp.md", "MCP servers", 0): "test_the_mcp_extra_and_the_mcp_config_example_are_real",
+    ("docs/mcp.md", "MCP servers", 1): "test_the_mcp_extra_and_the_mcp_config_example_are_real",
     ("docs/threads.md", "Threads and processes: the map of one notebook turn", 0):
         "test_the_thread_map_names_every_thread_the_code_starts_and_no_other",
 }
@@ -561,3 +564,14 @@ def test_the_thread_map_names_every_thread_the_code_starts_and_no_other():
         started |= set(re.findall(r'name=f?"(rienda-[a-z-]+)', path.read_text(encoding="utf-8")))
     mapped = set(re.findall(r"`(rienda-[a-z-]+)`", (REPO / "docs" / "threads.md").read_text(encoding="utf-8")))
     assert started and (sorted(started - mapped), sorted(mapped - started)) == ([], [])
+
+
+def test_the_mcp_extra_and_the_mcp_config_example_are_real(tmp_path):
+    """The install line names the extra pyproject.toml declares; the config example is one
+    config.yaml reads without a word (its servers are checked, not started)."""
+    install = block("docs/mcp.md", "MCP servers", 0).text
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert "pip install 'rienda[mcp]'" in install and "mcp" in extras
+    write(tmp_path, {"config.yaml": block("docs/mcp.md", "MCP servers", 1).text})
+    config, diagnostics = read_config(tmp_path)
+    assert diagnostics == [] and sorted(config["mcp_servers"]) == ["docs", "time"]

@@ -23,7 +23,7 @@ def loaded_after(body: str, names: list[str]) -> list[str]:
 def test_rienda_help_loads_no_part_of_the_engine_it_does_not_need():
     body = "from rienda_kernel.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
     heavy = ["httpx", "yaml", "jsonschema", "py_mini_racer", "rienda_kernel.engine.runtime",
-             "rienda_kernel.engine.providers"]
+             "rienda_kernel.engine.providers", "mcp"]
     assert loaded_after(body, heavy) == []
 
 
@@ -31,7 +31,16 @@ def test_the_kernel_and_the_magics_start_without_jsonschema():
     """jsonschema (with rfc3987_syntax, 2 s on a loaded machine) is imported when a first
     schema is checked, in the background after start, never on the way to the first cell."""
     for body in ("import rienda_kernel.jupyter.kernel", "import rienda_kernel.jupyter.magics"):
-        assert loaded_after(body, ["jsonschema", "rfc3987_syntax"]) == [], body
+        assert loaded_after(body, ["jsonschema", "rfc3987_syntax", "mcp"]) == [], body
+
+
+def test_the_mcp_sdk_is_imported_only_when_config_yaml_names_a_server(tmp_path):
+    """``mcp`` (and pydantic, ~1.5 s) is the ``rienda[mcp]`` extra: loading the whole engine
+    API, %load_ext and a catalog without ``mcp_servers`` never import it."""
+    body = ("import rienda_kernel, rienda_kernel.jupyter.extension, rienda_kernel.engine as e\n"
+            "[getattr(e, name) for name in e.__all__]\n"
+            f"e.Rienda(home={str(tmp_path)!r}).catalog()")
+    assert loaded_after(body, ["mcp", "pydantic", "asyncio"]) == []
 
 
 def test_the_notebooks_background_imports_leave_out_the_format_checkers_slow_import():

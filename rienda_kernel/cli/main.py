@@ -17,7 +17,8 @@ Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an er
 ``error`` or bad input, 2 when the default agent has no model (the message says how to
 give it one), 130 when interrupted (Ctrl-C stops the run wherever it is), 143 when
 terminated: SIGTERM is an interrupt too (commands are ended, ``afterRun`` runs, the session
-is closed). A second Ctrl-C or SIGTERM stops ``afterRun`` as well.
+is closed). A second Ctrl-C or SIGTERM stops ``afterRun`` as well. Whatever the exit, the
+MCP servers a command started are stopped before it returns.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = ["main"]
 EXIT = {"end_turn": 0, "error": 1, "interrupted": 130}
 NO_MODEL_EXIT = 2
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # both stop a run the same way; exit 128 + the signal
+_OPENED: list[Rienda] = []  # closed when the command ends (their MCP servers stop)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C outside a run (listing, loading extensions)
         print("rienda: interrupted", file=sys.stderr)
         return 130
+    finally:
+        while _OPENED:
+            _OPENED.pop().close()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -146,7 +151,9 @@ def _positive(text: str) -> int:
 def _rienda(args: argparse.Namespace) -> Rienda:
     from ..engine import Rienda
 
-    return Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
+    rienda = Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
+    _OPENED.append(rienda)
+    return rienda
 
 
 def _policy(args: argparse.Namespace, rienda: Rienda) -> ConfirmPolicy:
@@ -219,16 +226,20 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _tools(args: argparse.Namespace) -> int:
-    from ..engine import BuiltinTool
+    """Built-in and user tools, then each MCP server's tools (their names group them)."""
+    from ..engine import BuiltinTool, McpTool
 
     rienda = _rienda(args)
-    catalog = rienda.catalog()
-    for name, tool in sorted(catalog.tools.items()):
-        origin = "built-in" if isinstance(tool, BuiltinTool) else tool.path
-        note = " (shadows the built-in)" if name in catalog.shadowed else ""
-        print(f"{name}\t{tool.description}\t[{origin}]{note}")
-    _print_diagnostics(_config_diagnostics(rienda)
-                       + [d for d in catalog.diagnostics if d.source == "extensions:tool"])
+    catalog = rienda.catalog(mcp_servers=True)
+    for name, tool in sorted(catalog.tools.items(), key=lambda item: (isinstance(item[1], McpTool), item[0])):
+        origin = (f"MCP server {tool.server}" if isinstance(tool, McpTool)
+                  else "built-in" if isinstance(tool, BuiltinTool) else tool.path)
+        shadowed = "the MCP server's tool" if name.startswith("mcp__") else "the built-in"
+        note = f" (shadows {shadowed})" if name in catalog.shadowed else ""
+        description = tool.description.strip().split("\n", 1)[0]
+        print(f"{name}\t{description}\t[{origin}]{note}")
+    _print_diagnostics(_config_diagnostics(rienda) + [d for d in catalog.diagnostics
+                                                      if d.source == "extensions:tool" or d.source.startswith("mcp:")])
     return 0
 
 
@@ -304,8 +315,12 @@ def _call(args: argparse.Namespace) -> int:
             return rienda.call_tool(tool, args.arguments, ui, cancel)
         except Interrupted:
             return None
+        except RiendaError as exc:  # no such tool...: said on this thread, as one line
+            return exc
 
     result, stopped_by = run_interruptibly(call, signals=STOP_SIGNALS)
+    if isinstance(result, RiendaError):
+        raise result
     if stopped_by or result is None:
         print("rienda: interrupted", file=sys.stderr)
         return 128 + (stopped_by or signal.SIGINT)

@@ -19,8 +19,8 @@ Where things are (each folder's ``__init__`` says more):
 - :mod:`.errors`, :mod:`.secrets`, :mod:`.cancel`: the one error tree, the one scrubber,
   the one cancel token.
 - ``home/``: what lives under ``RIENDA_HOME``: config.yaml, agents, tools and hooks.
-- ``tools/``: invoking a tool and checking its schema. ``builtins/``: the built-in tools
-  and the notebook tools. ``ctx/``: what ``ctx`` does on the host.
+- ``tools/``: invoking a tool and checking its schema; ``tools/mcp/``: MCP servers' tools.
+  ``builtins/``: the built-in tools and the notebook tools. ``ctx/``: what ``ctx`` does on the host.
 - ``sandbox/``: the V8 bridge (host side, worker process side, the wire).
 - ``sessions/``: messages, the JSON Lines store, its one writer.
 - ``providers/``: the model vendors. ``testing/``: hook calls, replay, expectations.
@@ -57,6 +57,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "testing.hook_call": ("HookCall", "HookInvocation"),
     "testing.replay": ("ReplayReport",),
     "tools.invoke": ("OUTPUT_CAP", "ToolResult"),
+    "tools.mcp.tool": ("McpTool",),
     "ui": ("ASK_PROMPT", "CONFIRM_POLICIES", "Answer", "ConfirmPolicy", "How", "NonInteractiveUI", "Person",
            "ScrubbingUI", "UI", "Via", "confirm_policy", "typed_answer"),
 }

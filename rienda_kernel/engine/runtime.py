@@ -32,6 +32,7 @@ from .sandbox.protocol import Sandbox
 from .secrets import redact_config, scrub_text
 from .sessions.store import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
 from .tools.invoke import ToolResult
+from .tools.mcp.catalog import declared_tools, missing_tool, servers_for, with_mcp_tools
 from .ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class Rienda:
 
     ``extra_tools`` are built-in tools that exist only in this front end (the notebook's
     ``python`` and ``variables``, see :mod:`.builtins.notebook`): every catalog of this
-    ``Rienda`` has them, no other ``Rienda`` in the process does.
+    ``Rienda`` has them, no other ``Rienda`` in the process does. MCP servers: see :meth:`catalog`.
     """
 
     def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
@@ -86,6 +87,7 @@ class Rienda:
         self.extra_tools: dict[str, Tool] = dict(extra_tools or {})
         self._sandbox = sandbox
         self._loader: ExtensionLoader | None = None
+        self._mcp: Any = None  # tools.mcp.servers.McpServers, made when config.yaml names a server
         self.store = SessionStore(self.home)
 
     @property
@@ -104,6 +106,11 @@ class Rienda:
         """Start the sandbox's V8 workers now, in the background."""
         self.sandbox  # noqa: B018 - taking it starts them
 
+    def close(self) -> None:
+        """Stop the MCP servers this Rienda started, within seconds (it may be used again)."""
+        if self._mcp is not None:
+            self._mcp.close()
+
     # -- what exists ------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
         """The checked config.yaml (ConfigError if malformed or a setting is of the wrong type)."""
@@ -115,14 +122,20 @@ class Rienda:
 
     def catalog(self, tools: list[str] | None = None, hooks: list[str] | None = None,
                 cancel: CancelToken | None = None, config: dict[str, Any] | None = None,
-                extra_tools: Mapping[str, Tool] | None = None) -> Catalog:
+                extra_tools: Mapping[str, Tool] | None = None, mcp_servers: bool = False) -> Catalog:
         """Built-in tools (with this front end's extra ones, or ``extra_tools`` instead)
         plus the user's tools and hooks: all of them, or only those named. ``config`` is the
-        parsed config.yaml when the caller has it (read otherwise)."""
-        timeout = _load_timeout(self.config() if config is None else config)
+        parsed config.yaml when the caller has it (read otherwise). MCP tools: those named, or
+        every server's with ``mcp_servers`` and no ``tools``: a server starts when first needed
+        (:mod:`.tools.mcp`) and runs until :meth:`close`."""
+        config = self.config() if config is None else config
         extra = self.extra_tools if extra_tools is None else extra_tools
-        return self.loader.discover(self.home, tools=tools, hooks=hooks, load_timeout=timeout, cancel=cancel,
-                                    extra_tools=extra)
+        catalog = self.loader.discover(self.home, tools=tools, hooks=hooks, cancel=cancel, extra_tools=extra,
+                                       load_timeout=float(config.get("load_timeout", DEFAULT_LOAD_TIMEOUT)))
+        if config.get("mcp_servers") or self._mcp is not None:
+            self._mcp = self._mcp or servers_for(self.workdir)
+            catalog = with_mcp_tools(catalog, self._mcp, config, tools, mcp_servers, cancel)
+        return catalog
 
     def confirm_policy(self, explicit: ConfirmPolicy | None = None) -> ConfirmPolicy:
         """The confirm policy of this front end's runs: ``explicit`` (``--confirm``,
@@ -204,6 +217,8 @@ class Rienda:
         """Tool ``name``, loading only it (``rienda call``); ConfigError naming what exists
         when there is none (the diagnostics of every tool file go to ``ui`` then)."""
         catalog = self.catalog(tools=[name], hooks=[])  # the other extensions are not loaded
+        if name not in catalog.tools and (problem := missing_tool(name, catalog, self.config())):
+            raise ConfigError(f"no tool named {name!r}: {problem}")
         if name not in catalog.tools:
             catalog = self.catalog(hooks=[])  # every tool, to say what exists and what is broken
             for diagnostic in catalog.diagnostics:
@@ -332,6 +347,7 @@ class Conversation:
         catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
         for diagnostic in config_diagnostics + diagnostics:
             ui.emit(diagnostic)
+        agent = declared_tools(agent, catalog, config)  # MCP names checked, mcp__SERVER expanded
         check_declared(agent, catalog, NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST)
         model_id = self.model or agent.model or self._choose_model(ui)
         provider, model_name = provider_for(model_id, config)
@@ -376,9 +392,3 @@ class Conversation:
                 writer.close()
                 raise
         return writer
-
-
-def _load_timeout(config: dict[str, Any]) -> float:
-    """``load_timeout`` from config.yaml (seconds a tool or hook file may take to load;
-    :func:`.config.read_config` checked its type)."""
-    return float(config.get("load_timeout", DEFAULT_LOAD_TIMEOUT))

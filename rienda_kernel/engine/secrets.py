@@ -26,7 +26,9 @@ notebook cells never show a secret. :class:`StreamGuard` keeps a secret that arr
 pieces of a stream from slipping through, piece by piece.
 
 **Configuration** shown to extensions (``ctx.config``) goes through
-:func:`redact_config`: the value of every key whose name holds a secret is replaced.
+:func:`redact_config`: the value of every key whose name holds a secret is replaced, and so
+is every value of an ``env`` or ``headers`` mapping (what an MCP server is started with or
+sent: ``TOKEN``-like names or not, they are its credentials).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]*|[a-z]+|[0-9]+")
 _SECRET_LAST_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "CREDENTIAL", "CREDENTIALS",
                                 "AUTH", "AUTHORIZATION", "PASSPHRASE"})
 _CREDENTIAL_FIELDS = frozenset({"authorization", "proxyauthorization", "apikey", "xapikey"})
+_CREDENTIAL_MAPPINGS = frozenset({"env", "headers"})  # redact_config: every value of these
 
 _remembered_lock = threading.Lock()
 
@@ -139,9 +142,11 @@ def scrub_text(text: str, also: Iterable[str] = ()) -> str:
 
 def redact_config(config: Any) -> Any:
     """A copy of ``config`` in which the value of every key whose name holds a secret
-    (:func:`is_secret_name`) is :data:`REDACTED`; ``None`` values are kept."""
+    (:func:`is_secret_name`), and every value of an ``env`` or ``headers`` mapping, is
+    :data:`REDACTED`; ``None`` values are kept."""
     if isinstance(config, dict):
         return {key: REDACTED if isinstance(key, str) and is_secret_name(key) and value is not None
+                else {name: REDACTED for name in value} if key in _CREDENTIAL_MAPPINGS and isinstance(value, dict)
                 else redact_config(value) for key, value in config.items()}
     if isinstance(config, list):
         return [redact_config(item) for item in config]

@@ -172,7 +172,8 @@ class RiendaKernel(IPythonKernel):
             finally:
                 done.set()
 
-        with turns.one_turn(), turns.stopping(cancel, (signal.SIGINT, signal.SIGTERM), loop.call_soon_threadsafe):
+        with turns.one_turn(), turns.stopping(cancel, (signal.SIGINT, signal.SIGTERM), loop.call_soon_threadsafe,
+                                              before_terminating=notebook.close):  # its MCP servers stop too
             self._running = (cancel, done)
             try:
                 # The python tool's jobs, each in a copy of the cell's context (the turn's thread is in that one).
@@ -198,6 +199,8 @@ class RiendaKernel(IPythonKernel):
             if not await loop.run_in_executor(None, done.wait, _WIND_DOWN_S):
                 cancel.cancel()
                 await loop.run_in_executor(None, done.wait, _STOP_S)
+        if self.notebook is not None:  # its MCP servers stop with the kernel
+            await asyncio.get_running_loop().run_in_executor(None, self.notebook.close)
         return super().do_shutdown(restart)
 
     # -- replies ---------------------------------------------------------------------------

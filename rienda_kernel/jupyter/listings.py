@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..engine import BuiltinTool
 from .session import NotebookSession
-from .tables import CommandOutput, count, listing, mark
+from .tables import CommandOutput, count, listing, mark, tool_rows
 
 __all__ = ["agents_listing", "hooks_listing", "in_home", "sessions_listing", "tools_listing"]
 
@@ -35,12 +34,10 @@ def agents_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
 
 
 def tools_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
-    catalog = session.rienda.catalog()
-    tools = [catalog.tools[name] for name in sorted(catalog.tools)]
+    catalog = session.rienda.catalog(mcp_servers=True)
+    tools, rows = tool_rows(catalog, lambda path: in_home(session, path))
     heading = f"{count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
-    rows = [(tool.name, tool.description, "built-in" if isinstance(tool, BuiltinTool) else in_home(session, tool.path),
-             "shadows the built-in" if tool.name in catalog.shadowed else "") for tool in tools]
-    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool"]
+    diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool" or d.source.startswith("mcp:")]
     return listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools)
 
 

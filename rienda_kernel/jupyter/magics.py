@@ -202,7 +202,7 @@ class RiendaMagics(Magics):
             finally:
                 done.set()
 
-        with self.turns.stopping(cancel):
+        with self.turns.stopping(cancel, before_terminating=self.notebook.close):
             if kernel is not None and MainThreadPump.supported(kernel):
                 interrupted = self._turn_in_kernel(kernel, work, done, cancel)
             else:

@@ -148,6 +148,7 @@ class NotebookSession:
         path = Path(home).expanduser()
         path.mkdir(parents=True, exist_ok=True)
         self._close_all()
+        self.rienda.close()  # the old home's MCP servers
         self.rienda = Rienda(home=path, workdir=self.rienda.workdir, sandbox=self.rienda.sandbox,
                              extra_tools=self.rienda.extra_tools)
         self.agent_id = "default"
@@ -156,6 +157,11 @@ class NotebookSession:
     def save_extension(self, kind: str, name: str, source: str) -> SavedExtension:
         """Write and load ``<home>/<kind>/<name>/index.js``; see :meth:`Rienda.save_extension`."""
         return self.rienda.save_extension(kind, name, source)
+
+    def close(self) -> None:
+        """Done with this notebook: its conversations, and the MCP servers its Rienda started."""
+        self._close_all()
+        self.rienda.close()
 
     def _close(self) -> None:
         if self._conversation is not None:

@@ -4,12 +4,14 @@ heading, a table as text and as Markdown, diagnostics."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ..engine import Diagnostic
+from ..engine import BuiltinTool, Diagnostic, McpTool
 
-__all__ = ["CommandOutput", "count", "escape", "listing", "mark", "markdown_table", "one_line", "text_table"]
+__all__ = ["CommandOutput", "count", "escape", "listing", "mark", "markdown_table", "one_line", "text_table",
+           "tool_rows"]
 
 
 @dataclass(frozen=True)
@@ -80,3 +82,16 @@ def listing(heading: str, headers: Sequence[str], rows: Sequence[Sequence[object
         text_parts.append(diagnostics_text)
         markdown_parts.append(diagnostics_markdown)
     return CommandOutput("\n\n".join(text_parts), "\n\n".join(markdown_parts), value)
+
+
+def tool_rows(catalog: Any, in_home: Callable[[str], str]) -> tuple[list[Any], list[tuple[str, str, str, str]]]:
+    """A catalog's tools (built-in and the user's, then each MCP server's, grouped by their
+    names' ``mcp__SERVER__`` prefix) and their rows: name, description, origin, note."""
+    tools = sorted(catalog.tools.values(), key=lambda tool: (isinstance(tool, McpTool), tool.name))
+    rows = []
+    for tool in tools:
+        origin = (f"MCP server {tool.server}" if isinstance(tool, McpTool)
+                  else "built-in" if isinstance(tool, BuiltinTool) else in_home(tool.path))
+        shadowed = "the MCP server's tool" if tool.name.startswith("mcp__") else "the built-in"
+        rows.append((tool.name, tool.description, origin, f"shadows {shadowed}" if tool.name in catalog.shadowed else ""))
+    return tools, rows

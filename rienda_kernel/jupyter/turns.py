@@ -67,11 +67,13 @@ class TurnDriver:
 
     @contextmanager
     def stopping(self, cancel: CancelToken, signals: tuple[int, ...] = (signal.SIGTERM,),
-                 schedule: Callable[[Callable[[], None]], None] | None = None) -> Iterator[None]:
+                 schedule: Callable[[Callable[[], None]], None] | None = None,
+                 before_terminating: Callable[[], None] | None = None) -> Iterator[None]:
         """While the block runs (a turn), each of ``signals`` cancels it: ``schedule``
         (default: a thread of its own) runs ``cancel.cancel`` outside the handler. After
-        the block, a SIGTERM received meanwhile terminates the process as asked. Off the
-        main thread (where no handler can be set) the block just runs."""
+        the block, a SIGTERM received meanwhile terminates the process as asked, once
+        ``before_terminating`` (closing the notebook's MCP servers) has run. Off the main
+        thread (where no handler can be set) the block just runs."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -92,6 +94,8 @@ class TurnDriver:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
         if terminated:
+            if before_terminating is not None:
+                before_terminating()
             os.kill(os.getpid(), signal.SIGTERM)  # the turn has ended; now terminate as asked
 
     @staticmethod

@@ -31,6 +31,9 @@ class BuiltinHost(Protocol):
     def emit_output(self, stream: str, text: str) -> None:
         """Show live output (``"stdout"`` or ``"stderr"``) in the front end."""
 
+    def emit_log(self, text: str) -> None:
+        """Show a log line (as ``ctx.log`` does) in the front end."""
+
 
 @dataclass(frozen=True)
 class BuiltinTool:

@@ -53,7 +53,8 @@ class RunContext:
 class Host:
     """Serves the host calls of one invocation (``source`` is e.g. ``"tool:word-count"``).
 
-    Also what a built-in tool runs against: ``workspace``, ``cancel``, ``emit_output``.
+    Also what a built-in tool runs against: ``workspace``, ``cancel``, ``emit_output``,
+    ``emit_log``.
     """
 
     def __init__(self, run: RunContext, source: str, cancel: CancelToken) -> None:
@@ -92,6 +93,10 @@ class Host:
 
     def emit_output(self, stream: str, text: str) -> None:
         self.run.ui.emit(Output(source=self.source, stream=stream, text=text))
+
+    def emit_log(self, text: str) -> None:
+        """A line as ``ctx.log`` shows it (a built-in's news while it runs: an MCP server's)."""
+        self.run.ui.emit(Log(source=self.source, text=text))
 
     def _log(self, args: dict[str, Any]) -> None:
         self.run.ui.emit(Log(source=self.source, text=str(args["text"])))

@@ -7,7 +7,8 @@ workspace.
 ``config.yaml`` is a mapping of the settings in :data:`SETTINGS`. A setting of the wrong
 type is a :class:`ConfigError` naming the file and line; an unknown key is a
 :class:`Diagnostic` (with the closest known key) and is ignored; a setting left empty is
-not set. ``providers`` entries are checked by the provider registry when a model uses them.
+not set. ``providers`` entries are checked by the provider registry when a model uses them;
+``mcp_servers`` entries here, with their lines (:mod:`..tools.mcp.settings`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ SETTINGS: dict[str, Setting] = {
     "max_turns": Setting(lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
                          "a positive whole number of model turns"),
     "load_timeout": Setting(_positive_number, "a positive number of seconds"),
+    "mcp_servers": Setting(lambda v: isinstance(v, dict), "a mapping of MCP server names to their settings"),
 }
 
 
@@ -100,6 +102,10 @@ def read_config(home: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
             del data[key]
         elif not setting.accepts(value):
             raise ConfigError(f"{path}:{line}: {key} must be {setting.expected}, got {_shown(value)}")
+        elif key == "mcp_servers":
+            from ..tools.mcp.settings import check_mcp_servers
+
+            diagnostics += check_mcp_servers(path, text, value)
     return data, diagnostics
 
 

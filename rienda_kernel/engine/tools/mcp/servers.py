@@ -1,0 +1,247 @@
+"""The MCP servers of one :class:`~rienda_kernel.engine.runtime.Rienda`: one event loop on a
+thread of its own, each server started once, when one of its tools is first needed.
+
+Contracts:
+- :meth:`McpServers.tools` starts the servers asked for that are not running (all at once,
+  each within its ``start_timeout``) and returns their tools as :class:`.tool.McpTool`, with
+  a :class:`Diagnostic` (source ``mcp:SERVER``) for each server that failed to start (its
+  stderr's last lines) and each tool skipped (a name that breaks the name rule, an
+  ``inputSchema`` that is not a usable JSON Schema). A server whose settings changed in
+  config.yaml is restarted; one removed is stopped. A failed start is tried again by the
+  next call of :meth:`tools`.
+- A tool's call (:meth:`McpServers.call`) runs on the loop while the calling thread waits;
+  the server's progress notifications and log messages reach the call's host as log lines
+  on the calling thread, while the call runs. The cancel token ends the wait at once with
+  :class:`Interrupted` (the call's task is cancelled, so the SDK sends
+  ``notifications/cancelled``). A server that is gone (it crashed mid-call, the connection
+  closed) makes the call an error result; the next call starts the server again.
+- :meth:`McpServers.close` stops every server (a busy or interrupted one by its process
+  group after :data:`BUSY_GRACE_S`; an idle one with the SDK's own shutdown), within about
+  three seconds in all, then ends the loop. It is registered with :mod:`atexit` while servers run, so an
+  embedding that never closes still leaves no server behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import queue
+import signal
+import threading
+from collections.abc import Collection, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from ...cancel import CancelToken
+from ...errors import Interrupted
+from ...events import Diagnostic
+from ...home.config import NAME_RULE
+from .connection import Connection, StartFailed, describe_failure
+from .names import tool_name
+from .results import result_text
+from .settings import ServerSpec
+from .tool import McpTool
+
+__all__ = ["McpServers"]
+
+CLOSE_BUDGET_S = 3.0
+BUSY_GRACE_S = 0.5  # a busy or interrupted server's moment to act on a cancellation before it is terminated
+
+
+class McpServers:
+    """The servers of one Rienda (none runs until :meth:`tools` asks for it)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._connections: dict[str, Connection] = {}
+        self._listed: dict[str, list[Any]] = {}  # server -> its tools, as the SDK listed them
+        self._specs: dict[str, ServerSpec] = {}
+        self._waiting: dict[str, list[queue.SimpleQueue[tuple[str, Any]]]] = {}  # server -> its calls' queues
+        self._background: set[asyncio.Future[Any]] = set()  # stops of dropped connections, held till done
+        self._starting: dict[str, asyncio.Future[str | None]] = {}  # server -> its start under way
+
+    # -- the catalog -----------------------------------------------------------------------------
+    def tools(self, specs: Mapping[str, ServerSpec], wanted: Collection[str],
+              cancel: CancelToken | None = None) -> tuple[dict[str, McpTool], list[Diagnostic]]:
+        """The tools of the ``wanted`` servers among ``specs`` (started as needed), and the
+        diagnostics of what could not be used. Interrupted when ``cancel`` stops the wait."""
+        from ..schemas import schema_problems
+
+        with contextlib.suppress(ImportError):  # here: a slow first import is no server's start time
+            import mcp  # noqa: F401
+        with self._lock:
+            self._specs = dict(specs)
+            stale = [name for name, c in self._connections.items() if specs.get(name) != c.spec]
+            needed = [name for name in sorted(wanted) if name in specs
+                      and (name not in self._connections or name in stale or self._connections[name].dead)]
+            if not stale and not needed:
+                started: dict[str, str | None] = {}
+            else:
+                future = self._submit(self._refresh(stale, needed))
+                started = self._wait(future, cancel or CancelToken())
+        tools: dict[str, McpTool] = {}
+        diagnostics = [Diagnostic(f"mcp:{name}", problem) for name, problem in started.items() if problem]
+        for server in sorted(wanted):
+            for listed in self._listed.get(server, []) if server in specs and not started.get(server) else []:
+                name = tool_name(server, listed.name)
+                problem = (f"its name {name!r} is not a valid tool name (1 to 64 letters, digits, '_' or '-')"
+                           if not NAME_RULE.fullmatch(name) else "; ".join(schema_problems(listed.input_schema))
+                           .replace("'parameters'", "its inputSchema"))
+                if problem:
+                    diagnostics.append(Diagnostic(f"mcp:{server}", f"MCP server {server!r}: tool {listed.name!r} "
+                                                  f"skipped: {problem}"))
+                    continue
+                tools[name] = McpTool(name, listed.description or listed.title or "", dict(listed.input_schema),
+                                      partial(self._run, server, listed.name), server=server, tool=listed.name)
+        return tools, diagnostics
+
+    async def _refresh(self, stale: list[str], needed: list[str]) -> dict[str, str | None]:
+        """Stop the ``stale`` connections, start the ``needed`` ones: each server's failure, or None."""
+        await asyncio.gather(*(self._connections.pop(name).stop(terminate_after=BUSY_GRACE_S) for name in stale))
+        for name in stale:
+            self._listed.pop(name, None)
+        outcomes = await asyncio.gather(*(self._start(name) for name in needed))
+        return dict(zip(needed, outcomes))
+
+    async def _start(self, name: str) -> str | None:
+        """Start ``name`` (a call and a catalog that both want it share one start): its failure, or None."""
+        pending = self._starting.get(name)
+        if pending is None:
+            pending = self._starting[name] = asyncio.ensure_future(self._start_now(name))
+            pending.add_done_callback(lambda done: self._starting.pop(name, None) if self._starting.get(name) is done
+                                      else None)
+        return await asyncio.shield(pending)  # a cancelled caller leaves the start to finish for the next
+
+    async def _start_now(self, name: str) -> str | None:
+        old = self._connections.pop(name, None)
+        if old is not None:
+            await old.stop(terminate_after=0)
+        connection = Connection(self._specs[name], self.workdir, partial(self._log, name))
+        self._connections[name] = connection  # from now on, close() stops it too
+        try:
+            self._listed[name] = await connection.start()
+        except StartFailed as exc:
+            self._listed.pop(name, None)
+            if self._connections.get(name) is connection:
+                del self._connections[name]
+            return str(exc)
+        return None
+
+    # -- one call --------------------------------------------------------------------------------
+    def _run(self, server: str, tool: str, host: Any, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """What :class:`McpTool` runs: the call on the loop, waited on by the calling thread."""
+        events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        future = self._submit(self._call(server, tool, arguments, events))
+        future.add_done_callback(lambda _: events.put(("done", None)))
+        unregister = host.cancel.on_cancel(lambda: events.put(("cancel", None)))
+        try:
+            while True:
+                kind, value = events.get()
+                if kind == "log":
+                    host.emit_log(value)
+                elif kind == "done":
+                    return future.result()
+                else:
+                    future.cancel()  # cancels the task on the loop: the SDK tells the server
+                    raise Interrupted("stopped")
+        finally:
+            unregister()
+
+    async def _call(self, server: str, tool: str, arguments: dict[str, Any],
+                    events: queue.SimpleQueue[tuple[str, Any]]) -> tuple[str, bool]:
+        label = f"mcp__{server}__{tool}"
+        connection = self._connections.get(server)
+        if connection is None or connection.dead:
+            if server not in self._specs:
+                return f"{label} failed: MCP server {server!r} is no longer configured", True
+            problem = await self._start(server)
+            if problem:
+                return f"{label} failed: {problem}", True
+            connection = self._connections[server]
+        self._waiting.setdefault(server, []).append(events)
+        try:
+            result = await connection.call(tool, arguments, lambda text: events.put(("log", text)))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a server's failure is the call's error result
+            return self._failed(label, connection, exc), True
+        finally:
+            self._waiting[server].remove(events)
+        return result_text(result)
+
+    def _failed(self, label: str, connection: Connection, exc: Exception) -> str:
+        """The error result of a call the server did not answer, and the connection dropped
+        when it is gone (the next call starts the server again)."""
+        import anyio
+        import httpx2
+        from mcp import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
+        closed = isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
+        gone = closed or connection.dead or isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError,
+                                                             anyio.EndOfStream, OSError, httpx2.TransportError))
+        if not gone:
+            what = exc.message if isinstance(exc, MCPError) else describe_failure(exc)
+            return f"{label} failed: MCP server {connection.spec.name!r} answered with an error: {what}"
+        connection.ended = True
+        stopping = asyncio.ensure_future(connection.stop(terminate_after=0))
+        self._background.add(stopping)
+        stopping.add_done_callback(self._background.discard)
+        what = "closed the connection during the call" if closed else describe_failure(exc)
+        return f"{label} failed: {connection.failure(what)} (the next call starts it again)"
+
+    def _log(self, server: str, text: str) -> None:
+        """A server's log message: to the latest of its calls still running (else nowhere)."""
+        waiting = self._waiting.get(server)
+        if waiting:
+            waiting[-1].put(("log", text))
+
+    # -- the loop and its end --------------------------------------------------------------------
+    def _submit(self, coroutine: Any) -> concurrent.futures.Future[Any]:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="rienda-mcp", daemon=True)
+            self._thread.start()
+            atexit.register(self.close)
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    @staticmethod
+    def _wait(future: concurrent.futures.Future[Any], cancel: CancelToken) -> Any:
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        unregister = cancel.on_cancel(done.set)
+        try:
+            done.wait()
+        finally:
+            unregister()
+        if not future.done():
+            raise Interrupted("stopped while starting MCP servers")
+        return future.result()
+
+    def close(self) -> None:
+        """Stop every server and the loop; at most about :data:`CLOSE_BUDGET_S` seconds."""
+        loop, thread = self._loop, self._thread
+        if loop is None:
+            return
+        atexit.unregister(self.close)
+        self._loop = None
+        try:
+            asyncio.run_coroutine_threadsafe(self._stop_all(), loop).result(CLOSE_BUDGET_S)
+        except (concurrent.futures.TimeoutError, RuntimeError):
+            for connection in self._connections.values():
+                connection.signal(signal.SIGKILL)
+        self._connections.clear()
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(1.0)
+
+    async def _stop_all(self) -> None:
+        await asyncio.gather(*(c.stop(terminate_after=BUSY_GRACE_S if c.calls or c.interrupted else None,
+                                      grace=CLOSE_BUDGET_S - BUSY_GRACE_S - 0.5)
+                               for c in self._connections.values()))
