@@ -227,11 +227,14 @@ class Rienda:
                               f"({', '.join(sorted(catalog.tools))})")
         return catalog.tools[name]
 
-    def call_tool(self, tool: Tool, arguments: str | dict[str, Any], ui: UI,
+    def call_tool(self, tool: Tool | str, arguments: str | dict[str, Any], ui: UI,
                   cancel: CancelToken | None = None) -> ToolResult:
-        """Run ``tool`` (from :meth:`find_tool`) once, outside any run: ``ctx`` has no
-        session or agent. Interrupted when ``cancel`` stops it."""
+        """Run ``tool`` (from :meth:`find_tool`, or its name) once, outside any run: ``ctx``
+        has no session or agent. Interrupted when ``cancel`` stops it."""
         from .tools.invoke import invoke_tool
+
+        if isinstance(tool, str):
+            tool = self.find_tool(tool, ui)
 
         run = RunContext(workdir=self.workdir, ui=ScrubbingUI.around(ui), session={"id": None},
                          agent={"id": None, "description": "", "model": None, "tools": [tool.name], "hooks": []},
