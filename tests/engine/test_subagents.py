@@ -97,3 +97,373 @@ def test_without_the_leads_hooks_the_same_child_would_delete(rig, engine):
     victim = lead_and_cleaner(rig.home, rig.workdir)
     result, _ = run(engine, "cleaner")
     assert result.reason == "end_turn" and not victim.exists()
+
+
+def logs(ui):
+    return [e.text for e in ui.events if isinstance(e, Log)]
+
+
+REWRITER = """module.exports = {
+  beforeToolExecute(ctx, call) {
+    if (call.name === "shell") return { arguments: { command: call.arguments.command.replace("alpha", "beta") } };
+  },
+  afterToolExecute(ctx, call, result) {
+    if (call.name === "shell") return { text: "lead saw: " + result.text };
+  },
+};"""
+
+CHILD_SEES = """module.exports = {
+  beforeToolExecute(ctx, call) { ctx.log("child hook sees " + call.arguments.command); },
+  afterToolExecute(ctx, call, result) { ctx.log("child hook sees result " + JSON.stringify(result.text)); },
+};"""
+
+
+def test_the_leads_hooks_rewrite_a_childs_arguments_and_result_and_the_childs_own_hook_runs_after(rig, engine):
+    write_hook(rig.home, "rewriter", REWRITER)
+    write_hook(rig.home, "own", CHILD_SEES)
+    write_agent(rig.home, "lead", tools=("agent",), hooks=("rewriter",))
+    write_agent(rig.home, "echoer", tools=("shell",), hooks=("own",))
+    write_script(rig.workdir, "lead", [delegate("echoer", "Echo."), {"text": "ok"}])
+    write_script(rig.workdir, "echoer", [shell("echo alpha"), {"text": "echoed"}])
+    result, ui = run(engine)
+    assert result.reason == "end_turn"
+    # the child's own hook sees what the lead's hook made of the call, and of the result
+    assert logs(ui) == ["child hook sees echo beta", 'child hook sees result "lead saw: beta\\n\\nexit code 0"']
+    child_id = child_session(rig, result)
+    [tool] = [l for l in session_lines(rig.home, child_id) if l["type"] == "message" and l["role"] == "tool"]
+    assert tool["text"] == "lead saw: beta\n\nexit code 0"  # what the child's model read
+    assert tool["meta"]["arguments"] == {"command": "echo beta"}
+    decisions = [(d["hook"], d["point"], d["effect"]) for d in session_lines(rig.home, child_id)
+                 if d["type"] == "hook_decision"]
+    assert decisions == [("rewriter", "beforeToolExecute", "rewrote"), ("own", "beforeToolExecute", "none"),
+                         ("rewriter", "afterToolExecute", "rewrote"), ("own", "afterToolExecute", "none")]
+
+
+def test_every_point_of_a_child_runs_the_leads_hooks_then_its_own_and_a_grandchild_is_covered_by_both(rig, engine):
+    for name in ("top", "mid", "low"):
+        write_hook(rig.home, name, tracer(name))
+    write_agent(rig.home, "lead", tools=("agent",), hooks=("top",))
+    write_agent(rig.home, "middle", tools=("agent",), hooks=("mid",))
+    write_agent(rig.home, "bottom", tools=("shell",), hooks=("low",))
+    write_script(rig.workdir, "lead", [delegate("middle", "m"), {"text": "lead done"}])
+    write_script(rig.workdir, "middle", [delegate("bottom", "b"), {"text": "middle done"}])
+    write_script(rig.workdir, "bottom", [shell("true"), {"text": "bottom done"}])
+    result, ui = run(engine)
+    assert result.reason == "end_turn" and result.text == "lead done"
+    seen = logs(ui)
+    low_run = [line for line in seen if line.endswith(" 2")]
+    points = ["beforeRun", "beforeModelRequest", "afterModelResponse", "beforeToolExecute", "afterToolExecute",
+              "beforeModelRequest", "afterModelResponse", "afterRun"]
+    assert low_run == [f"{hook} {point} 2" for point in points for hook in ("top", "mid", "low")]
+    mid_run = [line for line in seen if line.endswith(" 1")]
+    assert mid_run == [f"{hook} {point} 1" for point in points for hook in ("top", "mid")]
+    assert [line for line in seen if line.endswith(" 0")] == [f"top {point} 0" for point in points]
+    # afterRun innermost first, and the grandchild's session names the child's
+    after_runs = [line for line in seen if "afterRun" in line]
+    assert after_runs == ["top afterRun 2", "mid afterRun 2", "low afterRun 2", "top afterRun 1", "mid afterRun 1",
+                          "top afterRun 0"]
+    middle_id = child_session(rig, result)
+    middle_tool = [l for l in session_lines(rig.home, middle_id) if l["type"] == "message" and l["role"] == "tool"]
+    bottom_id = middle_tool[0]["meta"]["subagent"]["session_id"]
+    header = session_lines(rig.home, bottom_id)[0]
+    assert (header["agent"], header["parent_session_id"], header["depth"]) == ("bottom", middle_id, 2)
+
+
+def test_a_hook_declared_by_both_lead_and_child_runs_once_in_the_leads_place(rig, engine):
+    write_hook(rig.home, "top", tracer("top"))
+    write_hook(rig.home, "own", tracer("own"))
+    write_agent(rig.home, "lead", tools=("agent",), hooks=("top",))
+    write_agent(rig.home, "helper", hooks=("own", "top"))
+    write_script(rig.workdir, "lead", [delegate("helper", "h"), {"text": "ok"}])
+    write_script(rig.workdir, "helper", [{"text": "hi"}])
+    result, ui = run(engine)
+    assert [line for line in logs(ui) if "beforeRun 1" in line] == ["top beforeRun 1", "own beforeRun 1"]
+
+
+SUBAGENT_PROBE = """module.exports = {
+  beforeRun(ctx) { ctx.log(typeof ctx.subagent + " " + JSON.stringify(ctx.subagent)); },
+};"""
+
+
+def test_ctx_subagent_is_undefined_at_the_top_and_describes_the_child_inside(rig, engine):
+    write_hook(rig.home, "probe", SUBAGENT_PROBE)
+    write_agent(rig.home, "lead", tools=("agent",), hooks=("probe",))
+    write_agent(rig.home, "helper")
+    write_script(rig.workdir, "lead", [delegate("helper", "h"), {"text": "ok"}])
+    write_script(rig.workdir, "helper", [{"text": "hi"}])
+    result, ui = run(engine)
+    top, inside = logs(ui)
+    assert top == "undefined undefined"
+    kind, value = inside.split(" ", 1)
+    call_id = result.tool_calls[0][0].id
+    assert (kind, json.loads(value)) == ("object", {"agent": "helper", "depth": 1,
+                                                    "parentSessionId": result.session_id, "callId": call_id})
+
+
+WATCH_TOP_ONLY = """module.exports = {
+  beforeToolExecute(ctx, call) {
+    if (ctx.subagent) return;  // only the top-level run
+    return { allow: false, reason: "the lead itself may not use " + call.name };
+  },
+};"""
+
+
+def test_a_hook_can_watch_only_the_top_level_run(rig, engine):
+    write_hook(rig.home, "toponly", WATCH_TOP_ONLY)
+    write_agent(rig.home, "lead", tools=("agent", "shell"), hooks=("toponly",))
+    write_agent(rig.home, "helper", tools=("shell",))
+    write_script(rig.workdir, "lead", [shell("echo lead"), delegate("helper", "h"), {"text": "ok"}])
+    write_script(rig.workdir, "helper", [shell("echo child"), {"text": "child ran"}])
+    result, _ = run(engine)
+    assert [(c.name, r.text) for c, r in result.tool_calls] == [("shell", "the lead itself may not use shell"),
+                                                                 ("agent", "the lead itself may not use agent")]
+
+
+def test_the_agent_call_itself_passes_the_leads_before_tool_execute_which_may_refuse_or_rewrite_it(rig, engine):
+    write_hook(rig.home, "gate", """module.exports = {
+      beforeToolExecute(ctx, call) {
+        if (call.name !== "agent") return;
+        if (call.arguments.agent === "forbidden") return { allow: false, reason: "no delegating to forbidden" };
+        return { arguments: { ...call.arguments, prompt: call.arguments.prompt + " Be brief." } };
+      },
+    };""")
+    write_agent(rig.home, "lead", tools=("agent",), hooks=("gate",))
+    write_agent(rig.home, "helper")
+    write_agent(rig.home, "forbidden")
+    write_script(rig.workdir, "lead", [delegate("forbidden", "x"), delegate("helper", "Say hi."), {"text": "ok"}])
+    write_script(rig.workdir, "helper", [{"text": "hi"}])
+    result, _ = run(engine)
+    (_, refused), (_, answered) = result.tool_calls
+    assert (refused.text, refused.is_error, refused.meta.get("subagent")) == ("no delegating to forbidden", True, None)
+    child_id = answered.meta["subagent"]["session_id"]
+    first = [l for l in session_lines(rig.home, child_id) if l["type"] == "message"][0]
+    assert first["text"] == "Say hi. Be brief."
+    assert not [p for p in (rig.home / "sessions").iterdir() if '"forbidden"' in p.read_text().splitlines()[0]]
+
+
+def test_agents_limits_which_agents_a_lead_may_start_and_the_model_sees_them_as_an_enum(rig, engine):
+    from rienda_kernel.engine.providers import PROVIDERS, Provider, TextChunk, ToolCallChunk
+    from rienda_kernel.engine.sessions.messages import ToolCall
+
+    class Probe(Provider):
+        def __init__(self):
+            self.requests = []
+
+        def stream(self, request, cancel):
+            self.requests.append(request)
+            if len(self.requests) == 1:
+                yield ToolCallChunk(ToolCall("c1", "agent", {"agent": "helper", "prompt": "p"}))
+                yield ToolCallChunk(ToolCall("c2", "agent", {"agent": "cleaner", "prompt": "p"}))
+            else:
+                yield TextChunk("ok")
+
+    probe = Probe()
+    PROVIDERS["probe"] = lambda config: probe
+    try:
+        write_agent(rig.home, "lead", tools=("agent",), agents=("cleaner",))
+        (rig.home / "agents" / "lead.md").write_text(
+            (rig.home / "agents" / "lead.md").read_text().replace("scripted/lead.yaml", "probe/m"))
+        write_agent(rig.home, "cleaner", description="Deletes what is not needed.")
+        write_agent(rig.home, "helper")
+        write_script(rig.workdir, "cleaner", [{"text": "cleaned"}])
+        result, _ = run(engine)
+    finally:
+        del PROVIDERS["probe"]
+    [spec] = probe.requests[0].tools
+    assert spec.name == "agent" and spec.parameters["properties"]["agent"]["enum"] == ["cleaner"]
+    assert "- cleaner: Deletes what is not needed." in spec.description
+    (_, outside), (_, inside) = result.tool_calls
+    assert outside.is_error and "'helper' is not one of ['cleaner']" in outside.text
+    assert (inside.text, inside.is_error) == ("cleaned", False)
+    # the model read the error and went on
+    assert result.reason == "end_turn" and probe.requests[1].messages[2].text == outside.text
+
+
+def test_an_unknown_agent_is_an_error_result_the_model_can_recover_from(rig, engine):
+    write_agent(rig.home, "lead", tools=("agent",))
+    write_agent(rig.home, "helper")
+    write_script(rig.workdir, "lead", [delegate("ghost", "p"), delegate("helper", "p"), {"text": "ok"}])
+    write_script(rig.workdir, "helper", [{"text": "hi"}])
+    result, _ = run(engine)
+    (_, ghost), (_, helper) = result.tool_calls
+    assert ghost.is_error and "'ghost' is not one of" in ghost.text and "'helper'" in ghost.text
+    assert (helper.text, result.reason) == ("hi", "end_turn")
+
+
+def test_agents_naming_an_agent_that_does_not_exist_fails_the_run_before_any_model_call(rig, engine):
+    path = write_agent(rig.home, "lead", tools=("agent",), agents=("ghost",))
+    result, _ = run(engine)
+    assert result.reason == "error"
+    assert result.error.startswith(f"{path}: agents: lists 'ghost', which cannot be started: no agent 'ghost'")
+    assert not (rig.home / "sessions").exists()
+
+
+@pytest.mark.parametrize("where, expected", [
+    ("config", "it would run at depth 2, past the limit of 1 (max_depth: 1 in config.yaml)"),
+    ("lead", "it would run at depth 2, past the limit of 1 (max_depth: 1 in {home}/agents/lead.md)"),
+    ("child", "it would run at depth 2, past the limit of 1 (max_depth: 0 in {home}/agents/middle.md, at depth 1)"),
+])
+def test_a_call_past_max_depth_is_an_error_result_naming_the_limit(rig, engine, where, expected):
+    if where == "config":
+        (rig.home / "config.yaml").write_text("max_depth: 1\n")
+    write_agent(rig.home, "lead", tools=("agent",), max_depth=1 if where == "lead" else None)
+    write_agent(rig.home, "middle", tools=("agent",), max_depth=0 if where == "child" else None)
+    write_agent(rig.home, "bottom")
+    write_script(rig.workdir, "lead", [delegate("middle", "m"), {"text": "lead done"}])
+    write_script(rig.workdir, "middle", [delegate("bottom", "b"), {"text": "middle done"}])
+    write_script(rig.workdir, "bottom", [{"text": "bottom done"}])
+    result, _ = run(engine)
+    assert (result.reason, result.tool_calls[0][1].text) == ("end_turn", "middle done")
+    middle = [l for l in session_lines(rig.home, child_session(rig, result))
+              if l["type"] == "message" and l["role"] == "tool"]
+    assert middle[0]["isError"] and middle[0]["text"] == "cannot start sub-agent 'bottom': " + expected.format(
+        home=rig.home)
+
+
+def test_the_default_depth_is_three_levels_below_the_top(rig, engine):
+    write_agent(rig.home, "lead", tools=("agent",))
+    write_script(rig.workdir, "lead", [delegate("lead", "again"), {"text": "done"}] * 4)
+    result, _ = run(engine)
+    assert result.reason == "end_turn"
+    depths = sorted(session_lines(rig.home, info.id)[0].get("depth", 0) for info in engine.sessions())
+    assert depths == [0, 1, 2, 3]
+    deepest = next(info.id for info in engine.sessions() if session_lines(rig.home, info.id)[0].get("depth") == 3)
+    results = [l for l in session_lines(rig.home, deepest) if l["type"] == "message" and l["role"] == "tool"]
+    assert "past the limit of 3 (max_depth: 3, the default)" in results[0]["text"]
+
+
+def test_a_child_ending_in_error_is_an_error_result_with_its_message(rig, engine):
+    write_hook(rig.home, "top", tracer("top"))
+    write_agent(rig.home, "lead", tools=("agent",), hooks=("top",))
+    write_agent(rig.home, "helper")
+    write_script(rig.workdir, "lead", [delegate("helper", "p"), {"text": "recovered"}])
+    write_script(rig.workdir, "helper", [{"error": "the vendor is down"}])
+    result, ui = run(engine)
+    [(_, answer)] = result.tool_calls
+    assert answer.is_error and answer.text == "sub-agent helper failed: scripted failure: the vendor is down"
+    assert answer.meta["subagent"]["agent"] == "helper"
+    assert (result.reason, result.text) == ("end_turn", "recovered")
+    assert "top afterRun 1" in logs(ui)
+    assert session_lines(rig.home, answer.meta["subagent"]["session_id"])[-1]["reason"] == "error"
+
+
+def test_a_child_whose_setup_fails_is_an_error_result_and_saves_no_session(rig, engine):
+    write_agent(rig.home, "lead", tools=("agent",))
+    write_agent(rig.home, "helper", hooks=("ghost",))
+    write_script(rig.workdir, "lead", [delegate("helper", "p"), {"text": "ok"}])
+    result, _ = run(engine)
+    [(_, answer)] = result.tool_calls
+    assert answer.is_error and answer.text.startswith("sub-agent helper failed: ")
+    assert "declares hook 'ghost', which does not exist" in answer.text
+    assert [info.agent for info in engine.sessions()] == ["lead"]
+
+
+ASKING_GUARD = """module.exports = {
+  beforeToolExecute(ctx, call) {
+    if (call.name === "shell" && /\\brm\\s+-rf\\b/.test(call.arguments.command || "")) {
+      if (!ctx.confirm({ title: "Dangerous command", body: call.arguments.command })) {
+        return { allow: false, reason: "refused by the user" };
+      }
+    }
+  },
+};"""
+
+
+class Person(NonInteractiveUI):
+    """A person who allows every request "for this session", and remembers being asked."""
+
+    def __init__(self):
+        super().__init__()
+        self.asked = []
+
+    def ask(self, title, body, cancel):
+        from rienda_kernel.engine.ui import FOR_THIS_SESSION
+
+        self.asked.append((title, body))
+        return True, FOR_THIS_SESSION
+
+
+def test_a_childs_confirm_reaches_the_leads_person_titled_with_its_name_and_an_allow_for_the_session_holds_for_the_tree(
+        rig, engine):
+    from rienda_kernel.engine.events import Confirm
+    from rienda_kernel.engine.ui import ALLOWED_EARLIER, FOR_THIS_SESSION
+
+    write_hook(rig.home, "guard", ASKING_GUARD)
+    write_agent(rig.home, "lead", tools=("agent", "shell"), hooks=("guard",))
+    write_agent(rig.home, "cleaner", tools=("shell",))
+    (rig.workdir / "junk").mkdir()
+    write_script(rig.workdir, "lead", [delegate("cleaner", "c"), shell("rm -rf junk"), {"text": "done"},
+                                       delegate("cleaner", "again"), {"text": "done again"}])
+    write_script(rig.workdir, "cleaner", [shell("rm -rf junk"), {"text": "cleaned"}])
+    person = Person()
+    conversation = engine.conversation("lead")
+    result = conversation.run("Clean.", person)
+    assert result.reason == "end_turn"
+    # asked once, in the child, titled with the sub-agent's name; the lead's identical request was allowed earlier
+    assert person.asked == [("Dangerous command (sub-agent cleaner)", "rm -rf junk")]
+    confirms = [(e.title, e.how, e.depth) for e in person.events if isinstance(e, Confirm)]
+    assert confirms == [("Dangerous command", FOR_THIS_SESSION, 1), ("Dangerous command", ALLOWED_EARLIER, 0)]
+    # the approval is the lead session's: recorded there, and a later child of the resumed session is not asked
+    approvals = [l for l in session_lines(rig.home, result.session_id) if l["type"] == "approval"]
+    assert approvals == [{"type": "approval", "title": "Dangerous command", "body": "rm -rf junk"}]
+    later = Person()
+    resumed = engine.conversation(session_id=result.session_id)
+    assert resumed.run("Again.", later).text == "done again"
+    assert later.asked == []
+    assert [e.how for e in later.events if isinstance(e, Confirm)] == [ALLOWED_EARLIER]
+
+
+@pytest.mark.parametrize("policy, answer, how", [("allow", True, "auto-approve"), ("deny", False, "auto-deny"),
+                                                 ("ask", False, "default-deny")])
+def test_a_childs_confirm_in_a_batch_run_is_answered_by_the_policy(rig, engine, policy, answer, how):
+    from rienda_kernel.engine.events import Confirm
+
+    write_hook(rig.home, "guard", ASKING_GUARD)
+    write_agent(rig.home, "lead", tools=("agent",), hooks=("guard",))
+    write_agent(rig.home, "cleaner", tools=("shell",))
+    victim = rig.workdir / "victim"
+    victim.mkdir()
+    write_script(rig.workdir, "lead", [delegate("cleaner", "c"), {"text": "done"}])
+    write_script(rig.workdir, "cleaner", [shell("rm -rf victim"), {"text": "cleaned"}])
+    result, ui = run(engine, ui=NonInteractiveUI(policy=policy))
+    assert [(e.answer, e.how, e.depth) for e in ui.events if isinstance(e, Confirm)] == [(answer, how, 1)]
+    assert victim.exists() is not answer
+
+
+def test_an_interrupt_during_a_grandchilds_tool_stops_the_whole_tree_after_run_innermost_first(rig, engine):
+    import threading
+
+    from rienda_kernel.engine.events import Output
+
+    for name in ("top", "mid", "low"):
+        write_hook(rig.home, name, tracer(name))
+    write_agent(rig.home, "lead", tools=("agent",), hooks=("top",))
+    write_agent(rig.home, "middle", tools=("agent",), hooks=("mid",))
+    write_agent(rig.home, "bottom", tools=("shell",), hooks=("low",))
+    write_script(rig.workdir, "lead", [delegate("middle", "m"), {"text": "never"}])
+    write_script(rig.workdir, "middle", [delegate("bottom", "b"), {"text": "never"}])
+    write_script(rig.workdir, "bottom", [shell("echo running; sleep 60"), {"text": "never"}])
+    running = threading.Event()
+    ui = NonInteractiveUI(sink=lambda e: running.set() if isinstance(e, Output) and "running" in e.text else None)
+    cancel, box = CancelToken(), {}
+    thread = threading.Thread(target=lambda: box.setdefault("result", engine.conversation("lead").run("go", ui, cancel)))
+    thread.start()
+    assert running.wait(60), "the grandchild's command never started"
+    cancel.cancel()
+    thread.join(60)
+    assert not thread.is_alive(), "the tree did not stop"
+    result = box["result"]
+    assert result.reason == "interrupted"
+    after_runs = [line for line in logs(ui) if "afterRun" in line]
+    assert after_runs == ["top afterRun 2", "mid afterRun 2", "low afterRun 2", "top afterRun 1", "mid afterRun 1",
+                          "top afterRun 0"]
+    ends = [(e.depth, e.reason) for e in ui.events if isinstance(e, RunEnd)]
+    assert ends == [(2, "interrupted"), (1, "interrupted"), (0, "interrupted")]
+    # every level's session ends interrupted, and stays linked
+    lead_tool = [m for m in result.messages if m.role == "tool"][0]
+    assert lead_tool.text == "interrupted before the tool finished"
+    middle_id = lead_tool.meta["subagent"]["session_id"]
+    middle = session_lines(rig.home, middle_id)
+    bottom_id = [l for l in middle if l["type"] == "message" and l["role"] == "tool"][0]["meta"]["subagent"]["session_id"]
+    for session_id in (result.session_id, middle_id, bottom_id):
+        assert session_lines(rig.home, session_id)[-1] == {"type": "run_end", "reason": "interrupted", "error": None}
