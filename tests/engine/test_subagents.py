@@ -467,3 +467,117 @@ def test_an_interrupt_during_a_grandchilds_tool_stops_the_whole_tree_after_run_i
     bottom_id = [l for l in middle if l["type"] == "message" and l["role"] == "tool"][0]["meta"]["subagent"]["session_id"]
     for session_id in (result.session_id, middle_id, bottom_id):
         assert session_lines(rig.home, session_id)[-1] == {"type": "run_end", "reason": "interrupted", "error": None}
+
+
+def test_a_sub_agents_session_cannot_be_resumed_alone_and_is_never_last(rig, engine):
+    write_agent(rig.home, "lead", tools=("agent",))
+    write_agent(rig.home, "helper")
+    write_script(rig.workdir, "lead", [delegate("helper", "p"), {"text": "ok"}])
+    write_script(rig.workdir, "helper", [{"text": "hi"}, {"text": "resumed"}])
+    result, _ = run(engine)
+    child_id = child_session(rig, result)
+    assert engine.resolve_session("last") == result.session_id
+    assert [info.parent_session_id for info in engine.sessions()] == [None, result.session_id]
+    before = (rig.home / "sessions" / f"{child_id}.jsonl").read_text()
+    alone = engine.conversation(session_id=child_id).run("again", NonInteractiveUI())
+    assert alone.reason == "error"
+    assert alone.error == (f"session {child_id} is a sub-agent's run, started by session {result.session_id}: "
+                           "resume that session instead")
+    assert (rig.home / "sessions" / f"{child_id}.jsonl").read_text() == before
+
+
+def test_secrets_in_a_childs_output_are_scrubbed_from_every_session_and_event(rig, engine, monkeypatch):
+    secret = "sk-live-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    write_hook(rig.home, "top", tracer("top"))
+    write_agent(rig.home, "lead", tools=("agent",), hooks=("top",))
+    write_agent(rig.home, "leaker", tools=("shell",))
+    write_script(rig.workdir, "lead", [delegate("leaker", "Find the key."), {"text": "ok"}])
+    write_script(rig.workdir, "leaker", [shell("echo key=$OPENAI_API_KEY"), {"text": f"The key is {secret}."}])
+    result, ui = run(engine)
+    assert result.reason == "end_turn"
+    assert result.tool_calls[0][1].text == f"The key is {secret}."  # the lead's model may read it...
+    for path in (rig.home / "sessions").iterdir():  # ...no file holds it
+        assert secret not in path.read_text(), path.name
+    assert len(list((rig.home / "sessions").iterdir())) == 2
+    assert not [e for e in ui.events if secret in json.dumps(e.to_dict())]  # ...nor any event
+    assert [e for e in ui.events if e.depth == 1 and "[redacted]" in json.dumps(e.to_dict())]
+
+
+def test_replay_of_the_lead_reuses_the_childs_answer_and_with_run_tools_replays_the_child_through_the_hooks(rig, engine):
+    lead_and_cleaner(rig.home, rig.workdir)
+    result, _ = run(engine)
+    child_id = child_session(rig, result)
+    same = engine.replay(result.session_id)
+    assert not same.changed and same.children == []
+    assert [(c.name, c.now_result.text) for c in same.calls] == [("agent", "I could not delete victim.")]
+    deep = engine.replay(result.session_id, run_tools=True)
+    assert not deep.changed, deep.lines()
+    [child] = deep.children
+    assert (child.session_id, child.hooks) == (child_id, ["guard"])
+    assert [(c.name, c.now_refused_by) for c in child.calls] == [("shell", "guard")]
+    # the guard taken away from the lead: the child's rm -rf would now run, and the replay says so
+    write_hook(rig.home, "guard", "module.exports = { beforeToolExecute() {} };")
+    now = engine.replay(result.session_id, run_tools=True)
+    assert now.changed and not now.calls[0].differences
+    assert now.children[0].calls[0].differences == ["no longer refused (was refused by hook guard)"]
+    assert "    ≠ shell [call_1_1]" in now.lines()
+    assert not (rig.workdir / "victim").exists()  # --run-tools runs the child's tools again: unguarded, rm -rf ran
+
+
+def test_replay_of_a_childs_own_session_runs_its_leads_hooks_first_with_ctx_subagent(rig, engine):
+    lead_and_cleaner(rig.home, rig.workdir, child_hooks=("probe",))
+    write_hook(rig.home, "probe", """module.exports = {
+      beforeToolExecute(ctx, call) { ctx.log("probe " + JSON.stringify(ctx.subagent)); } };""")
+    result, _ = run(engine)
+    child_id = child_session(rig, result)
+    ui = NonInteractiveUI()
+    report = engine.replay(child_id, ui=ui)
+    assert report.hooks == ["guard", "probe"] and not report.changed
+    assert [c.now_refused_by for c in report.calls] == ["guard"]
+    # the probe never ran (the guard refused first); with the guard gone it runs and sees ctx.subagent
+    write_hook(rig.home, "guard", "module.exports = { beforeToolExecute() {} };")
+    report = engine.replay(child_id, ui=ui)
+    [line] = logs(ui)
+    assert json.loads(line[len("probe "):]) == {"agent": "cleaner", "depth": 1, "parentSessionId": result.session_id,
+                                                "callId": result.tool_calls[0][0].id}
+    # --hooks chooses the chain outright
+    assert engine.replay(child_id, hooks=["probe"]).hooks == ["probe"]
+
+
+@pytest.mark.parametrize("line, problem", [
+    ("agents: helper", "agents must be a list of names, got a string"),
+    ("agents: [helper, helper]", "agents lists 'helper' twice"),
+    ("max_depth: -1", "max_depth must be a whole number of sub-agent levels (0 or more), got -1"),
+    ("max_depth: yes", "max_depth must be a whole number of sub-agent levels (0 or more), got True"),
+])
+def test_agents_and_max_depth_in_front_matter_are_checked_with_file_and_line(rig, engine, line, problem):
+    path = rig.home / "agents" / "lead.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"---\nmodel: scripted/lead.yaml\ntools: [agent]\n{line}\n---\nLead.\n")
+    result, _ = run(engine)
+    assert result.reason == "error" and result.error.startswith(f"{path}:4: {problem}")
+
+
+def test_max_depth_in_config_yaml_is_checked(rig, engine):
+    (rig.home / "config.yaml").write_text("max_depth: deep\n")
+    write_agent(rig.home, "lead", tools=("agent",))
+    result, _ = run(engine)
+    assert result.error == (f"{rig.home / 'config.yaml'}:1: max_depth must be a whole number of sub-agent levels "
+                            "(0 or more), got the string 'deep'")
+
+
+def test_max_depth_zero_means_no_sub_agents(rig, engine):
+    write_agent(rig.home, "lead", tools=("agent",), max_depth=0)
+    write_agent(rig.home, "helper")
+    write_script(rig.workdir, "lead", [delegate("helper", "p"), {"text": "alone"}])
+    result, _ = run(engine)
+    [(_, answer)] = result.tool_calls
+    assert answer.is_error and "past the limit of 0" in answer.text
+    assert [info.agent for info in engine.sessions()] == ["lead"]
+
+
+def test_the_agent_tool_outside_a_run_says_so(rig, engine):
+    result = engine.call_tool(engine.find_tool("agent", NonInteractiveUI()), {"agent": "helper", "prompt": "p"},
+                              NonInteractiveUI())
+    assert (result.text, result.is_error) == ("the agent tool starts a sub-agent only during an agent's run", True)

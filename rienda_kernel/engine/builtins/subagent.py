@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from ..home.extensions import Catalog, Hook
 
 __all__ = ["DEFAULT_MAX_DEPTH", "DESCRIPTION", "NAME", "PARAMETERS", "ChildUI", "Limit", "Link", "Subagents",
-           "chain_hooks", "fit_agent_tool", "run_agent"]
+           "chain_hooks", "fit_agent_tool", "inherited_hook_names", "recorded_ctx", "run_agent"]
 
 NAME = "agent"
 DEFAULT_MAX_DEPTH = 3
@@ -238,3 +238,30 @@ def fit_agent_tool(catalog: Catalog, agent: Agent, rienda: Any) -> Catalog:
     description = f"{DESCRIPTION}\n\nAgents:\n{listed}" if choices else f"{DESCRIPTION}\n\nNo agent may be started."
     fitted = replace(tool, description=description, parameters=parameters)
     return replace(catalog, tools={**catalog.tools, NAME: fitted})
+
+
+def recorded_ctx(header: dict[str, Any]) -> dict[str, Any] | None:
+    """``ctx.subagent`` as a saved sub-agent's session header records it (None: a top-level session)."""
+    parent = header.get("parent_session_id")
+    if not isinstance(parent, str):
+        return None
+    return {"agent": header.get("agent"), "depth": header.get("depth"), "parentSessionId": parent,
+            "callId": header.get("parent_call_id")}
+
+
+def inherited_hook_names(rienda: Any, header: dict[str, Any]) -> list[str]:
+    """The hooks a saved sub-agent's session ran before its own: its ancestors' agents'
+    hooks as they are now, the top-level one's first (empty for a top-level session).
+    ConfigError when an ancestor's session cannot be read."""
+    names: list[str] = []
+    parent, seen = header.get("parent_session_id"), set()
+    while isinstance(parent, str) and parent not in seen:
+        seen.add(parent)
+        try:
+            above = rienda.store.load(parent).header
+        except Exception as exc:  # noqa: BLE001 - any reason it cannot be read is said in one line
+            raise ConfigError(f"session {header.get('id')} is a sub-agent's, and its lead's session {parent} "
+                              f"cannot be read ({exc}); choose the chain with --hooks") from None
+        names = [*rienda.agent(above.get("agent", "default"))[0].hooks, *names]
+        parent = above.get("parent_session_id")
+    return list(dict.fromkeys(names))
