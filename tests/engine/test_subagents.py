@@ -203,7 +203,7 @@ def test_ctx_subagent_is_undefined_at_the_top_and_describes_the_child_inside(rig
 WATCH_TOP_ONLY = """module.exports = {
   beforeToolExecute(ctx, call) {
     if (ctx.subagent) return;  // only the top-level run
-    return { allow: false, reason: "the lead itself may not use " + call.name };
+    if (call.name === "shell") return { allow: false, reason: "the lead itself may not use the shell" };
   },
 };"""
 
@@ -215,8 +215,10 @@ def test_a_hook_can_watch_only_the_top_level_run(rig, engine):
     write_script(rig.workdir, "lead", [shell("echo lead"), delegate("helper", "h"), {"text": "ok"}])
     write_script(rig.workdir, "helper", [shell("echo child"), {"text": "child ran"}])
     result, _ = run(engine)
-    assert [(c.name, r.text) for c, r in result.tool_calls] == [("shell", "the lead itself may not use shell"),
-                                                                 ("agent", "the lead itself may not use agent")]
+    assert [(c.name, r.text) for c, r in result.tool_calls] == [("shell", "the lead itself may not use the shell"),
+                                                                 ("agent", "child ran")]
+    child = [l for l in session_lines(rig.home, child_session(rig, result)) if l.get("role") == "tool"]
+    assert [m["text"] for m in child] == ["child\n\nexit code 0"]
 
 
 def test_the_agent_call_itself_passes_the_leads_before_tool_execute_which_may_refuse_or_rewrite_it(rig, engine):
@@ -581,3 +583,14 @@ def test_the_agent_tool_outside_a_run_says_so(rig, engine):
     result = engine.call_tool(engine.find_tool("agent", NonInteractiveUI()), {"agent": "helper", "prompt": "p"},
                               NonInteractiveUI())
     assert (result.text, result.is_error) == ("the agent tool starts a sub-agent only during an agent's run", True)
+
+
+def test_an_empty_agents_list_lets_the_lead_start_no_agent(rig, engine):
+    path = write_agent(rig.home, "lead", tools=("agent",), agents=())
+    write_agent(rig.home, "helper")
+    write_script(rig.workdir, "lead", [delegate("helper", "p"), {"text": "alone"}])
+    result, _ = run(engine)
+    [(_, answer)] = result.tool_calls
+    assert (answer.text, answer.is_error) == (f"agent lead may not start agent 'helper': its agents are none "
+                                              f"(agents: in {path})", True)
+    assert result.text == "alone"
