@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -58,6 +57,20 @@ def _e(text: Any) -> str:
 
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+@dataclass(frozen=True)
+class _Note:
+    """A message, a notice or a confirm record: its HTML and its text."""
+
+    markup: str
+    text: str
+
+    def html(self) -> str:
+        return self.markup
+
+    def plain(self) -> str:
+        return self.text
 
 
 @dataclass
@@ -120,8 +133,7 @@ class RunBox:
         self.agent = start.agent
         self.session_id = start.session_id
         self.depth = start.depth
-        self.items: list[Any] = []  # str (HTML), _Call, _Lines, RunBox
-        self.plain_items: list[str] = []
+        self.items: list[Any] = []  # _Note, _Call, _Lines, RunBox
         self.calls: dict[str, _Call] = {}
         self.pending: dict[str, list[str]] = {}
         self.streaming: list[str] = []
@@ -138,7 +150,7 @@ class RunBox:
             text = str(event.message.get("text") or "")
             if text:
                 self.answer = text
-                self.items.append(f"<div style='white-space: pre-wrap'>{_e(text)}</div>")
+                self.items.append(_Note(f"<div style='white-space: pre-wrap'>{_e(text)}</div>", text))
         elif isinstance(event, ToolCallStarted):
             call = _Call(event.name, event.arguments, event.refused_by, self.pending.pop(event.id, []))
             self.calls[event.id] = call
@@ -152,12 +164,14 @@ class RunBox:
         elif isinstance(event, (Log, Output)):
             self._lines("log" if isinstance(event, Log) else "output", event)
         elif isinstance(event, Notify):
-            self.items.append(f"<div>🔔 <b>{_e(event.title)}</b> — {_e(event.body)}</div>")
+            self.items.append(_Note(f"<div>🔔 <b>{_e(event.title)}</b> — {_e(event.body)}</div>",
+                                    f"🔔 {event.title}: {event.body}"))
         elif isinstance(event, Confirm):
-            verdict = "allowed" if event.answer else "denied"
-            self.items.append(f"<div>{'✓' if event.answer else '✗'} <b>{_e(event.title)}</b>: {verdict} "
-                              f"<span style='opacity: 0.7'>({_e(event.how)}; asked by {_e(event.source)})</span>"
-                              f"<pre style='margin: 0'>{_e(event.body)}</pre></div>")
+            mark, verdict = ("✓", "allowed") if event.answer else ("✗", "denied")
+            detail = f"({event.how}; asked by {event.source})"
+            self.items.append(_Note(f"<div>{mark} <b>{_e(event.title)}</b>: {verdict} <span style='opacity: 0.7'>"
+                                    f"{_e(detail)}</span><pre style='margin: 0'>{_e(event.body)}</pre></div>",
+                                    f"{mark} {event.title}: {verdict} {detail}\n  {event.body}"))
         elif isinstance(event, RunEnd):
             self.end = event
             self.streaming = []
@@ -194,7 +208,7 @@ class RunBox:
         return f"↳ {where} · {calls} tool call{'s' if calls != 1 else ''}{ended}"
 
     def html(self) -> str:
-        body = "".join(item if isinstance(item, str) else item.html() for item in self.items)
+        body = "".join(item.html() for item in self.items)
         if self.streaming:
             body += f"<div style='white-space: pre-wrap'>{_e(''.join(self.streaming))} ▍</div>"
         box = "border-left: 3px solid #9e9e9e; padding: 2px 0 2px 10px; margin: 4px 0 4px 1em"
@@ -211,16 +225,11 @@ class RunBox:
         pad = "  "
         lines = [f"↳ sub-agent {self.agent} (session {self.session_id})"]
         for item in self.items:
-            text = item.plain() if not isinstance(item, str) else html.unescape(_strip_tags(item))
-            lines += [pad + line for line in text.splitlines()]
+            lines += [pad + line for line in item.plain().splitlines()]
         if self.end is not None:
             lines.append(pad + (f"answer: {self.answer}" if self.end.reason == "end_turn"
                                 else f"ended: {self.end.reason}" + (f": {self.end.error}" if self.end.error else "")))
         return "\n".join(lines)
-
-
-def _strip_tags(markup: str) -> str:
-    return re.sub(r"<[^>]+>", "", markup)
 
 
 class Nest:
