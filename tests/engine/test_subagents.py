@@ -41,7 +41,7 @@ def child_session(rig, result, index=0):
     return agent_results[index].meta["subagent"]["session_id"]
 
 
-def test_the_agent_tool_returns_the_childs_last_text_and_the_sessions_are_linked_both_ways(rig, engine):
+def test_S01_S08_the_agent_tool_returns_the_childs_last_text_and_the_sessions_are_linked_both_ways(rig, engine):
     write_agent(rig.home, "lead", tools=("agent",))
     write_agent(rig.home, "helper")
     write_script(rig.workdir, "lead", [delegate("helper", "Say hi."), {"text": "Helper said hi."}])
@@ -72,7 +72,7 @@ def test_the_agent_tool_returns_the_childs_last_text_and_the_sessions_are_linked
     assert [e for e in ui.events if isinstance(e, ToolResultReady)][0].subagent_session_id == child_id
 
 
-def test_the_leads_guard_refuses_the_childs_rm_rf_and_nothing_is_deleted(rig, engine):
+def test_S02_the_leads_guard_refuses_the_childs_rm_rf_and_nothing_is_deleted(rig, engine):
     victim = lead_and_cleaner(rig.home, rig.workdir)
     result, ui = run(engine)
     assert result.reason == "end_turn"
@@ -118,7 +118,7 @@ CHILD_SEES = """module.exports = {
 };"""
 
 
-def test_the_leads_hooks_rewrite_a_childs_arguments_and_result_and_the_childs_own_hook_runs_after(rig, engine):
+def test_S02_the_leads_hooks_rewrite_a_childs_arguments_and_result_and_the_childs_own_hook_runs_after(rig, engine):
     write_hook(rig.home, "rewriter", REWRITER)
     write_hook(rig.home, "own", CHILD_SEES)
     write_agent(rig.home, "lead", tools=("agent",), hooks=("rewriter",))
@@ -139,7 +139,7 @@ def test_the_leads_hooks_rewrite_a_childs_arguments_and_result_and_the_childs_ow
                          ("rewriter", "afterToolExecute", "rewrote"), ("own", "afterToolExecute", "none")]
 
 
-def test_every_point_of_a_child_runs_the_leads_hooks_then_its_own_and_a_grandchild_is_covered_by_both(rig, engine):
+def test_S02_every_point_of_a_child_runs_the_leads_hooks_then_its_own_and_a_grandchild_is_covered_by_both(rig, engine):
     for name in ("top", "mid", "low"):
         write_hook(rig.home, name, tracer(name))
     write_agent(rig.home, "lead", tools=("agent",), hooks=("top",))
@@ -169,7 +169,7 @@ def test_every_point_of_a_child_runs_the_leads_hooks_then_its_own_and_a_grandchi
     assert (header["agent"], header["parent_session_id"], header["depth"]) == ("bottom", middle_id, 2)
 
 
-def test_a_hook_declared_by_both_lead_and_child_runs_once_in_the_leads_place(rig, engine):
+def test_S02_a_hook_declared_by_both_lead_and_child_runs_once_in_the_leads_place(rig, engine):
     write_hook(rig.home, "top", tracer("top"))
     write_hook(rig.home, "own", tracer("own"))
     write_agent(rig.home, "lead", tools=("agent",), hooks=("top",))
@@ -185,7 +185,7 @@ SUBAGENT_PROBE = """module.exports = {
 };"""
 
 
-def test_ctx_subagent_is_undefined_at_the_top_and_describes_the_child_inside(rig, engine):
+def test_S04_ctx_subagent_is_undefined_at_the_top_and_describes_the_child_inside(rig, engine):
     write_hook(rig.home, "probe", SUBAGENT_PROBE)
     write_agent(rig.home, "lead", tools=("agent",), hooks=("probe",))
     write_agent(rig.home, "helper")
@@ -208,7 +208,7 @@ WATCH_TOP_ONLY = """module.exports = {
 };"""
 
 
-def test_a_hook_can_watch_only_the_top_level_run(rig, engine):
+def test_S04_a_hook_can_watch_only_the_top_level_run(rig, engine):
     write_hook(rig.home, "toponly", WATCH_TOP_ONLY)
     write_agent(rig.home, "lead", tools=("agent", "shell"), hooks=("toponly",))
     write_agent(rig.home, "helper", tools=("shell",))
@@ -221,7 +221,7 @@ def test_a_hook_can_watch_only_the_top_level_run(rig, engine):
     assert [m["text"] for m in child] == ["child\n\nexit code 0"]
 
 
-def test_the_agent_call_itself_passes_the_leads_before_tool_execute_which_may_refuse_or_rewrite_it(rig, engine):
+def test_S03_the_agent_call_itself_passes_the_leads_before_tool_execute_which_may_refuse_or_rewrite_it(rig, engine):
     write_hook(rig.home, "gate", """module.exports = {
       beforeToolExecute(ctx, call) {
         if (call.name !== "agent") return;
@@ -243,7 +243,7 @@ def test_the_agent_call_itself_passes_the_leads_before_tool_execute_which_may_re
     assert not [p for p in (rig.home / "sessions").iterdir() if '"forbidden"' in p.read_text().splitlines()[0]]
 
 
-def test_agents_limits_which_agents_a_lead_may_start_and_the_model_sees_them_as_an_enum(rig, engine):
+def test_S06_agents_limits_which_agents_a_lead_may_start_and_the_model_sees_them_as_an_enum(rig, engine):
     from rienda_kernel.engine.providers import PROVIDERS, Provider, TextChunk, ToolCallChunk
     from rienda_kernel.engine.sessions.messages import ToolCall
 
@@ -281,7 +281,7 @@ def test_agents_limits_which_agents_a_lead_may_start_and_the_model_sees_them_as_
     assert result.reason == "end_turn" and probe.requests[1].messages[2].text == outside.text
 
 
-def test_an_unknown_agent_is_an_error_result_the_model_can_recover_from(rig, engine):
+def test_S06_an_unknown_agent_is_an_error_result_the_model_can_recover_from(rig, engine):
     write_agent(rig.home, "lead", tools=("agent",))
     write_agent(rig.home, "helper")
     write_script(rig.workdir, "lead", [delegate("ghost", "p"), delegate("helper", "p"), {"text": "ok"}])
@@ -292,7 +292,7 @@ def test_an_unknown_agent_is_an_error_result_the_model_can_recover_from(rig, eng
     assert (helper.text, result.reason) == ("hi", "end_turn")
 
 
-def test_agents_naming_an_agent_that_does_not_exist_fails_the_run_before_any_model_call(rig, engine):
+def test_S06_agents_naming_an_agent_that_does_not_exist_fails_the_run_before_any_model_call(rig, engine):
     path = write_agent(rig.home, "lead", tools=("agent",), agents=("ghost",))
     result, _ = run(engine)
     assert result.reason == "error"
@@ -305,7 +305,7 @@ def test_agents_naming_an_agent_that_does_not_exist_fails_the_run_before_any_mod
     ("lead", "it would run at depth 2, past the limit of 1 (max_depth: 1 in {home}/agents/lead.md)"),
     ("child", "it would run at depth 2, past the limit of 1 (max_depth: 0 in {home}/agents/middle.md, at depth 1)"),
 ])
-def test_a_call_past_max_depth_is_an_error_result_naming_the_limit(rig, engine, where, expected):
+def test_S07_a_call_past_max_depth_is_an_error_result_naming_the_limit(rig, engine, where, expected):
     if where == "config":
         (rig.home / "config.yaml").write_text("max_depth: 1\n")
     write_agent(rig.home, "lead", tools=("agent",), max_depth=1 if where == "lead" else None)
@@ -322,7 +322,7 @@ def test_a_call_past_max_depth_is_an_error_result_naming_the_limit(rig, engine, 
         home=rig.home)
 
 
-def test_the_default_depth_is_three_levels_below_the_top(rig, engine):
+def test_S07_the_default_depth_is_three_levels_below_the_top(rig, engine):
     write_agent(rig.home, "lead", tools=("agent",))
     write_script(rig.workdir, "lead", [delegate("lead", "again"), {"text": "done"}] * 4)
     result, _ = run(engine)
@@ -334,7 +334,7 @@ def test_the_default_depth_is_three_levels_below_the_top(rig, engine):
     assert "past the limit of 3 (max_depth: 3, the default)" in results[0]["text"]
 
 
-def test_a_child_ending_in_error_is_an_error_result_with_its_message(rig, engine):
+def test_S01_a_child_ending_in_error_is_an_error_result_with_its_message(rig, engine):
     write_hook(rig.home, "top", tracer("top"))
     write_agent(rig.home, "lead", tools=("agent",), hooks=("top",))
     write_agent(rig.home, "helper")
@@ -349,7 +349,7 @@ def test_a_child_ending_in_error_is_an_error_result_with_its_message(rig, engine
     assert session_lines(rig.home, answer.meta["subagent"]["session_id"])[-1]["reason"] == "error"
 
 
-def test_a_child_whose_setup_fails_is_an_error_result_and_saves_no_session(rig, engine):
+def test_S01_a_child_whose_setup_fails_is_an_error_result_and_saves_no_session(rig, engine):
     write_agent(rig.home, "lead", tools=("agent",))
     write_agent(rig.home, "helper", hooks=("ghost",))
     write_script(rig.workdir, "lead", [delegate("helper", "p"), {"text": "ok"}])
@@ -385,7 +385,7 @@ class Person(NonInteractiveUI):
         return True, FOR_THIS_SESSION
 
 
-def test_a_childs_confirm_reaches_the_leads_person_titled_with_its_name_and_an_allow_for_the_session_holds_for_the_tree(
+def test_S05_a_childs_confirm_reaches_the_leads_person_titled_with_its_name_and_an_allow_for_the_session_holds_for_the_tree(
         rig, engine):
     from rienda_kernel.engine.events import Confirm
     from rienda_kernel.engine.ui import ALLOWED_EARLIER, FOR_THIS_SESSION
@@ -417,7 +417,7 @@ def test_a_childs_confirm_reaches_the_leads_person_titled_with_its_name_and_an_a
 
 @pytest.mark.parametrize("policy, answer, how", [("allow", True, "auto-approve"), ("deny", False, "auto-deny"),
                                                  ("ask", False, "default-deny")])
-def test_a_childs_confirm_in_a_batch_run_is_answered_by_the_policy(rig, engine, policy, answer, how):
+def test_S05_a_childs_confirm_in_a_batch_run_is_answered_by_the_policy(rig, engine, policy, answer, how):
     from rienda_kernel.engine.events import Confirm
 
     write_hook(rig.home, "guard", ASKING_GUARD)
@@ -432,7 +432,7 @@ def test_a_childs_confirm_in_a_batch_run_is_answered_by_the_policy(rig, engine, 
     assert victim.exists() is not answer
 
 
-def test_an_interrupt_during_a_grandchilds_tool_stops_the_whole_tree_after_run_innermost_first(rig, engine):
+def test_S01_an_interrupt_during_a_grandchilds_tool_stops_the_whole_tree_after_run_innermost_first(rig, engine):
     import threading
 
     from rienda_kernel.engine.events import Output
@@ -471,7 +471,7 @@ def test_an_interrupt_during_a_grandchilds_tool_stops_the_whole_tree_after_run_i
         assert session_lines(rig.home, session_id)[-1] == {"type": "run_end", "reason": "interrupted", "error": None}
 
 
-def test_a_sub_agents_session_cannot_be_resumed_alone_and_is_never_last(rig, engine):
+def test_S08_a_sub_agents_session_cannot_be_resumed_alone_and_is_never_last(rig, engine):
     write_agent(rig.home, "lead", tools=("agent",))
     write_agent(rig.home, "helper")
     write_script(rig.workdir, "lead", [delegate("helper", "p"), {"text": "ok"}])
@@ -506,7 +506,7 @@ def test_secrets_in_a_childs_output_are_scrubbed_from_every_session_and_event(ri
     assert [e for e in ui.events if e.depth == 1 and "[redacted]" in json.dumps(e.to_dict())]
 
 
-def test_replay_of_the_lead_reuses_the_childs_answer_and_with_run_tools_replays_the_child_through_the_hooks(rig, engine):
+def test_S09_replay_of_the_lead_reuses_the_childs_answer_and_with_run_tools_replays_the_child_through_the_hooks(rig, engine):
     lead_and_cleaner(rig.home, rig.workdir)
     result, _ = run(engine)
     child_id = child_session(rig, result)
@@ -527,7 +527,7 @@ def test_replay_of_the_lead_reuses_the_childs_answer_and_with_run_tools_replays_
     assert not (rig.workdir / "victim").exists()  # --run-tools runs the child's tools again: unguarded, rm -rf ran
 
 
-def test_replay_of_a_childs_own_session_runs_its_leads_hooks_first_with_ctx_subagent(rig, engine):
+def test_S09_replay_of_a_childs_own_session_runs_its_leads_hooks_first_with_ctx_subagent(rig, engine):
     lead_and_cleaner(rig.home, rig.workdir, child_hooks=("probe",))
     write_hook(rig.home, "probe", """module.exports = {
       beforeToolExecute(ctx, call) { ctx.log("probe " + JSON.stringify(ctx.subagent)); } };""")
@@ -569,7 +569,7 @@ def test_max_depth_in_config_yaml_is_checked(rig, engine):
                             "(0 or more), got the string 'deep'")
 
 
-def test_max_depth_zero_means_no_sub_agents(rig, engine):
+def test_S07_max_depth_zero_means_no_sub_agents(rig, engine):
     write_agent(rig.home, "lead", tools=("agent",), max_depth=0)
     write_agent(rig.home, "helper")
     write_script(rig.workdir, "lead", [delegate("helper", "p"), {"text": "alone"}])
@@ -585,7 +585,7 @@ def test_the_agent_tool_outside_a_run_says_so(rig, engine):
     assert (result.text, result.is_error) == ("the agent tool starts a sub-agent only during an agent's run", True)
 
 
-def test_an_empty_agents_list_lets_the_lead_start_no_agent(rig, engine):
+def test_S06_an_empty_agents_list_lets_the_lead_start_no_agent(rig, engine):
     path = write_agent(rig.home, "lead", tools=("agent",), agents=())
     write_agent(rig.home, "helper")
     write_script(rig.workdir, "lead", [delegate("helper", "p"), {"text": "alone"}])
