@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from rienda_kernel.engine import CancelToken, NonInteractiveUI
+from rienda_kernel.engine import CancelToken, ConfigError, NonInteractiveUI
 from rienda_kernel.engine.events import HookDecision, Log, RunEnd, RunStart, ToolCallStarted, ToolResultReady
 from rienda_kernel.engine.runtime import Rienda
 
@@ -594,3 +594,22 @@ def test_S06_an_empty_agents_list_lets_the_lead_start_no_agent(rig, engine):
     assert (answer.text, answer.is_error) == (f"agent lead may not start agent 'helper': its agents are none "
                                               f"(agents: in {path})", True)
     assert result.text == "alone"
+
+
+def test_S09_a_folder_of_recorded_sessions_replays_a_child_through_its_leads_hooks_found_beside_it(rig, engine,
+                                                                                                   tmp_path):
+    """(The pytest plugin's case: sessions copied out of the home, a lead and its child.)"""
+    lead_and_cleaner(rig.home, rig.workdir)
+    result, _ = run(engine)
+    child_id = child_session(rig, result)
+    folder = tmp_path / "recorded"
+    (rig.home / "sessions").rename(folder)
+    child = engine.replay_file(folder / f"{child_id}.jsonl")
+    assert child.hooks == ["guard"] and not child.changed
+    lead = engine.replay_file(folder / f"{result.session_id}.jsonl", run_tools=True)
+    assert [c.session_id for c in lead.children] == [child_id] and not lead.changed
+    (folder / f"{result.session_id}.jsonl").unlink()
+    with pytest.raises(ConfigError) as lost:
+        engine.replay_file(folder / f"{child_id}.jsonl")
+    assert f"its lead's session {result.session_id} cannot be read" in str(lost.value)
+    assert "choose the chain with --hooks" in str(lost.value)

@@ -249,16 +249,17 @@ def recorded_ctx(header: dict[str, Any]) -> dict[str, Any] | None:
             "callId": header.get("parent_call_id")}
 
 
-def inherited_hook_names(rienda: Any, header: dict[str, Any]) -> list[str]:
+def inherited_hook_names(rienda: Any, header: dict[str, Any], load: Any = None) -> list[str]:
     """The hooks a saved sub-agent's session ran before its own: its ancestors' agents'
     hooks as they are now, the top-level one's first (empty for a top-level session).
-    ConfigError when an ancestor's session cannot be read."""
+    ``load(session_id)`` reads a session (default: from ``rienda``'s home). ConfigError
+    when an ancestor's session cannot be read."""
     names: list[str] = []
     parent, seen = header.get("parent_session_id"), set()
     while isinstance(parent, str) and parent not in seen:
         seen.add(parent)
         try:
-            above = rienda.store.load(parent).header
+            above = (load or rienda.store.load)(parent).header
         except Exception as exc:  # noqa: BLE001 - any reason it cannot be read is said in one line
             raise ConfigError(f"session {header.get('id')} is a sub-agent's, and its lead's session {parent} "
                               f"cannot be read ({exc}); choose the chain with --hooks") from None

@@ -145,17 +145,24 @@ def replay_file(rienda: Any, path: Path, hooks: list[str] | None = None, run_too
     file name), with ``<id>.expect.yaml`` beside it if any; its agent and hooks come from
     ``rienda``'s home."""
     path = Path(path)
-    return _replay(rienda, read_session(path), path.stem, hooks, agent_id, run_tools, ui, expectations_beside(path))
+
+    def load(session_id: str) -> LoadedSession:  # a sub-agent's parent or child: beside it, else in the home
+        beside = path.parent / f"{session_id}.jsonl"
+        return read_session(beside) if beside.is_file() else rienda.store.load(session_id)
+
+    return _replay(rienda, read_session(path), path.stem, hooks, agent_id, run_tools, ui, expectations_beside(path),
+                   load=load)
 
 
 def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str] | None, agent_id: str | None,
             run_tools: bool, ui: UI | None, expected: Expectations | None,
-            inherited: list[str] | None = None) -> ReplayReport:
+            inherited: list[str] | None = None, load: Any = None) -> ReplayReport:
+    load = load or rienda.store.load
     agent, _ = rienda.agent(agent_id or loaded.header.get("agent", "default"))
     if hooks is not None:
         names = list(hooks)
     else:
-        above = inherited_hook_names(rienda, loaded.header) if inherited is None else inherited
+        above = inherited_hook_names(rienda, loaded.header, load) if inherited is None else inherited
         names = list(dict.fromkeys([*above, *agent.hooks]))
     # Only the chain's hooks are loaded, and the session's tools when they run again (the
     # notebook's in a fresh Python namespace of the replay's own, never a notebook's).
@@ -190,8 +197,8 @@ def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str
             calls.append(_replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry))
             child = _child_session(results.get(call.id))
             if run_tools and child:
-                children.append(_replay(rienda, rienda.store.load(child), child, None, None, run_tools, ui, None,
-                                        inherited=names))
+                children.append(_replay(rienda, load(child), child, None, None, run_tools, ui, None,
+                                        inherited=names, load=load))
     used = {id(call.expectation) for call in calls}
     unmatched = [entry.where for entry in expected.calls if id(entry) not in used] if expected else []
     return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions),
