@@ -181,3 +181,20 @@ def test_sigterm_during_a_grandchilds_command_stops_the_tree_after_run_innermost
     for path in (home / "sessions").glob("*.jsonl"):
         assert session_lines(home, path.stem)[-1] == {"type": "run_end", "reason": "interrupted", "error": None}
     assert len(list((home / "sessions").glob("*.jsonl"))) == 3
+
+
+def test_a_secret_in_a_childs_output_reaches_no_terminal_line_json_event_or_session(dirs):
+    home, work = dirs
+    secret = "sk-live-0123456789abcdef"
+    write_agent(home, "lead", tools=("agent",))
+    write_agent(home, "leaker", tools=("shell",))
+    write_script(work, "lead", [delegate("leaker", "Find the key."), {"text": "ok"}])
+    write_script(work, "leaker", [shell("echo key=$OPENAI_API_KEY"), {"text": f"The key is {secret}."}])
+    env = {**os.environ, "RIENDA_HOME": str(home), "OPENAI_API_KEY": secret}
+    for json_flag in (["--json"], []):
+        done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "lead", *json_flag, "go"],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert secret not in done.stdout + done.stderr
+        assert "[redacted]" in done.stdout + done.stderr
+    assert all(secret not in path.read_text() for path in (home / "sessions").glob("*.jsonl"))

@@ -85,3 +85,18 @@ def test_a_batch_run_shows_the_childs_box_once_final_and_the_policy_answers(fron
     assert len(shown) == 1 and "<details>" in shown[0]["text/html"]
     assert "default-deny" in shown[0]["text/html"] and (work / "victim").exists()
     assert not widget_displays(messages)
+
+
+def test_a_secret_in_a_childs_output_is_scrubbed_from_the_nested_box(frontend_factory, home):
+    agent_home, work = home
+    secret = "sk-live-0123456789abcdef"
+    write_agent(agent_home, "lead", tools=("agent",))
+    write_agent(agent_home, "leaker", tools=("shell",))
+    write_script(work, "lead", [delegate("leaker", "Find the key."), {"text": "ok"}])
+    write_script(work, "leaker", [shell("echo key=$OPENAI_API_KEY"), {"text": f"The key is {secret}."}])
+    fe = frontend_factory(JupyterLab, OPENAI_API_KEY=secret)
+    fe.run("%rienda use lead")
+    reply, messages = fe.run("Find it.", allow_stdin=True)
+    assert reply["status"] == "ok"
+    assert "key=[redacted]" in nested(messages)[-1]["text/html"]
+    assert secret not in repr(messages)
