@@ -4,8 +4,10 @@ raises answered by the buttons in the running cell, titled with the sub-agent's 
 
 from __future__ import annotations
 
-from ...helpers.frontend import JupyterLab, buttons, records, widget_displays
-from ...helpers.trees import delegate, shell, write_agent, write_hook, write_script
+import json
+
+from ...helpers.frontend import JupyterLab, buttons, records, streams, widget_displays
+from ...helpers.trees import delegate, shell, tracer, write_agent, write_hook, write_script
 
 ASKING_GUARD = """module.exports = { beforeToolExecute(ctx, call) {
   if (call.name === "shell" && /\\brm\\s+-rf\\b/.test(call.arguments.command || "")) {
@@ -100,3 +102,33 @@ def test_a_secret_in_a_childs_output_is_scrubbed_from_the_nested_box(frontend_fa
     assert reply["status"] == "ok"
     assert "key=[redacted]" in nested(messages)[-1]["text/html"]
     assert secret not in repr(messages)
+
+
+def test_interrupting_the_kernel_during_a_grandchilds_command_stops_the_whole_tree(frontend_factory, home):
+    agent_home, work = home
+    for name in ("top", "mid", "low"):
+        write_hook(agent_home, name, tracer(name))
+    write_agent(agent_home, "lead", tools=("agent",), hooks=("top",))
+    write_agent(agent_home, "middle", tools=("agent",), hooks=("mid",))
+    write_agent(agent_home, "bottom", tools=("shell",), hooks=("low",))
+    write_script(work, "lead", [delegate("middle", "m"), {"text": "never"}])
+    write_script(work, "middle", [delegate("bottom", "b"), {"text": "never"}])
+    write_script(work, "bottom", [shell("echo sleeping; exec sleep 60"), {"text": "never"}])
+    fe = frontend_factory(JupyterLab)
+    fe.run("%rienda use lead")
+    msg_id = fe.submit("Go deep.", allow_stdin=True)
+    seen = fe.collect(msg_id, until=lambda m: any("sleeping" in shown["text/html"] for shown in nested([m])))
+    fe.km.interrupt_kernel()
+    rest = fe.collect(msg_id, timeout=60)
+    reply = fe.reply(msg_id)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    final = nested(seen + rest)[-1]["text/plain"]
+    # innermost first: the grandchild's afterRun (all three hooks), then the child's, then the lead's
+    order = [line.strip().split("] ", 1)[1] for line in final.splitlines() if "afterRun" in line]
+    assert order == ["top afterRun 2", "mid afterRun 2", "low afterRun 2", "top afterRun 1", "mid afterRun 1"]
+    assert "ended: interrupted" in final
+    assert "top afterRun 0" in streams(rest)
+    ends = [json.loads(p.read_text().splitlines()[-1]) for p in (agent_home / "sessions").glob("*.jsonl")]
+    assert ends == [{"type": "run_end", "reason": "interrupted", "error": None}] * 3
+    reply, _ = fe.run("%rienda sessions")
+    assert reply["status"] == "ok"  # the kernel goes on
