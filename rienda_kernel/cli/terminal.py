@@ -98,6 +98,7 @@ class TerminalUI(_AnsweringUI):
         self.out, self.err = out, err
         self._text_open = False
         self._thinking_open = False
+        self._sub_line_start = True  # a sub-agent's next piece starts a line (gets its indent)
         self._dim = ("\x1b[2m", "\x1b[0m") if getattr(err, "isatty", lambda: False)() else ("", "")
 
     def emit(self, event: Event) -> None:
@@ -140,7 +141,9 @@ class TerminalUI(_AnsweringUI):
             self.out.flush()
             self._text_open = False
         pad = "  " * event.depth
-        self.err.write("".join(pad + piece for piece in line.splitlines(keepends=True)))
+        for piece in line.splitlines(keepends=True):  # command output may come in pieces of lines
+            self.err.write((pad if self._sub_line_start else "") + piece)
+            self._sub_line_start = piece.endswith("\n")
         self.err.flush()
 
 
