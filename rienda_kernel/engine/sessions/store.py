@@ -1,8 +1,8 @@
 """Sessions: an append-only JSON Lines file per conversation under ``RIENDA_HOME/sessions``.
 
 ``<id>.jsonl`` starts with a header line ``{"type": "session", "version": 1, "id", "agent",
-"model", "created"}`` (a sub-agent's also ``parent_session_id``, ``parent_call_id``, ``depth``); every later line is one JSON object with a ``"type"``: ``"message"``
-lines hold a :class:`Message` (``{"type": "message", "time", **message.to_dict()}``), any
+"model", "created"}`` (a sub-agent's also ``parent_session_id``, ``parent_call_id``,
+``depth``); every later line is one JSON object with a ``"type"``: ``"message"`` lines hold a :class:`Message` (``{"type": "message", "time", **message.to_dict()}``), any
 other type is a record (an event, a note) kept as written.
 
 Writing is :mod:`.writer`'s: one writer per session (an OS lock), whole lines,
