@@ -67,6 +67,7 @@ BLOCKS = {
     ("docs/agents-and-models.md", "A local model server, or any compatible endpoint", 0):
         "test_the_options_example_passes_the_checks_of_its_endpoint",
     ("docs/agents-and-models.md", "The scripted model", 0): "test_the_scripted_model_example_runs",
+    ("docs/agents-and-models.md", "Sub-agents", 0): "test_the_sub_agents_example_runs_with_its_guard_and_limits",
     ("docs/configuration.md", "The Rienda home", 0): "test_the_home_layout_is_where_rienda_reads_and_writes",
     ("docs/configuration.md", "`config.yaml`", 0): "test_the_config_example_loads_without_a_diagnostic",
     ("docs/architecture.md", "The layout", 0): "test_the_layout_map_names_every_module_and_only_real_paths",
@@ -464,6 +465,34 @@ def test_the_agent_file_example_runs(shell):
     done = shell.run('rienda run --agent counter --workdir examples "Count notes.txt"')
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("notes.txt has 27 words.\n")
+
+
+def test_the_sub_agents_example_runs_with_its_guard_and_limits(tmp_path):
+    """The lead of the page, with the examples' guard: its cleaner's rm -rf is refused (no
+    one can be asked), and its researcher, one level down, may not start a sub-agent."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    calls = lambda *pairs: [{"text": "", "tool_calls": [{"name": n, "arguments": a}]} for n, a in pairs]
+    write(home, {"agents/lead.md": block("docs/agents-and-models.md", "Sub-agents").text,
+                 "agents/cleaner.md": "---\nmodel: scripted/cleaner.yaml\ntools: [shell]\n---\nClean.\n",
+                 "agents/researcher.md": "---\nmodel: scripted/researcher.yaml\ntools: [agent]\n---\nFind.\n",
+                 "hooks/guard/index.js": (EXAMPLES / "hooks" / "guard" / "index.js").read_text()})
+    write(work, {
+        "lead.yaml": yaml.safe_dump(calls(("agent", {"agent": "cleaner", "prompt": "Delete build."}),
+                                          ("agent", {"agent": "researcher", "prompt": "Ask the cleaner."}))
+                                    + [{"text": "done"}]),
+        "cleaner.yaml": yaml.safe_dump(calls(("shell", {"command": "rm -rf build"})) + [{"text": "not allowed"}]),
+        "researcher.yaml": yaml.safe_dump(calls(("agent", {"agent": "cleaner", "prompt": "x"})) + [{"text": "alone"}])})
+    (work / "build").mkdir()
+    rienda = Rienda(home=home, workdir=work)
+    lead, diagnostics = rienda.agent("lead")
+    assert diagnostics == [] and (lead.agents, lead.max_depth, lead.hooks) == (("cleaner", "researcher"), 1, ("guard",))
+    result = rienda.conversation("lead").run("Go.", NonInteractiveUI())
+    assert result.reason == "end_turn" and (work / "build").exists()
+    assert [answer.text for _, answer in result.tool_calls] == ["not allowed", "alone"]
+    researcher = result.tool_calls[1][1].meta["subagent"]["session_id"]
+    [refused] = [m for m in rienda.load_session(researcher).messages if m.role == "tool"]
+    assert refused.text == ("cannot start sub-agent 'cleaner': it would run at depth 2, past the limit of 1 "
+                            f"(max_depth: 1 in {home / 'agents' / 'lead.md'})")
 
 
 def test_the_options_example_passes_the_checks_of_its_endpoint(tmp_path):

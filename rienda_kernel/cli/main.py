@@ -255,7 +255,8 @@ def _hooks(args: argparse.Namespace) -> int:
 
 def _sessions(args: argparse.Namespace) -> int:
     for info in _rienda(args).sessions():
-        print(f"{info.id}\t{info.agent}\t{info.model}\t{info.messages} messages\t{info.title}")
+        lead = f"\tsub-agent of {info.parent_session_id}" if info.parent_session_id else ""
+        print(f"{info.id}\t{info.agent}\t{info.model}\t{info.messages} messages\t{info.title}{lead}")
     return 0
 
 
@@ -264,8 +265,10 @@ def _show(args: argparse.Namespace) -> int:
     header = loaded.header
     print(f"session {header.get('id')}  agent {header.get('agent')}  model {header.get('model')}  "
           f"created {header.get('created')}")
-    from .show import session_lines
+    from .show import parent_line, session_lines
 
+    if parent := parent_line(header):
+        print(parent)
     lines, warnings = session_lines(loaded)
     for warning in loaded.warnings + warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -282,14 +285,18 @@ def _replay(args: argparse.Namespace) -> int:
     ui = TerminalUI(_policy(args, rienda), None)
     report = rienda.replay(args.session, hooks=hooks, agent_id=args.agent, run_tools=args.run_tools, ui=ui)
     if args.json:
-        shown = {"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
-                 "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
-                 "texts": [{"recorded": r, "now": n} for r, n in report.texts],
-                 "unmatched_expectations": report.unmatched}
-        print(json.dumps(scrub(shown), ensure_ascii=False))  # tools run again (--run-tools) may return secrets
+        print(json.dumps(scrub(_report_dict(report)), ensure_ascii=False))  # tools run again may return secrets
     else:
         print(scrub_text("\n".join(report.lines())))
     return 1 if report.changed else 0
+
+
+def _report_dict(report: Any) -> dict[str, Any]:
+    """``rienda replay --json``: the report, a sub-agent's session's report in ``children``."""
+    return {"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
+            "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
+            "texts": [{"recorded": r, "now": n} for r, n in report.texts],
+            "unmatched_expectations": report.unmatched, "children": [_report_dict(c) for c in report.children]}
 
 
 def _script(args: argparse.Namespace) -> int:

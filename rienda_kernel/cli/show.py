@@ -11,7 +11,16 @@ from .terminal import usage_summary
 if TYPE_CHECKING:
     from ..engine import LoadedSession, Usage
 
-__all__ = ["session_lines"]
+__all__ = ["parent_line", "session_lines"]
+
+
+def parent_line(header: dict[str, Any]) -> str | None:
+    """For a sub-agent's session, the line naming the session and call that started it."""
+    parent = header.get("parent_session_id")
+    if not isinstance(parent, str):
+        return None
+    return (f"sub-agent of session {parent} (call {header.get('parent_call_id')}, depth {header.get('depth')}); "
+            f"rienda show {parent} shows its lead")
 
 
 def session_lines(loaded: LoadedSession) -> tuple[list[str], list[str]]:
@@ -40,7 +49,11 @@ def session_lines(loaded: LoadedSession) -> tuple[list[str], list[str]]:
 
 def _message_lines(message: Message) -> list[str]:
     if message.role == "tool":
-        return [f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]: {message.text}"]
+        child = message.meta.get("subagent")
+        delegated = (f"  (sub-agent {child.get('agent')}, session {child.get('session_id')})"
+                     if isinstance(child, dict) else "")
+        return [f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]: {message.text}"
+                + delegated]
     note = "".join(f" ({flag})" for flag in ("interrupted", "error") if message.meta.get(flag))
     lines = [f"{message.role}{note}: {message.text}"]
     if message.thinking:
@@ -67,7 +80,9 @@ def _record_line(record: dict[str, Any]) -> str | None:
         if record["effect"] == "none":
             return None
         detail = record.get("reason") or record.get("error") or ", ".join(record.get("changes") or {})
-        return f"  hook {record['hook']}.{record['point']}: {record['effect']}" + (f" ({detail})" if detail else "")
+        depth = f" [depth {record['depth']}]" if record.get("depth") else ""
+        return (f"  hook {record['hook']}.{record['point']}: {record['effect']}{depth}"
+                + (f" ({detail})" if detail else ""))
     if record.get("type") == "run_end":
         reason = record["reason"]
         if not isinstance(reason, str):

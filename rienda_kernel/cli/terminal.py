@@ -1,8 +1,11 @@
 """The terminal front end: how ``rienda run`` shows events and asks confirms.
 
 Assistant text goes to stdout as it streams; everything else (thinking, tool activity,
-logs, command output, notices, diagnostics) goes to stderr. With ``--json`` every event is
-one JSON object per line on stdout instead.
+logs, command output, notices, diagnostics) goes to stderr. A sub-agent's run (the
+``agent`` tool) goes to stderr too, under its call, indented two spaces per level: where it
+starts and ends, its tool calls, logs and notices, and its messages as saved. With
+``--json`` every event is one JSON object per line on stdout instead (each with its
+``depth``).
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ from ..engine import (
     Diagnostic,
     Event,
     Log,
+    MessageSaved,
     Notify,
     Output,
     RunEnd,
+    RunStart,
     TextDelta,
     ThinkingDelta,
     ToolCallStarted,
@@ -93,9 +98,13 @@ class TerminalUI(_AnsweringUI):
         self.out, self.err = out, err
         self._text_open = False
         self._thinking_open = False
+        self._sub_line_start = True  # a sub-agent's next piece starts a line (gets its indent)
         self._dim = ("\x1b[2m", "\x1b[0m") if getattr(err, "isatty", lambda: False)() else ("", "")
 
     def emit(self, event: Event) -> None:
+        if event.depth:
+            self._sub_agent(event)
+            return
         if isinstance(event, ThinkingDelta):
             opening = "" if self._thinking_open else "thinking: "
             self.err.write(f"{self._dim[0]}{opening}{event.text}{self._dim[1]}")
@@ -118,6 +127,37 @@ class TerminalUI(_AnsweringUI):
         if line:
             self.err.write(line)
             self.err.flush()
+
+    def _sub_agent(self, event: Event) -> None:
+        """A sub-agent's event: indented on stderr (its text as saved, not streamed)."""
+        line = _describe_sub_agent(event)
+        if not line:
+            return
+        if self._thinking_open:
+            self.err.write("\n")
+            self._thinking_open = False
+        if self._text_open:
+            self.out.write("\n")
+            self.out.flush()
+            self._text_open = False
+        pad = "  " * event.depth
+        for piece in line.splitlines(keepends=True):  # command output may come in pieces of lines
+            self.err.write((pad if self._sub_line_start else "") + piece)
+            self._sub_line_start = piece.endswith("\n")
+        self.err.flush()
+
+
+def _describe_sub_agent(event: Event) -> str | None:
+    if isinstance(event, RunStart):
+        return f"┌ sub-agent {event.agent} (session {event.session_id})\n"
+    if isinstance(event, RunEnd):
+        return f"└ sub-agent ended: {event.reason}" + (f": {event.error}" if event.error else "") + "\n"
+    if isinstance(event, MessageSaved):
+        text = str(event.message.get("text") or "").strip()
+        return f"{text}\n" if text else None
+    if isinstance(event, (TextDelta, ThinkingDelta)):
+        return None
+    return _describe(event)
 
 
 def _describe(event: Event) -> str | None:

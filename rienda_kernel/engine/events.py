@@ -3,6 +3,12 @@
 Every event is a frozen dataclass with a ``type`` class attribute (its wire name, as
 ``rienda run --json`` prints it) and :meth:`to_dict`. ``source`` names who produced it:
 ``"tool:<name>"``, ``"hook:<name>.<point>"``, or ``"extensions"`` for loading.
+
+Every event also has ``depth`` (keyword only): 0 for what the top-level run reports, 1 for
+a sub-agent it started with the ``agent`` tool, 2 for a sub-agent of that one... A child
+run's events reach the same front end, between its ``agent`` call's :class:`ToolCallStarted`
+and :class:`ToolResultReady`, each tagged with the child's depth; its :class:`RunStart` names
+the parent session and call. Fields are only ever added, so ``--json`` readers keep working.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ Via = Literal["buttons", "y/N"]  # how a person answered: a front end's buttons,
 @dataclass(frozen=True)
 class Event:
     type: ClassVar[str] = "event"
+    depth: int = field(default=0, kw_only=True)  # 0: the top-level run; n: a sub-agent n levels down
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, **asdict(self)}
@@ -131,12 +138,15 @@ class HookDecision(Event):
 
 @dataclass(frozen=True)
 class RunStart(Event):
-    """A run began in ``session_id`` (its user message is already saved)."""
+    """A run began in ``session_id`` (its user message is already saved). A sub-agent's
+    run (``depth`` > 0) names the session and the ``agent`` call that started it."""
 
     type: ClassVar[str] = "run_start"
     session_id: str
     agent: str
     model: str
+    parent_session_id: str | None = None
+    parent_call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -178,13 +188,15 @@ class ToolCallStarted(Event):
 
 @dataclass(frozen=True)
 class ToolResultReady(Event):
-    """A tool call's result as the model reads it (after ``afterToolExecute``)."""
+    """A tool call's result as the model reads it (after ``afterToolExecute``); for an
+    ``agent`` call, ``subagent_session_id`` is the session the sub-agent's run was saved in."""
 
     type: ClassVar[str] = "tool_result"
     id: str
     name: str
     text: str
     isError: bool
+    subagent_session_id: str | None = None
 
 
 @dataclass(frozen=True)

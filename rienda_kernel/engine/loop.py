@@ -32,7 +32,7 @@ Contracts:
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .cancel import CancelToken
@@ -50,6 +50,7 @@ from .events import (
     ToolCallStarted,
     ToolResultReady,
 )
+from .builtins.subagent import chain_hooks
 from .home.extensions import Catalog
 from .hooks import HookChain, ModelResponse
 from .ctx.host import RunContext
@@ -114,20 +115,25 @@ class TurnSetup:
     run: RunContext
     writer: Any  # sessions.SessionWriter: append_message(Message), append_record(dict)
     history: list[Message] = field(default_factory=list)
-    approvals: set[tuple[str, str]] = field(default_factory=set)  # (title, body) allowed for the session
+    # (title, body) allowed for the session; or, in a sub-agent's run, the top-level run's Approvals
+    approvals: set[tuple[str, str]] | Approvals = field(default_factory=set)
     max_turns: int = 50  # model turns one run may take
+    inherited_hooks: tuple[Any, ...] = ()  # a sub-agent's: its lead's whole chain, run before its own hooks
 
 
 class _RunUI(ScrubbingUI):
     """The front end's (scrubbing) UI, plus the session's memory: hook decisions are saved,
     and a request allowed "for this session" (same title and body) is not asked again.
-    Events and questions are scrubbed once, by ``front`` (the ScrubbingUI the run got)."""
+    Events and questions are scrubbed once, by ``front`` (the ScrubbingUI the run got);
+    decisions are saved with the run's ``depth`` (0 at the top, n in a sub-agent's run)."""
 
-    def __init__(self, front: ScrubbingUI, record: Any, approvals: set[tuple[str, str]]) -> None:
+    def __init__(self, front: ScrubbingUI, record: Any, approvals: set[tuple[str, str]] | Approvals,
+                 depth: int = 0) -> None:
         super().__init__(front)
         self._record = record
-        self._approvals = Approvals(approvals, lambda title, body: record({"type": "approval", "title": title,
-                                                                           "body": body}))
+        self._depth = depth
+        self._approvals = approvals if isinstance(approvals, Approvals) else Approvals(
+            approvals, lambda title, body: record({"type": "approval", "title": title, "body": body}))
 
     @property
     def approvals(self) -> Approvals:
@@ -135,7 +141,7 @@ class _RunUI(ScrubbingUI):
 
     def emit(self, event: Event) -> None:
         if isinstance(event, HookDecision):
-            self._record(event.to_dict())
+            self._record({**event.to_dict(), "depth": self._depth})
         self.front.emit(event)
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
@@ -152,9 +158,10 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         setup.history.append(message)
         produced.append(message)
 
-    run = RunContext(setup.run.workdir, _RunUI(ui, setup.writer.append_record, setup.approvals), setup.run.session,
-                     setup.run.agent, setup.run.config, setup.run.env)
-    chain = HookChain([setup.catalog.hooks[name] for name in setup.agent.hooks], setup.sandbox, run)
+    depth = (setup.run.subagent or {}).get("depth", 0)
+    run = replace(setup.run, ui=_RunUI(ui, setup.writer.append_record, setup.approvals, depth))
+    own = [setup.catalog.hooks[name] for name in setup.agent.hooks]
+    chain = HookChain(chain_hooks(setup.inherited_hooks, own), setup.sandbox, run)
     reason, error = "end_turn", None
     try:
         save(Message.user(prompt))
@@ -261,9 +268,10 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
                 _tool_call(setup, chain, run, save, call, cancel)
             else:
                 _unknown_tool_call(agent, run, save, call)
-        except Interrupted:
+        except Interrupted as stop:
             for pending in calls[index:]:
-                _save_result(pending, ToolResult("interrupted before the tool finished", True), run.ui, save)
+                meta = getattr(stop, "result_meta", None) if pending is call else None  # a sub-agent's session
+                _save_result(pending, ToolResult("interrupted before the tool finished", True), run.ui, save, meta)
             raise
     return calls
 
@@ -359,9 +367,10 @@ def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, c
     if not gate.allowed:
         _save_result(call, gate.refusal(), run.ui, save, {"refused_by": gate.refused_by})
         return
-    result = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel)
-    result = chain.after_tool_execute(call.id, call.name, gate.arguments, result, cancel)
-    _save_result(call, result, run.ui, save, {"arguments": gate.arguments} if gate.arguments != call.arguments else None)
+    raw = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel, call.id)
+    result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, cancel)
+    meta = {"arguments": gate.arguments} if gate.arguments != call.arguments else {}
+    _save_result(call, result, run.ui, save, {**meta, **(raw.meta or {})} or None)
 
 
 def _unknown_tool_call(agent: Any, run: RunContext, save: Any, call: ToolCall) -> None:
@@ -373,4 +382,5 @@ def _unknown_tool_call(agent: Any, run: RunContext, save: Any, call: ToolCall) -
 
 def _save_result(call: ToolCall, result: ToolResult, ui: UI, save: Any, meta: dict[str, Any] | None = None) -> None:
     save(Message.tool_result(call, result.text, result.is_error, meta))
-    ui.emit(ToolResultReady(call.id, call.name, result.text, result.is_error))
+    child = (meta or {}).get("subagent") or {}
+    ui.emit(ToolResultReady(call.id, call.name, result.text, result.is_error, child.get("session_id")))

@@ -28,6 +28,7 @@ from .sessions.messages import Message
 from .providers.choice import choose_default_model
 from .providers import provider_for
 from .builtins.notebook import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
+from .builtins.subagent import Subagents, fit_agent_tool
 from .sandbox.protocol import Sandbox
 from .secrets import redact_config, scrub_text
 from .sessions.store import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
@@ -179,10 +180,11 @@ class Rienda:
         return self.store.list()
 
     def resolve_session(self, session_id: str) -> str:
-        """``session_id`` itself, or for ``last`` the newest saved session's id."""
+        """``session_id`` itself, or for ``last`` the newest saved top-level session's id
+        (a sub-agent's session is never ``last``)."""
         if session_id != "last":
             return session_id
-        saved = self.sessions()
+        saved = [info for info in self.sessions() if not info.parent_session_id]
         if not saved:
             raise ConfigError(f"there is no saved session in {self.store.directory}")
         return saved[-1].id
@@ -298,6 +300,8 @@ class Conversation:
     anything. A run that finds the file changed since this conversation last read or wrote
     it (another conversation ran in between) reloads it first, so it goes on from the
     file's last message.
+    A sub-agent's run has ``link`` set (:mod:`.builtins.subagent`); its saved session is
+    never resumed alone (its lead's hooks would not cover it): that run is refused.
     """
 
     def __init__(self, rienda: Rienda, agent_id: str, session_id: str | None,
@@ -310,11 +314,14 @@ class Conversation:
         self.warnings: list[str] = []
         self.approvals: set[tuple[str, str]] = set()  # confirms allowed for this session
         self.max_turns: int | None = None  # overrides the agent's and the configuration's
+        self.link: Any = None  # builtins.subagent.Link: this is a sub-agent's run
+        self.parent_session_id: str | None = None  # the session that started this one, when it was a sub-agent's
         self._known_size: int | None = None  # the file's size when this conversation last read or wrote it
 
     def restore(self, loaded: LoadedSession) -> None:
         """Take the messages and the approvals "for this session" of a loaded session."""
         self.messages[:] = loaded.messages
+        self.parent_session_id = loaded.header.get("parent_session_id")
         self.approvals = {(r["title"], r["body"]) for r in loaded.records if r.get("type") == "approval"
                           and isinstance(r.get("title"), str) and isinstance(r.get("body"), str)}
         self._known_size = loaded.size
@@ -345,6 +352,9 @@ class Conversation:
         ends can say when they are done with a conversation."""
 
     def _setup(self, ui: UI, cancel: CancelToken) -> TurnSetup:
+        if self.parent_session_id and self.link is None:
+            raise ConfigError(f"session {self.session_id} is a sub-agent's run, started by session "
+                              f"{self.parent_session_id}: resume that session instead")
         config, config_diagnostics = read_config(self.rienda.home)
         agent, diagnostics = self.rienda.agent(self.agent_id)
         catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
@@ -352,21 +362,25 @@ class Conversation:
             ui.emit(diagnostic)
         agent = declared_tools(agent, catalog, config)  # MCP names checked, mcp__SERVER expanded
         check_declared(agent, catalog, NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST)
+        catalog = fit_agent_tool(catalog, agent, self.rienda)
         model_id = self.model or agent.model or self._choose_model(ui)
         provider, model_name = provider_for(model_id, config)
         provider.preflight(model_name, agent.options, agent.path or f"the built-in agent {agent.id!r}")
         max_turns = self._max_turns(agent, config)
         writer = self._open_writer(agent, model_id)
+        link = self.link
         run = RunContext(
             workdir=self.rienda.workdir,
             ui=ui,
             session={"id": self.session_id},
             agent={**agent.to_ctx(), "model": model_id},
             config=redact_config(config),
+            subagent=link.ctx() if link else None,
+            subagents=Subagents.of(self.rienda, agent, config, catalog, writer.id, ui, link, self.max_turns),
         )
         return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
-                         self.rienda.sandbox, run, writer, self.messages, self.approvals,
-                         max_turns=max_turns)
+                         self.rienda.sandbox, run, writer, self.messages, link.approvals if link else self.approvals,
+                         max_turns=max_turns, inherited_hooks=link.hooks if link else ())
 
     def _choose_model(self, ui: UI) -> str:
         """The built-in default agent's model when nothing names one; said in one line."""
@@ -384,7 +398,8 @@ class Conversation:
         """The session, held for one run: created on the first, reloaded if it changed."""
         store = self.rienda.store
         if self.session_id is None:
-            writer = store.create(agent.id, model_id, session_id=new_session_id())
+            writer = store.create(agent.id, model_id, session_id=new_session_id(),
+                                  parent=self.link.header() if self.link else None)
             self.session_id = writer.id
             return writer
         writer = store.resume(self.session_id)

@@ -3,7 +3,8 @@ jupyter_client, comm or zmq.
 
 The Rienda kernel (:mod:`.kernel`), the ``%rienda`` magics for any IPython kernel
 (:mod:`.extension`, :mod:`.magics`), and what both share: a cell's output channel
-(:mod:`.cell`), the live display of a run (:mod:`.display`), confirm buttons
+(:mod:`.cell`), the live display of a run (:mod:`.display`, a sub-agent's nested in it by
+:mod:`.nested`), confirm buttons
 (:mod:`.confirm`), the notebook session (:mod:`.session`), the ``%rienda`` commands
 (:mod:`.commands`) and their completion, and the kernelspec installer (:mod:`.install`).
 """

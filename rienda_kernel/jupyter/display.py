@@ -13,7 +13,10 @@
 - ``ctx.log`` lines and command output while the tool runs; a flood of log lines folds,
   its last lines in view; notices; diagnostics once per notebook;
 - each confirm's static record (:func:`~rienda_kernel.jupyter.confirm.record_bundle`), in place of
-  the buttons when a person was asked.
+  the buttons when a person was asked;
+- a sub-agent's run (events with ``depth`` > 0) nested under its ``agent`` call
+  (:mod:`~rienda_kernel.jupyter.nested`); its confirms' buttons and records are titled with
+  the sub-agent's name.
 
 A front end that watches (its request allows stdin) gets the live view; a batch run
 (nbclient, nbconvert, papermill, nbval) gets each display once, final. How a confirm is
@@ -26,10 +29,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from .cell import CellTarget
 from .confirm import ClientViews, NotebookPerson, ShownConfirm, record_bundle
+from .nested import Nest
 from .views import CallView, LogView, MessageView, markdown_text, new_id, status_bundle, usage_bundle
 from ..engine import (
     UI,
@@ -82,15 +87,29 @@ class NotebookUI(UI):
         # batch run (nbclient, nbconvert, papermill, nbval) gets each display once, final.
         self.live = target.allow_stdin
         self._done = threading.Event()
+        self._nest = Nest(target, self.live)
 
     # -- events ------------------------------------------------------------------------
     def emit(self, event: Event) -> None:
         handler = _HANDLERS.get(type(event))
         if handler is None:
             return
-        if self._logs is not None and not isinstance(event, (Log, Output, Diagnostic)):
+        if self._logs is not None and (event.depth or not isinstance(event, (Log, Output, Diagnostic))):
             self._end_logs()
-        handler(self, event)
+        if event.depth:
+            self._sub_agent(event)
+        else:
+            handler(self, event)
+
+    def _sub_agent(self, event: Event) -> None:
+        """A sub-agent's event: into its nested box; a diagnostic as any other; a confirm
+        also in place of its buttons, titled with the sub-agent's name."""
+        if isinstance(event, Diagnostic):
+            self._diagnostic(event)
+            return
+        if isinstance(event, Confirm) and self._shown_confirm is not None:
+            self._confirm(replace(event, title=f"{event.title} (sub-agent {self._nest.agent_at(event.depth)})"))
+        self._nest.emit(event)
 
     def _run_start(self, event: RunStart) -> None:
         if not self.live:

@@ -19,7 +19,11 @@ def sessions_listing(session: NotebookSession, args: list[str]) -> CommandOutput
     heading = f"{count(len(infos), 'session')} in {where}, newest last (* = current):"
     rows = [(mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
             for info in infos]
-    return listing(heading, ("", "id", "agent", "model", "messages", "title"), rows, [], infos)
+    columns: tuple[str, ...] = ("", "id", "agent", "model", "messages", "title")
+    if any(info.parent_session_id for info in infos):  # sub-agents' sessions name the session that started them
+        rows = [(*row, info.parent_session_id or "") for row, info in zip(rows, infos)]
+        columns += ("sub-agent of",)
+    return listing(heading, columns, rows, [], infos)
 
 
 def agents_listing(session: NotebookSession, args: list[str]) -> CommandOutput:

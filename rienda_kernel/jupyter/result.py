@@ -12,13 +12,15 @@ __all__ = ["ToolCallResult", "TurnResult", "current_cell"]
 
 @dataclass(frozen=True)
 class ToolCallResult:
-    """One tool call of the turn: what was asked and what the model read back."""
+    """One tool call of the turn: what was asked and what the model read back; for an
+    ``agent`` call, the session its sub-agent's run was saved in."""
 
     id: str
     name: str
     arguments: Any
     text: str | None
     is_error: bool | None
+    subagent_session_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,8 @@ class TurnResult:
     @classmethod
     def from_run(cls, result: RunResult, shown_in: object = None) -> TurnResult:
         calls = [ToolCallResult(call.id, call.name, scrub(call.arguments), scrub(answer.text) if answer else None,
-                                answer.is_error if answer else None) for call, answer in result.tool_calls]
+                                answer.is_error if answer else None, _subagent_session(answer))
+                 for call, answer in result.tool_calls]
         messages = [Message.from_dict(scrub(message.to_dict())) for message in result.messages]
         return cls(scrub(result.text), messages, calls, result.session_id, result.reason, scrub(result.error), shown_in)
 
@@ -58,6 +61,11 @@ class TurnResult:
         if self.shown_in is not None and self.shown_in == current_cell():
             return
         display({"text/plain": self.text, "text/markdown": self._repr_markdown_()}, raw=True)
+
+
+def _subagent_session(answer: Message | None) -> str | None:
+    child = answer.meta.get("subagent") if answer is not None else None
+    return child.get("session_id") if isinstance(child, dict) else None
 
 
 def current_cell() -> object:

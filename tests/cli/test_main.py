@@ -42,7 +42,7 @@ def test_call_is_not_disturbed_by_broken_tools_beside_it_and_names_them_when_its
     done = rienda("call", "echo", home=home)
     assert (done.returncode, done.stdout, done.stderr) == (0, "echoed\n", "")
     missing = rienda("call", "nowhere", home=home)  # then every tool is looked at, to say what exists
-    assert missing.returncode == 1 and "broken/index.js" in missing.stderr and "(echo, http, read, shell, write)" in missing.stderr
+    assert missing.returncode == 1 and "broken/index.js" in missing.stderr and "(agent, echo, http, read, shell, write)" in missing.stderr
 
 
 def test_an_error_result_exits_1_and_bad_arguments_name_the_field(tmp_path):

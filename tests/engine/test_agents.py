@@ -7,7 +7,6 @@ import re
 import pytest
 
 from rienda_kernel.engine.home.agents import Agent, list_agents, load_agent
-from rienda_kernel.engine.builtins.standard import BUILTIN_TOOLS
 from rienda_kernel.engine.errors import ConfigError
 
 from ..helpers.homes import write_agent_file
@@ -144,7 +143,7 @@ def test_the_default_agent_is_built_in(tmp_path):
     assert (agent.model, agent.model_label) == ("", "chosen when it runs")  # the provider choice picks it at run time
     configured, _ = load_agent(tmp_path, "default", default_model="ollama/qwen3")
     assert (configured.model, configured.model_label) == ("ollama/qwen3", "ollama/qwen3")
-    assert agent.tools == tuple(BUILTIN_TOOLS) and agent.hooks == ()
+    assert agent.tools == ("shell", "http", "read", "write") and agent.hooks == ()  # not agent
     assert agent.system.strip()
     assert load_agent(tmp_path, "default", default_model="openai/gpt-4o")[0].model == "openai/gpt-4o"
 

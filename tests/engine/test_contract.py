@@ -68,7 +68,7 @@ def test_T11_tools_and_hooks_of_one_run_get_the_same_ctx(rig):
     assert in_tool["session"] == {"id": result.session_id}
     assert in_tool["agent"]["id"] == "same" and in_tool["config"] == {"auto_approve": False}
     assert in_tool["keys"] == ["agent", "config", "confirm", "env", "file", "http", "log", "notify", "session",
-                               "system", "workdir"]
+                               "subagent", "system", "workdir"]
 
 
 def test_A01_an_agent_is_markdown_with_front_matter_whose_body_is_the_system_prompt(rig):

@@ -55,7 +55,7 @@ def test_T02_H02_extensions_are_never_read_from_the_workspace(rig, monkeypatch):
 # -- T03 / T04: built-ins, and shadowing them -----------------------------------------------------
 def test_T04_built_in_tools_are_listed(rig):
     catalog = rig.catalog()
-    assert set(BUILTIN_TOOLS) == {"shell", "http", "read", "write"}
+    assert set(BUILTIN_TOOLS) == {"shell", "http", "read", "write", "agent"}
     assert all(isinstance(catalog.tools[name], BuiltinTool) for name in BUILTIN_TOOLS)
 
 

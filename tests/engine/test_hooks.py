@@ -210,7 +210,7 @@ def test_H20_hooks_get_the_same_ctx_as_tools(rig):
     }"""))
     rig.chain("probe").before_run("s", "a", "m", go())
     assert (rig.workdir / "probe.txt").read_text() == "s-test tester true"
-    assert rig.events(Log)[0].text == "agent,config,confirm,env,file,http,log,notify,session,system,workdir"
+    assert rig.events(Log)[0].text == "agent,config,confirm,env,file,http,log,notify,session,subagent,system,workdir"
 
 
 @pytest.mark.parametrize("auto_approve", [True, False])

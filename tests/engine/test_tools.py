@@ -196,7 +196,7 @@ def test_T19_top_level_values(rig):
                                "model": "scripted/x.yaml", "tools": [], "hooks": []}
     assert dumped["config"] == config
     assert dumped["keys"] == ["agent", "config", "confirm", "env", "file", "http", "log", "notify",
-                              "session", "system", "workdir"]
+                              "session", "subagent", "system", "workdir"]
     assert dumped["home"] == os.environ.get("HOME")
 
 

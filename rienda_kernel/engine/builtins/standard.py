@@ -1,4 +1,5 @@
-"""Rienda's built-in tools: ``shell``, ``http``, ``read`` and ``write``.
+"""Rienda's built-in tools: ``shell``, ``http``, ``read`` and ``write``, and ``agent``
+(a sub-agent's run, :mod:`.subagent`).
 
 Each tool's ``run(host, args)`` returns ``(text, is_error)``: the text goes back to the
 model as the tool result. Failures the model can act on (a missing file, a refused
@@ -16,17 +17,19 @@ from ..cancel import CancelToken
 from ..ctx.http import FetchError, fetch
 from ..ctx.commands import run_command
 from ..ctx.files import Workspace
+from . import subagent
 
-__all__ = ["BUILTIN_TOOLS", "BuiltinHost", "BuiltinTool"]
+__all__ = ["BUILTIN_TOOLS", "STANDARD_TOOLS", "BuiltinHost", "BuiltinTool"]
 
 HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
 class BuiltinHost(Protocol):
-    """What the engine hands a built-in tool."""
+    """What the engine hands a built-in tool (``call_id``: the model's call it serves)."""
 
     workspace: Workspace
     cancel: CancelToken
+    call_id: str | None
 
     def emit_output(self, stream: str, text: str) -> None:
         """Show live output (``"stdout"`` or ``"stderr"``) in the front end."""
@@ -37,12 +40,14 @@ class BuiltinHost(Protocol):
 
 @dataclass(frozen=True)
 class BuiltinTool:
-    """A tool implemented in Python; ``parameters`` is the JSON Schema of its arguments."""
+    """A tool implemented in Python; ``parameters`` is the JSON Schema of its arguments.
+    ``run`` returns ``(text, is_error)``, or ``(text, is_error, meta)`` where ``meta`` is
+    what the session records beside the result (never shown to the model or to hooks)."""
 
     name: str
     description: str
     parameters: dict
-    run: Callable[[BuiltinHost, dict], tuple[str, bool]]
+    run: Callable[[BuiltinHost, dict], tuple]
 
 
 def _schema(properties: dict, required: list[str]) -> dict:
@@ -186,4 +191,8 @@ WRITE = BuiltinTool(
     run=_run_write,
 )
 
-BUILTIN_TOOLS: dict[str, BuiltinTool] = {tool.name: tool for tool in (SHELL, HTTP, READ, WRITE)}
+AGENT = BuiltinTool(name=subagent.NAME, description=subagent.DESCRIPTION, parameters=subagent.PARAMETERS,
+                    run=subagent.run_agent)
+
+BUILTIN_TOOLS: dict[str, BuiltinTool] = {tool.name: tool for tool in (SHELL, HTTP, READ, WRITE, AGENT)}
+STANDARD_TOOLS = ("shell", "http", "read", "write")  # the built-in default agent's tools

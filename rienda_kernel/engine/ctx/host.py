@@ -37,6 +37,11 @@ class RunContext:
 
     ``ui`` is always a :class:`ScrubbingUI` (the given one is put behind one), so every
     event an extension or the loop emits reaches the front end scrubbed.
+
+    ``subagent`` is what ``ctx.subagent`` shows: None (``undefined`` in JavaScript) in a
+    top-level run, ``{agent, depth, parentSessionId, callId}`` in a sub-agent's run.
+    ``subagents`` starts sub-agents for the ``agent`` tool (:mod:`..builtins.subagent`);
+    None where no run is going on (``rienda call``, ``rienda hook``, replay).
     """
 
     workdir: Path
@@ -45,6 +50,8 @@ class RunContext:
     agent: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    subagent: dict[str, Any] | None = None
+    subagents: Any = None  # builtins.subagent.Subagents
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ui", ScrubbingUI.around(self.ui))
@@ -54,17 +61,20 @@ class Host:
     """Serves the host calls of one invocation (``source`` is e.g. ``"tool:word-count"``).
 
     Also what a built-in tool runs against: ``workspace``, ``cancel``, ``emit_output``,
-    ``emit_log``.
+    ``emit_log``, and ``call_id``, the id of the model's tool call being served (None
+    outside a run's call).
     """
 
-    def __init__(self, run: RunContext, source: str, cancel: CancelToken) -> None:
+    def __init__(self, run: RunContext, source: str, cancel: CancelToken, call_id: str | None = None) -> None:
         self.run = run
         self.source = source
         self.cancel = cancel
+        self.call_id = call_id
         self._ops: dict[str, Callable[[Any], Any]] = {
             "workdir": lambda _: str(self.workspace.workdir),
             "session": lambda _: dict(run.session),
             "agent": lambda _: dict(run.agent),
+            "subagent": lambda _: None if run.subagent is None else dict(run.subagent),
             "config": lambda _: run.config,
             "env": lambda _: dict(run.env),
             "file.read": lambda a: self.workspace.read(a["path"]),

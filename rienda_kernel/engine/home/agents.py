@@ -12,8 +12,10 @@
 
 The file stem is the agent id. ``model`` is required (``provider/model``); ``description``
 (string), ``tools`` and ``hooks`` (lists of names), ``max_turns`` (a positive integer: the
-most model turns one run may take) and ``options`` (a mapping handed to the model's
-provider, which checks it) are optional. A malformed file raises
+most model turns one run may take), ``options`` (a mapping handed to the model's
+provider, which checks it), ``agents`` (the agents the ``agent`` tool may start; absent:
+any) and ``max_depth`` (how many levels of sub-agents may run below this one, 0 or more)
+are optional. A malformed file raises
 :class:`AgentError` (a :class:`ConfigError`) whose message starts ``<path>:<line>:``; an
 unknown key is only a :class:`Diagnostic`. ``default`` is built in unless
 ``agents/default.md`` overrides it; its model is ``default_model`` from config.yaml, else
@@ -30,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from ..builtins.standard import BUILTIN_TOOLS
+from ..builtins.standard import STANDARD_TOOLS
 from .config import NAME_RULE, yaml_problem
 from ..errors import ConfigError
 from ..events import Diagnostic
@@ -45,7 +47,7 @@ __all__ = [
 
 DEFAULT_AGENT_ID = "default"
 DIAGNOSTIC_SOURCE = "extensions:agent"
-_KEYS = ("description", "model", "tools", "hooks", "max_turns", "options")
+_KEYS = ("description", "model", "tools", "hooks", "max_turns", "options", "agents", "max_depth")
 _MODEL_HINT = "model must be provider/model, e.g. openai/gpt-4o"
 _DEFAULT_DESCRIPTION = "Rienda's default agent: the built-in tools and no hooks."
 _DEFAULT_SYSTEM = (
@@ -79,6 +81,8 @@ class Agent:
     path: str | None
     max_turns: int | None = None  # None: the configuration's default
     options: Mapping[str, Any] = field(default_factory=dict)  # for the provider
+    agents: tuple[str, ...] | None = None  # the agents its ``agent`` tool may start; None: any
+    max_depth: int | None = None  # levels of sub-agents below it; None: the configuration's
 
     @property
     def model_label(self) -> str:
@@ -107,13 +111,13 @@ class Agent:
 
 
 def builtin_default_agent(default_model: str | None = None) -> Agent:
-    """The built-in ``default`` agent: every built-in tool (in BUILTIN_TOOLS order), no
-    hooks, ``default_model`` (not validated) or "" (chosen when it runs)."""
+    """The built-in ``default`` agent: the standard built-in tools (``shell``, ``http``,
+    ``read``, ``write``; not ``agent``), no hooks, ``default_model`` (not validated) or "" (chosen when it runs)."""
     return Agent(
         id=DEFAULT_AGENT_ID,
         description=_DEFAULT_DESCRIPTION,
         model=default_model or "",
-        tools=tuple(BUILTIN_TOOLS),
+        tools=STANDARD_TOOLS,
         hooks=(),
         system=_DEFAULT_SYSTEM,
         path=None,
@@ -233,7 +237,7 @@ def _check_description(path: Path, data: dict[Any, Any], lines: dict[Any, int]) 
 
 
 def _check_names(path: Path, key: str, data: dict[Any, Any], item_lines: list[int], line: int) -> tuple[str, ...]:
-    """``tools`` or ``hooks``: a list of distinct valid names (absent or empty = none)."""
+    """``tools``, ``hooks`` or ``agents``: a list of distinct valid names (absent or empty = none)."""
     names = data.get(key)
     if names is None:
         return ()
@@ -252,13 +256,18 @@ def _check_names(path: Path, key: str, data: dict[Any, Any], item_lines: list[in
     return tuple(names)
 
 
-def _check_max_turns(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> int | None:
-    value = data.get("max_turns")
+_COUNTS = {"max_turns": (1, "a positive whole number of model turns"),
+           "max_depth": (0, "a whole number of sub-agent levels (0 or more)")}
+
+
+def _check_count(path: Path, key: str, data: dict[Any, Any], lines: dict[Any, int]) -> int | None:
+    """``max_turns`` or ``max_depth``: a whole number from its minimum up, or None when absent."""
+    value = data.get(key)
     if value is None:
         return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise AgentError(path, lines.get("max_turns", 1),
-                         f"max_turns must be a positive whole number of model turns, got {value!r}")
+    least, expected = _COUNTS[key]
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise AgentError(path, lines.get(key, 1), f"{key} must be {expected}, got {value!r}")
     return value
 
 
@@ -295,16 +304,20 @@ def parse_agent(path: Path, agent_id: str, text: str) -> tuple[Agent, list[Diagn
     """
     source, body = _split_front_matter(path, text)
     data, node, lines = _compose(path, source)
+    names = {key: _check_names(path, key, data, _item_lines(node, key), lines.get(key, 1))
+             for key in ("tools", "hooks", "agents")}
     agent = Agent(
         id=agent_id,
         description=_check_description(path, data, lines),
         model=_check_model(path, data, lines),
-        tools=_check_names(path, "tools", data, _item_lines(node, "tools"), lines.get("tools", 1)),
-        hooks=_check_names(path, "hooks", data, _item_lines(node, "hooks"), lines.get("hooks", 1)),
+        tools=names["tools"],
+        hooks=names["hooks"],
         system=body,
         path=str(path),
-        max_turns=_check_max_turns(path, data, lines),
+        max_turns=_check_count(path, "max_turns", data, lines),
         options=_check_options(path, data, lines),
+        agents=names["agents"] if data.get("agents") is not None else None,
+        max_depth=_check_count(path, "max_depth", data, lines),
     )
     return agent, _unknown_keys(path, data, lines)
 

@@ -1,8 +1,8 @@
 """Sessions: an append-only JSON Lines file per conversation under ``RIENDA_HOME/sessions``.
 
 ``<id>.jsonl`` starts with a header line ``{"type": "session", "version": 1, "id", "agent",
-"model", "created"}``; every later line is one JSON object with a ``"type"``: ``"message"``
-lines hold a :class:`Message` (``{"type": "message", "time", **message.to_dict()}``), any
+"model", "created"}`` (a sub-agent's also ``parent_session_id``, ``parent_call_id``,
+``depth``); every later line is one JSON object with a ``"type"``: ``"message"`` lines hold a :class:`Message` (``{"type": "message", "time", **message.to_dict()}``), any
 other type is a record (an event, a note) kept as written.
 
 Writing is :mod:`.writer`'s: one writer per session (an OS lock), whole lines,
@@ -108,7 +108,8 @@ class LoadedSession:
 @dataclass(frozen=True)
 class SessionInfo:
     """One line of a session listing. ``messages`` counts complete message lines;
-    ``title`` is the first line of the first user message, cut to 60 characters."""
+    ``title`` is the first line of the first user message, cut to 60 characters;
+    ``parent_session_id`` names the session whose run started this one (a sub-agent's)."""
 
     id: str
     agent: str
@@ -116,6 +117,7 @@ class SessionInfo:
     created: str
     messages: int
     title: str
+    parent_session_id: str | None = None
 
 
 def _check_header(path: Path, line: bytes) -> dict[str, Any]:
@@ -229,6 +231,7 @@ def _summary(path: Path) -> SessionInfo | None:
         created=str(header.get("created", "")),
         messages=count,
         title=title,
+        parent_session_id=parent if isinstance(parent := header.get("parent_session_id"), str) else None,
     )
 
 
@@ -245,7 +248,7 @@ def read_session(path: Path) -> LoadedSession:
     if header.get("id") != session_id:
         session.warnings.append(
             f"{path}:1: the header says id {header.get('id')!r}; using the file name {session_id!r}")
-    for key in ("agent", "model", "created"):
+    for key in ("agent", "model", "created", "parent_session_id", "parent_call_id"):
         if key in header and not isinstance(header[key], str):
             session.warnings.append(f"{path}:1: the header's {key!r} is not a string "
                                     f"({type(header.pop(key)).__name__}); ignored")
@@ -268,8 +271,10 @@ class SessionStore:
         self.directory = self.home / "sessions"
         self.scrubber = scrubber if scrubber is not None else Scrubber()
 
-    def create(self, agent: str, model: str, *, session_id: str | None = None) -> SessionWriter:
-        """Start a new session file, take its lock and write its header.
+    def create(self, agent: str, model: str, *, session_id: str | None = None,
+               parent: dict[str, Any] | None = None) -> SessionWriter:
+        """Start a new session file, take its lock and write its header (with ``parent``'s
+        keys, for a sub-agent's session).
 
         ``session_id`` defaults to :func:`new_session_id`; :class:`SessionError` if it is
         not 1-128 letters, digits, ``_`` or ``-``, or the session already exists;
@@ -284,7 +289,7 @@ class SessionStore:
             raise SessionError(f"session {session_id!r} already exists: {path}") from None
         writer = SessionWriter(session_id, path, fd, self.scrubber)
         header = {"type": "session", "version": SESSION_VERSION, "id": session_id, "agent": agent,
-                  "model": model, "created": iso_now()}
+                  "model": model, "created": iso_now(), **(parent or {})}
         try:
             writer.write_header(header)
         except Exception:

@@ -11,6 +11,11 @@ expectations file selects (``<id>.expect.yaml`` beside the session, see
 :mod:`.expectations`) are judged by what it states instead. :func:`replay_file` replays
 a session file from anywhere (the pytest plugin's items).
 
+Sub-agents: a sub-agent's session is replayed through its ancestors' hooks (the top-level
+agent's first), then its own, with ``ctx.subagent`` as recorded; an ``agent`` call reuses the
+recorded answer (no model runs again, so neither does a sub-agent), and with ``run_tools`` the sub-agent's own session is replayed too, through
+the parent's chain then its own hooks (its report is one of ``children``).
+
 :func:`session_script` turns a session's assistant messages into a scripted-model file,
 so a real conversation becomes a deterministic test of a hook.
 """
@@ -32,6 +37,7 @@ from ..ctx.host import RunContext
 from ..sessions.messages import Message, ToolCall
 from ..builtins.code_runner import in_thread
 from ..builtins.notebook import PythonNamespace, notebook_tools
+from ..builtins.subagent import inherited_hook_names, recorded_ctx, run_agent
 from ..secrets import redact_config
 from ..sessions.store import LoadedSession, read_session
 from ..tools.invoke import ToolResult, invoke_tool
@@ -96,11 +102,13 @@ class ReplayReport:
     unmatched: list[str] = field(default_factory=list)
     expected_from: Path | None = None
     hook_calls: int = 0
+    children: list[ReplayReport] = field(default_factory=list)  # sub-agents' sessions (run_tools)
 
     @property
     def changed(self) -> bool:
-        """True when anything is not as recorded or as expected."""
-        return bool(self.texts) or bool(self.unmatched) or any(call.differences for call in self.calls)
+        """True when anything is not as recorded or as expected, here or in a sub-agent's session."""
+        return (bool(self.texts) or bool(self.unmatched) or any(call.differences for call in self.calls)
+                or any(child.changed for child in self.children))
 
     def lines(self) -> list[str]:
         out = [f"replayed session {self.session_id} through hooks: {', '.join(self.hooks) or '(none)'}"]
@@ -115,6 +123,8 @@ class ReplayReport:
         for recorded, now in self.texts:
             out.append(f"≠ assistant text now different: {_short(recorded)!r} -> {_short(now)!r}")
         out += [f"≠ {where} matches no call of the session" for where in self.unmatched]
+        for child in self.children:
+            out += [f"    {line}" for line in child.lines()]
         out.append("differences found" if self.changed else "no differences")
         return out
 
@@ -135,13 +145,25 @@ def replay_file(rienda: Any, path: Path, hooks: list[str] | None = None, run_too
     file name), with ``<id>.expect.yaml`` beside it if any; its agent and hooks come from
     ``rienda``'s home."""
     path = Path(path)
-    return _replay(rienda, read_session(path), path.stem, hooks, agent_id, run_tools, ui, expectations_beside(path))
+
+    def load(session_id: str) -> LoadedSession:  # a sub-agent's parent or child: beside it, else in the home
+        beside = path.parent / f"{session_id}.jsonl"
+        return read_session(beside) if beside.is_file() else rienda.store.load(session_id)
+
+    return _replay(rienda, read_session(path), path.stem, hooks, agent_id, run_tools, ui, expectations_beside(path),
+                   load=load)
 
 
 def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str] | None, agent_id: str | None,
-            run_tools: bool, ui: UI | None, expected: Expectations | None) -> ReplayReport:
+            run_tools: bool, ui: UI | None, expected: Expectations | None,
+            inherited: list[str] | None = None, load: Any = None) -> ReplayReport:
+    load = load or rienda.store.load
     agent, _ = rienda.agent(agent_id or loaded.header.get("agent", "default"))
-    names = list(hooks) if hooks is not None else list(agent.hooks)
+    if hooks is not None:
+        names = list(hooks)
+    else:
+        above = inherited_hook_names(rienda, loaded.header, load) if inherited is None else inherited
+        names = list(dict.fromkeys([*above, *agent.hooks]))
     # Only the chain's hooks are loaded, and the session's tools when they run again (the
     # notebook's in a fresh Python namespace of the replay's own, never a notebook's).
     used = sorted({call.name for message in loaded.messages for call in message.tool_calls})
@@ -160,10 +182,10 @@ def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str
             decisions.append(event)
 
     run = RunContext(workdir=rienda.workdir, ui=RelayUI(ui, observe), session={"id": session_id},
-                     agent=agent.to_ctx(), config=redact_config(rienda.config()))
+                     agent=agent.to_ctx(), config=redact_config(rienda.config()), subagent=recorded_ctx(loaded.header))
     chain = HookChain([catalog.hooks[name] for name in names], rienda.sandbox, run)
     results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}
-    calls, texts = [], []
+    calls, texts, children = [], [], []
     for message in loaded.messages:
         if message.role != "assistant":
             continue
@@ -173,9 +195,21 @@ def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str
         for call in message.tool_calls:
             entry = expected.for_call(call.id, call.name, call.arguments) if expected else None
             calls.append(_replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry))
+            child = _child_session(results.get(call.id))
+            if run_tools and child:
+                children.append(_replay(rienda, load(child), child, None, None, run_tools, ui, None,
+                                        inherited=names, load=load))
     used = {id(call.expectation) for call in calls}
     unmatched = [entry.where for entry in expected.calls if id(entry) not in used] if expected else []
-    return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions))
+    return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions),
+                        children)
+
+
+def _child_session(recorded: Message | None) -> str | None:
+    """The sub-agent's session an ``agent`` call's recorded result names, if any."""
+    child = recorded.meta.get("subagent") if recorded is not None else None
+    session_id = child.get("session_id") if isinstance(child, dict) else None
+    return session_id if isinstance(session_id, str) else None
 
 
 def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run: RunContext, rienda: Any,
@@ -185,7 +219,7 @@ def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run
     gate = chain.before_tool_execute(call.id, call.name, call.arguments, CancelToken())
     if not gate.allowed:
         now_result: ToolResult | None = gate.refusal()
-    elif run_tools and call.name in catalog.tools:
+    elif run_tools and call.name in catalog.tools and getattr(catalog.tools[call.name], "run", None) is not run_agent:
         raw = invoke_tool(catalog.tools[call.name], gate.arguments, run, rienda.sandbox, CancelToken())
         now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, CancelToken())
     elif recorded_result is not None and not meta.get("refused_by"):

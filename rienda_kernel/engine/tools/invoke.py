@@ -9,12 +9,14 @@ Contracts (Rienda's tools documentation):
 - A throw fails the invocation, never the run: the error text is the result.
 - The text is capped at :data:`OUTPUT_CAP` bytes of UTF-8, cut on a character boundary.
 - Only :class:`Interrupted` escapes :func:`invoke_tool`.
+- A built-in tool may return a third value, ``meta``: what the session records beside the
+  result (the ``agent`` tool: the sub-agent's session); hooks never see or rewrite it.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..builtins.standard import BuiltinTool
@@ -37,6 +39,7 @@ class ToolResult:
 
     text: str
     is_error: bool = False
+    meta: dict[str, Any] | None = field(default=None, compare=False)  # for the session, not the model
 
     def to_js(self) -> dict[str, Any]:
         return {"text": self.text, "isError": self.is_error}
@@ -70,18 +73,20 @@ def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
 
 
 def invoke_tool(
-    tool: Tool, arguments: Any, run: RunContext, sandbox: SandboxLike, cancel: CancelToken
+    tool: Tool, arguments: Any, run: RunContext, sandbox: SandboxLike, cancel: CancelToken,
+    call_id: str | None = None,
 ) -> ToolResult:
-    """Run one tool call and return what the model reads. Raises only Interrupted."""
+    """Run one tool call (the model's ``call_id``, when there is one) and return what the
+    model reads. Raises only Interrupted."""
     try:
         args = decode_arguments(tool, arguments)
     except ArgumentsError as exc:
         return ToolResult(str(exc), True)
-    host = Host(run, f"tool:{tool.name}", cancel)
+    host = Host(run, f"tool:{tool.name}", cancel, call_id)
     try:
         if isinstance(tool, BuiltinTool):
-            text, is_error = tool.run(host, args)
-            result = ToolResult(text, bool(is_error))
+            text, is_error, *meta = tool.run(host, args)
+            result = ToolResult(text, bool(is_error), meta[0] if meta else None)
         else:
             result = _execute_js(tool, args, host, sandbox, cancel)
     except Interrupted:
@@ -90,7 +95,7 @@ def invoke_tool(
         result = ToolResult(f"{tool.name} failed: {exc}", True)
     except Exception as exc:  # noqa: BLE001 - a built-in's failure is a result, not a crash
         result = ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", True)
-    return ToolResult(cap_text(result.text), result.is_error)
+    return ToolResult(cap_text(result.text), result.is_error, result.meta)
 
 
 def _execute_js(tool: JSTool, args: dict[str, Any], host: Host, sandbox: SandboxLike, cancel: CancelToken) -> ToolResult:

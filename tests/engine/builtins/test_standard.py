@@ -72,7 +72,7 @@ def run(tool: str, host: Host, **args) -> tuple[str, bool]:
 
 
 def test_the_tool_set():
-    assert list(BUILTIN_TOOLS) == ["shell", "http", "read", "write"]
+    assert list(BUILTIN_TOOLS) == ["shell", "http", "read", "write", "agent"]
     for name, tool in BUILTIN_TOOLS.items():
         assert isinstance(tool, BuiltinTool)
         assert tool.name == name

@@ -197,14 +197,14 @@
   }
 
   // -- ctx and console ----------------------------------------------------------------
-  function lazy(object, name, op) {
+  function lazy(object, name, op) { // null from the host reads as undefined (ctx.subagent at the top level)
     let cached;
     let loaded = false;
     ObjectDefineProperty(object, name, {
       __proto__: null,
       enumerable: true,
       get() {
-        if (!loaded) { cached = deepFreeze(host(op)); loaded = true; }
+        if (!loaded) { const value = host(op); cached = value === null ? undefined : deepFreeze(value); loaded = true; }
         return cached;
       },
     });
@@ -230,6 +230,7 @@
   lazy(ctx, "workdir", "workdir");
   lazy(ctx, "session", "session");
   lazy(ctx, "agent", "agent");
+  lazy(ctx, "subagent", "subagent");
   lazy(ctx, "config", "config");
   lazy(ctx, "env", "env");
   ObjectFreeze(ctx);

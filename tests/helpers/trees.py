@@ -1,0 +1,90 @@
+"""Homes with a lead agent and its sub-agents, each answering from its own scripted model.
+
+Every agent's front matter names its own script (``model: scripted/<name>.yaml``, a file
+in the workdir), so the lead and each child in one test read their own responses.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# The guard of the hooks documentation, without the confirm: refuses any rm -rf, says so.
+GUARD = """module.exports = {
+  beforeToolExecute(ctx, call) {
+    if (call.name === "shell" && /\\brm\\s+-rf\\b/.test(call.arguments.command || "")) {
+      return { allow: false, reason: "rm -rf refused by the lead's guard" };
+    }
+  },
+};"""
+
+# Logs every point it sees, with the run's depth (ctx.subagent), for order and coverage.
+def tracer(name: str) -> str:
+    """A hook that logs ``<name> <point> <depth>`` at every point (depth 0 at the top)."""
+    points = ("beforeRun", "afterRun", "beforeModelRequest", "afterModelResponse", "beforeToolExecute",
+              "afterToolExecute")
+    body = ",\n".join(
+        f'  {point}(ctx) {{ ctx.log("{name} {point} " + (ctx.subagent ? ctx.subagent.depth : 0)); }}'
+        for point in points)
+    return "module.exports = {\n" + body + "\n};"
+
+
+def write_agent(home: Path, name: str, *, tools: tuple[str, ...] = (), hooks: tuple[str, ...] = (),
+                agents: tuple[str, ...] | None = None, max_depth: int | None = None,
+                description: str | None = None, body: str = "Do the task.") -> Path:
+    """``home/agents/<name>.md`` answering from ``scripted/<name>.yaml``."""
+    lines = ["---", f"description: {description or f'The {name} agent.'}", f"model: scripted/{name}.yaml",
+             f"tools: {json.dumps(list(tools))}", f"hooks: {json.dumps(list(hooks))}"]
+    if agents is not None:
+        lines.append(f"agents: {json.dumps(list(agents))}")
+    if max_depth is not None:
+        lines.append(f"max_depth: {max_depth}")
+    path = home / "agents" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join([*lines, "---", body]) + "\n", encoding="utf-8")
+    return path
+
+
+def write_script(workdir: Path, name: str, responses: list[dict[str, Any]]) -> None:
+    """The scripted model's responses for agent ``name``."""
+    (workdir / f"{name}.yaml").write_text(yaml.safe_dump(responses, sort_keys=False), encoding="utf-8")
+
+
+def write_hook(home: Path, name: str, source: str) -> None:
+    path = home / "hooks" / name / "index.js"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+def delegate(agent: str, prompt: str, text: str = "") -> dict[str, Any]:
+    """A scripted response calling the ``agent`` tool once."""
+    return {"text": text, "tool_calls": [{"name": "agent", "arguments": {"agent": agent, "prompt": prompt}}]}
+
+
+def shell(command: str, text: str = "") -> dict[str, Any]:
+    """A scripted response calling the ``shell`` tool once."""
+    return {"text": text, "tool_calls": [{"name": "shell", "arguments": {"command": command}}]}
+
+
+def session_lines(home: Path, session_id: str) -> list[dict[str, Any]]:
+    path = home / "sessions" / f"{session_id}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def lead_and_cleaner(home: Path, workdir: Path, *, lead_hooks: tuple[str, ...] = ("guard",),
+                     child_hooks: tuple[str, ...] = ()) -> Path:
+    """A lead (``lead``: the agent tool, the guard) and its sub-agent ``cleaner`` (the
+    shell) that tries ``rm -rf victim``; the directory ``victim`` it would delete."""
+    write_hook(home, "guard", GUARD)
+    write_agent(home, "lead", tools=("agent",), hooks=lead_hooks, agents=("cleaner",))
+    write_agent(home, "cleaner", tools=("shell",), hooks=child_hooks)
+    write_script(workdir, "lead", [delegate("cleaner", "Clean the workspace."), {"text": "The cleaner is done."}])
+    write_script(workdir, "cleaner", [shell("rm -rf victim"), {"text": "I could not delete victim."}])
+    victim = workdir / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious", encoding="utf-8")
+    return victim
