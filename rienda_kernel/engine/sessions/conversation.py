@@ -1,0 +1,154 @@
+"""One conversation: a session's messages in memory, its file on disk, its agent and model,
+and the setup of each run in it (:meth:`Conversation.run`). Made by
+:meth:`..runtime.Rienda.conversation`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..builtins.notebook import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
+from ..builtins.subagent import Subagents, fit_agent_tool
+from ..cancel import CancelToken
+from ..ctx.host import RunContext
+from ..errors import ConfigError, Interrupted, ProviderError, SessionWriteError
+from ..events import Notify, RunEnd
+from ..home.agents import Agent
+from ..home.config import read_config
+from ..home.extensions import check_declared
+from ..loop import RunResult, TurnSetup, run_prompt
+from ..providers import provider_for
+from ..providers.choice import choose_default_model
+from ..secrets import redact_config, scrub_text
+from ..tools.mcp.catalog import declared_tools
+from ..ui import ScrubbingUI, UI
+from .messages import Message
+from .store import LoadedSession, SessionWriter, new_session_id
+
+if TYPE_CHECKING:
+    from ..runtime import Rienda
+
+__all__ = ["DEFAULT_MAX_TURNS", "Conversation"]
+
+DEFAULT_MAX_TURNS = 50
+
+
+class Conversation:
+    """One session: its messages in memory, its file on disk, its agent and model.
+
+    The session file is created by the first run (a run refused before it starts, e.g.
+    for an unknown hook, a missing API key or a bad option, writes nothing). A run is the session's one writer while it runs:
+    a run of the same session that starts meanwhile, from any conversation in any process,
+    is refused (``error``, naming the session and the pid holding it) before it writes
+    anything. A run that finds the file changed since this conversation last read or wrote
+    it (another conversation ran in between) reloads it first, so it goes on from the
+    file's last message.
+    A sub-agent's run has ``link`` set (:mod:`.builtins.subagent`); its saved session is
+    never resumed alone (its lead's hooks would not cover it): that run is refused.
+    """
+
+    def __init__(self, rienda: Rienda, agent_id: str, session_id: str | None,
+                 messages: list[Message], model: str | None) -> None:
+        self.rienda = rienda
+        self.agent_id = agent_id
+        self.session_id = session_id
+        self.messages = messages
+        self.model = model
+        self.warnings: list[str] = []
+        self.approvals: set[tuple[str, str]] = set()  # confirms allowed for this session
+        self.max_turns: int | None = None  # overrides the agent's and the configuration's
+        self.link: Any = None  # builtins.subagent.Link: this is a sub-agent's run
+        self.parent_session_id: str | None = None  # the session that started this one, when it was a sub-agent's
+        self._known_size: int | None = None  # the file's size when this conversation last read or wrote it
+
+    def restore(self, loaded: LoadedSession) -> None:
+        """Take the messages and the approvals "for this session" of a loaded session."""
+        self.messages[:] = loaded.messages
+        self.parent_session_id = loaded.header.get("parent_session_id")
+        self.approvals = {(r["title"], r["body"]) for r in loaded.records if r.get("type") == "approval"
+                          and isinstance(r.get("title"), str) and isinstance(r.get("body"), str)}
+        self._known_size = loaded.size
+
+    def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
+        """Run one prompt. Never raises for the run's own failures: the result's
+        ``reason`` and ``error`` say what happened (bad setup is ``error`` too). Every
+        event reaches ``ui`` scrubbed of secrets."""
+        cancel = cancel or CancelToken()
+        ui = ScrubbingUI.around(ui)
+        try:
+            setup = self._setup(ui, cancel)
+        except (ConfigError, ProviderError, SessionWriteError) as exc:  # bad setup, or no session file
+            error = scrub_text(str(exc))
+            ui.emit(RunEnd("error", error))
+            return RunResult(self.session_id or "", "error", [], error, failure=exc)
+        except Interrupted:  # stopped while loading the agent's extensions: nothing was saved
+            ui.emit(RunEnd("interrupted", None))
+            return RunResult(self.session_id or "", "interrupted", [], None)
+        try:
+            return run_prompt(setup, prompt, cancel)
+        finally:
+            self._known_size = setup.writer.size()
+            setup.writer.close()
+
+    def close(self) -> None:
+        """Nothing to release: a run releases the session when it ends. Kept so that front
+        ends can say when they are done with a conversation."""
+
+    def _setup(self, ui: UI, cancel: CancelToken) -> TurnSetup:
+        if self.parent_session_id and self.link is None:
+            raise ConfigError(f"session {self.session_id} is a sub-agent's run, started by session "
+                              f"{self.parent_session_id}: resume that session instead")
+        config, config_diagnostics = read_config(self.rienda.home)
+        agent, diagnostics = self.rienda.agent(self.agent_id)
+        catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
+        for diagnostic in config_diagnostics + diagnostics:
+            ui.emit(diagnostic)
+        agent = declared_tools(agent, catalog, config)  # MCP names checked, mcp__SERVER expanded
+        check_declared(agent, catalog, NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST)
+        catalog = fit_agent_tool(catalog, agent, self.rienda)
+        model_id = self.model or agent.model or self._choose_model(ui)
+        provider, model_name = provider_for(model_id, config)
+        provider.preflight(model_name, agent.options, agent.path or f"the built-in agent {agent.id!r}")
+        max_turns = self._max_turns(agent, config)
+        writer = self._open_writer(agent, model_id)
+        link = self.link
+        run = RunContext(
+            workdir=self.rienda.workdir,
+            ui=ui,
+            session={"id": self.session_id},
+            agent={**agent.to_ctx(), "model": model_id},
+            config=redact_config(config),
+            subagent=link.ctx() if link else None,
+            subagents=Subagents.of(self.rienda, agent, config, catalog, writer.id, ui, link, self.max_turns),
+        )
+        return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
+                         self.rienda.sandbox, run, writer, self.messages, link.approvals if link else self.approvals,
+                         max_turns=max_turns, inherited_hooks=link.hooks if link else ())
+
+    def _choose_model(self, ui: UI) -> str:
+        """The built-in default agent's model when nothing names one; said in one line."""
+        choice = choose_default_model(self.rienda.home / "config.yaml")
+        ui.emit(Notify(source="rienda", title="model", body=choice.line()))
+        self.model = choice.model
+        return choice.model
+
+    def _max_turns(self, agent: Agent, config: dict[str, Any]) -> int:
+        """This conversation's override, else the agent's, else config.yaml's (checked by
+        :func:`.config.read_config`), else 50."""
+        return self.max_turns or agent.max_turns or config.get("max_turns") or DEFAULT_MAX_TURNS
+
+    def _open_writer(self, agent: Agent, model_id: str) -> SessionWriter:
+        """The session, held for one run: created on the first, reloaded if it changed."""
+        store = self.rienda.store
+        if self.session_id is None:
+            writer = store.create(agent.id, model_id, session_id=new_session_id(),
+                                  parent=self.link.header() if self.link else None)
+            self.session_id = writer.id
+            return writer
+        writer = store.resume(self.session_id)
+        if writer.opened_size != self._known_size:
+            try:
+                self.restore(store.load(self.session_id))
+            except Exception:
+                writer.close()
+                raise
+        return writer
