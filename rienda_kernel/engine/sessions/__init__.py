@@ -1,3 +1,4 @@
-"""Sessions: :mod:`.conversation` (one session and the setup of each run in it), :mod:`.messages` (the conversation as the engine stores it), :mod:`.store`
-(the append-only JSON Lines store and its tolerant readers), :mod:`.writer` (one writer
-per session, whole lines)."""
+"""Sessions: :mod:`.conversation` (one session and the setup of each run in it),
+:mod:`.messages` (the conversation as the engine stores it), :mod:`.store` (the
+append-only JSON Lines store and its tolerant readers), :mod:`.writer` (one writer per
+session, whole lines), :mod:`.text` (foreign text made valid Unicode)."""
