@@ -10,8 +10,9 @@
 Contracts:
 - Every message is saved the moment it exists; a run stopped or failed at any point leaves
   the session holding everything produced until then (a partial answer is saved with
-  ``meta.interrupted`` or ``meta.error``; calls that never ran get an error result, so the
-  conversation stays valid for every vendor on resume).
+  ``meta.interrupted`` or ``meta.error``; calls that never ran get an error result, and
+  calls a killed run left unanswered get one when the session resumes, so the conversation
+  stays valid for every vendor, whose requests are made from :func:`.pairing.for_vendors`).
 - The run ends with ``end_turn``, ``interrupted`` (the cancel token was set) or ``error``
   (provider failure, exhausted script, a session file that cannot be written, a model that
   keeps calling undeclared tools, ``max_turns`` model turns taken without a final answer,
@@ -54,6 +55,7 @@ from .home.extensions import Catalog
 from .hooks import HookChain, ModelResponse
 from .ctx.host import RunContext
 from .sessions.messages import Message, ToolCall, Usage
+from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
 from .providers import (
     ModelRequest,
     NoticeChunk,
@@ -162,6 +164,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     chain = HookChain([setup.catalog.hooks[name] for name in setup.agent.hooks], setup.sandbox, run)
     reason, error = "end_turn", None
     try:
+        _answer_unanswered(setup, ui)
         save(Message.user(prompt))
         ui.emit(RunStart(setup.session_id, setup.agent.id, setup.model_id))
         chain.before_run(setup.session_id, setup.agent.id, setup.model_id, cancel)
@@ -179,9 +182,15 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     return RunResult(setup.session_id, reason, produced, error)
 
 
-def _max_turns_message(limit: int) -> str:
-    return (f"stopped after {limit} model turns without a final answer (max_turns: {limit}); raise it with "
-            "--max-turns N on rienda run, or max_turns: N in the agent's front matter or in config.yaml")
+def _answer_unanswered(setup: TurnSetup, ui: UI) -> None:
+    """Save an error result for each call an earlier run left without one (it was killed)."""
+    missing = unanswered(setup.history)
+    for result in map(ended_result, missing):
+        setup.writer.append_message(result)
+        setup.history.append(result)
+    if missing:
+        names = ", ".join(f"{call.name} [{call.id}]" for call in missing)
+        ui.emit(Notify("engine", "resumed", f"an earlier run ended before {names} finished; saved an error result"))
 
 
 def _turns(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, cancel: CancelToken) -> None:
@@ -191,7 +200,10 @@ def _turns(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, cance
     in_a_row, turns = 0, 1
     while calls := _model_turn(setup, chain, run, save, cancel):
         if turns == setup.max_turns:
-            raise RiendaError(_max_turns_message(setup.max_turns))
+            limit = setup.max_turns
+            raise RiendaError(f"stopped after {limit} model turns without a final answer (max_turns: {limit}); raise "
+                              "it with --max-turns N on rienda run, or max_turns: N in the agent's front matter or "
+                              "in config.yaml")
         turns += 1
         unknown = sorted({call.name for call in calls if call.name not in setup.agent.tools})
         in_a_row = in_a_row + 1 if unknown else 0
@@ -243,12 +255,14 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     agent = setup.agent
     system = chain.before_model_request(agent.system, setup.model_id, setup.history, cancel)
     tools = [ToolSpec(t.name, t.description, t.parameters) for t in (setup.catalog.tools[n] for n in agent.tools)]
-    request = ModelRequest(setup.model_name, system, list(setup.history), tools, run.workdir, setup.agent.options)
+    request = ModelRequest(setup.model_name, system, for_vendors(setup.history), tools, run.workdir,
+                           setup.agent.options)
     try:
         streamed, usage, vendor = _stream(setup.provider, request, run.ui, cancel)
     except _Partial as partial:
         _save_partial(setup, chain, partial, save, cancel)
         raise partial.cause from None
+    streamed = ModelResponse(streamed.text, streamed.thinking, tuple(unique_calls(streamed.tool_calls, setup.history)))
     try:
         response = chain.after_model_response(streamed, cancel)
     except Interrupted:
@@ -260,16 +274,20 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     message = Message("assistant", response.text, response.thinking, calls, usage=usage, meta=meta)
     save(message)
     run.ui.emit(MessageSaved(message.to_dict()))
-    for index, call in enumerate(calls):
+    start = len(setup.history)
+    try:
+        for call in calls:
+            (_tool_call if call.name in agent.tools else _unknown_tool_call)(setup, chain, run, save, call, cancel)
+    except BaseException as exc:  # whatever ended the run, every call keeps a result
+        answered = {m.tool_call_id for m in setup.history[start:] if m.role == "tool"}
+        text = ("interrupted before the tool finished" if isinstance(exc, Interrupted)
+                else "the run ended with an error before this tool call finished")
         try:
-            if call.name in agent.tools:
-                _tool_call(setup, chain, run, save, call, cancel)
-            else:
-                _unknown_tool_call(agent, run, save, call)
-        except Interrupted:
-            for pending in calls[index:]:
-                _save_result(pending, ToolResult("interrupted before the tool finished", True), run.ui, save)
-            raise
+            for pending in (call for call in calls if call.id not in answered):
+                _save_result(pending, ToolResult(text, True), run.ui, save)
+        except SessionWriteError:
+            pass  # the writer keeps the failure; the resume answers them
+        raise
     return calls
 
 
@@ -369,11 +387,12 @@ def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, c
     _save_result(call, result, run.ui, save, {"arguments": gate.arguments} if gate.arguments != call.arguments else None)
 
 
-def _unknown_tool_call(agent: Any, run: RunContext, save: Any, call: ToolCall) -> None:
+def _unknown_tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, call: ToolCall,
+                      cancel: CancelToken) -> None:
     """A call to a tool the agent does not declare: an error result the model can act on."""
     run.ui.emit(ToolCallStarted(call.id, call.name, call.arguments))
-    _save_result(call, ToolResult(f"unknown tool {call.name!r}; this agent's tools: {_tool_list(agent)}", True),
-                 run.ui, save)
+    _save_result(call, ToolResult(f"unknown tool {call.name!r}; this agent's tools: {_tool_list(setup.agent)}",
+                                  True), run.ui, save)
 
 
 def _save_result(call: ToolCall, result: ToolResult, ui: UI, save: Any, meta: dict[str, Any] | None = None) -> None:
