@@ -46,29 +46,18 @@ from .events import (
     Notify,
     RunEnd,
     RunStart,
-    TextDelta,
-    ThinkingDelta,
     ToolCallStarted,
     ToolResultReady,
 )
 from .home.extensions import Catalog
 from .hooks import HookChain, ModelResponse
 from .ctx.host import RunContext
-from .sessions.messages import Message, ToolCall, Usage
+from .sessions.messages import Message, ToolCall
 from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
-from .providers import (
-    ModelRequest,
-    NoticeChunk,
-    Provider,
-    TextChunk,
-    ThinkingChunk,
-    ToolCallChunk,
-    ToolSpec,
-    UsageChunk,
-    VendorStateChunk,
-)
+from .providers import ModelRequest, Provider, ToolSpec
+from .providers.collect import Partial, stream_response
 from .sandbox.protocol import SandboxLike
-from .secrets import StreamGuard, scrub_text
+from .secrets import scrub_text
 from .tools.invoke import ToolResult, invoke_tool
 from .ui import UI, Answer, Approvals, ScrubbingUI
 
@@ -258,8 +247,8 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     request = ModelRequest(setup.model_name, system, for_vendors(setup.history), tools, run.workdir,
                            setup.agent.options)
     try:
-        streamed, usage, vendor = _stream(setup.provider, request, run.ui, cancel)
-    except _Partial as partial:
+        streamed, usage, vendor = stream_response(setup.provider, request, run.ui, cancel)
+    except Partial as partial:
         _save_partial(setup, chain, partial, save, cancel)
         raise partial.cause from None
     streamed = ModelResponse(streamed.text, streamed.thinking, tuple(unique_calls(streamed.tool_calls, setup.history)))
@@ -291,76 +280,7 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     return calls
 
 
-class _Partial(Exception):
-    """A stream that stopped early: what arrived, and why it stopped."""
-
-    def __init__(self, response: ModelResponse, cause: Exception) -> None:
-        super().__init__(str(cause))
-        self.response = response
-        self.cause = cause
-
-
-def _stream(provider: Provider, request: ModelRequest, ui: UI,
-            cancel: CancelToken) -> tuple[ModelResponse, Usage | None, dict[str, Any]]:
-    """Stream one response: the response, its usage and its vendor state; a stop or any
-    failure (a provider's bug included) raises :class:`_Partial`, whose cause the run then
-    ends with once what arrived is saved."""
-    text: list[str] = []
-    thinking: list[str] = []
-    calls: list[ToolCall] = []
-    usage: Usage | None = None
-    vendor: dict[str, Any] = {}
-    shown = _Deltas(ui)
-    try:
-        for chunk in provider.stream(request, cancel):
-            cancel.raise_if_cancelled()
-            if isinstance(chunk, TextChunk):
-                text.append(chunk.text)
-                shown.add(TextDelta, chunk.text)
-            elif isinstance(chunk, ThinkingChunk):
-                thinking.append(chunk.text)
-                shown.add(ThinkingDelta, chunk.text)
-            elif isinstance(chunk, ToolCallChunk):
-                calls.append(chunk.call)
-            elif isinstance(chunk, UsageChunk):
-                usage = chunk.usage
-            elif isinstance(chunk, VendorStateChunk):
-                vendor.update(chunk.state)
-            elif isinstance(chunk, NoticeChunk):
-                ui.emit(Notify(chunk.source, chunk.title, chunk.body))
-        cancel.raise_if_cancelled()
-    except Exception as exc:  # noqa: BLE001 - a stop, a provider's error or its bug: keep what arrived
-        raise _Partial(ModelResponse("".join(text), "".join(thinking)), exc) from exc
-    finally:
-        shown.flush()
-    return ModelResponse("".join(text), "".join(thinking), tuple(calls)), usage, vendor
-
-
-class _Deltas:
-    """Streamed text and thinking on their way to the front end, re-cut so that no secret
-    is split across two deltas (each delta is scrubbed on its own)."""
-
-    def __init__(self, ui: UI) -> None:
-        self._ui = ui
-        self._guards = {TextDelta: StreamGuard(), ThinkingDelta: StreamGuard()}
-        self._last: type | None = None
-
-    def add(self, kind: type, piece: str) -> None:
-        if self._last is not None and self._last is not kind:
-            self._show(self._last, self._guards[self._last].flush())
-        self._last = kind
-        self._show(kind, self._guards[kind].feed(piece))
-
-    def flush(self) -> None:
-        for kind, guard in self._guards.items():
-            self._show(kind, guard.flush())
-
-    def _show(self, kind: type, text: str) -> None:
-        if text:
-            self._ui.emit(kind(text))
-
-
-def _save_partial(setup: TurnSetup, chain: HookChain, partial: _Partial, save: Any, cancel: CancelToken) -> None:
+def _save_partial(setup: TurnSetup, chain: HookChain, partial: Partial, save: Any, cancel: CancelToken) -> None:
     """Save a partial answer, reviewed by afterModelResponse first (as every answer is);
     the next interrupt stops the review, and then nothing of the answer is saved."""
     response = partial.response
