@@ -54,6 +54,7 @@ from .hooks import HookChain, ModelResponse
 from .ctx.host import RunContext
 from .sessions.messages import Message, ToolCall
 from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
+from .sessions.seen import saw
 from .providers import ModelRequest, Provider, ToolSpec
 from .providers.collect import Partial, stream_response
 from .sandbox.protocol import SandboxLike
@@ -260,7 +261,8 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
         raise
     calls = tuple(response.tool_calls)
     meta = {"vendor": vendor} if vendor and response.thinking == streamed.thinking else {}
-    message = Message("assistant", response.text, response.thinking, calls, usage=usage, meta=meta)
+    message = Message("assistant", response.text, response.thinking, calls, usage=usage,
+                      meta=_answer_saw(chain, streamed, response, meta))
     save(message)
     run.ui.emit(MessageSaved(message.to_dict()))
     start = len(setup.history)
@@ -292,7 +294,15 @@ def _save_partial(setup: TurnSetup, chain: HookChain, partial: Partial, save: An
     except Interrupted:
         _stopped(setup, chain.run.ui, "afterModelResponse", "the partial answer it was reviewing was not saved")
         return
-    save(Message("assistant", response.text, response.thinking, meta={flag: True}))
+    save(Message("assistant", response.text, response.thinking, meta=_answer_saw(chain, partial.response, response,
+                                                                                 {flag: True})))
+
+
+def _answer_saw(chain: HookChain, given: ModelResponse, made: ModelResponse, meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with what afterModelResponse saw (:mod:`.sessions.seen`), for replay."""
+    seen = saw(chain.hooks, "afterModelResponse", {"text": (given.text, made.text),
+                                                   "thinking": (given.thinking, made.thinking)})
+    return meta if seen is None else {**meta, "saw": seen}
 
 
 def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, call: ToolCall,
@@ -302,9 +312,12 @@ def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, c
     if not gate.allowed:
         _save_result(call, gate.refusal(), run.ui, save, {"refused_by": gate.refused_by})
         return
-    result = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel)
-    result = chain.after_tool_execute(call.id, call.name, gate.arguments, result, cancel)
-    _save_result(call, result, run.ui, save, {"arguments": gate.arguments} if gate.arguments != call.arguments else None)
+    given = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel)
+    result = chain.after_tool_execute(call.id, call.name, gate.arguments, given, cancel)
+    meta: dict[str, Any] = {"arguments": gate.arguments} if gate.arguments != call.arguments else {}
+    seen = saw(chain.hooks, "afterToolExecute", {"text": (given.text, result.text),
+                                                 "isError": (given.is_error, result.is_error)})
+    _save_result(call, result, run.ui, save, meta if seen is None else {**meta, "saw": seen})
 
 
 def _unknown_tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, call: ToolCall,
