@@ -272,7 +272,8 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     except BaseException as exc:  # whatever ended the run, every call keeps a result
         answered = {m.tool_call_id for m in setup.history[start:] if m.role == "tool"}
         text = ("interrupted before the tool finished" if isinstance(exc, Interrupted)
-                else "the run ended with an error before this tool call finished")
+                else "the session file could not be written while this call ran; its result is unknown"
+                if isinstance(exc, SessionWriteError) else "the run ended with an error before this tool call finished")
         try:
             for pending in (call for call in calls if call.id not in answered):
                 _save_result(pending, ToolResult(text, True), run.ui, save)
