@@ -101,7 +101,8 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
     """Run ``work(cancel)`` in a thread while the calling (main) thread waits, so that each
     of ``signals`` that arrives (SIGINT is Ctrl-C; add SIGTERM to treat it alike) cancels the
     token once more instead of abandoning the work; returns (its result, the number of the
-    first signal that came, or None).
+    first signal that came, or None). An exception the work raises is raised again here,
+    on the calling thread (never lost on the worker thread, never mistaken for a stop).
 
     On the main thread the signals get handlers that only note them (restored afterwards),
     so no KeyboardInterrupt can land inside ``cancel()``; elsewhere a KeyboardInterrupt
@@ -118,6 +119,8 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
     def target() -> None:
         try:
             box["value"] = work(cancel)
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, raised there
+            box["error"] = exc
         finally:
             done.set()
             bell.ring()
@@ -146,6 +149,8 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
         if done.is_set():
             worker.join()  # it rang last: the bell may close
             bell.close()
+    if "error" in box:
+        raise box["error"]
     return box.get("value"), (arrived[0] if arrived else None)
 
 
