@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .home.agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
 from .home.config import NAME_RULE, read_config, rienda_home
-from .errors import ConfigError, Interrupted, ProviderError, SessionWriteError
+from .errors import ArgumentsError, ConfigError, Interrupted, ProviderError, SessionWriteError
 from .events import Diagnostic, Notify, RunEnd
 from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool, check_declared, summary
 from .ctx.host import RunContext
@@ -204,8 +204,17 @@ class Rienda:
                   cancel: CancelToken | None = None) -> ToolResult:
         """Run tool ``name`` once, outside any run (``rienda call``): only that tool is
         loaded; ``ctx`` has no session or agent. ConfigError naming what exists when there
-        is no such tool; Interrupted when ``cancel`` stops it."""
+        is no such tool; ArgumentsError for JSON text that is not valid, too deep or too
+        large, or holds a key twice (what a person wrote: nothing is dropped silently);
+        Interrupted when ``cancel`` stops it."""
+        from .sessions import bounded
         from .tools.invoke import invoke_tool
+
+        if isinstance(arguments, str) and arguments.strip():
+            try:
+                arguments = bounded.loads(arguments, unique_keys=True)
+            except bounded.Unreadable as exc:
+                raise ArgumentsError(f"the arguments for {name} are {exc}") from None
 
         catalog = self.catalog(tools=[name], hooks=[])  # the other extensions are not loaded
         if name not in catalog.tools:

@@ -50,7 +50,8 @@ class ReplayServer:
     """Answers ``POST path`` from a list of replies, recording each request.
 
     A reply is ``{"events": [...], "done": True, "delay": 0.0}`` for a 200 stream, or
-    ``{"status": 429, "headers": {...}, "body": {...}}`` for an error. Events that are dicts
+    ``{"status": 429, "headers": {...}, "body": {...}}`` for an error (``"raw"``: its body as
+    text, sent as is). Events that are dicts
     are validated with ``validate_event`` and framed with ``encode``; strings are sent as
     ``encode_raw`` frames them (for garbled data). ``trailer`` follows the events unless the
     reply says ``"done": False`` (a stream cut short).
@@ -126,7 +127,7 @@ class ReplayServer:
     def serve(self, handler: BaseHTTPRequestHandler, reply: dict[str, Any]) -> None:
         status = reply.get("status", 200)
         if status != 200:
-            payload = json.dumps(reply.get("body", {})).encode()
+            payload = reply["raw"].encode() if "raw" in reply else json.dumps(reply.get("body", {})).encode()
             handler.send_response(status)
             for name, value in reply.get("headers", {}).items():
                 handler.send_header(name, value)

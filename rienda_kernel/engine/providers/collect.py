@@ -15,6 +15,7 @@ from ..cancel import CancelToken
 from ..events import Notify, TextDelta, ThinkingDelta
 from ..hooks import ModelResponse
 from ..secrets import StreamGuard
+from ..sessions import bounded
 from ..sessions.messages import ToolCall, Usage
 from ..ui import UI
 from .base import (
@@ -61,7 +62,7 @@ def stream_response(provider: Provider, request: ModelRequest, ui: UI,
                 thinking.append(chunk.text)
                 shown.add(ThinkingDelta, chunk.text)
             elif isinstance(chunk, ToolCallChunk):
-                calls.append(chunk.call)
+                calls.append(_kept(chunk.call))
             elif isinstance(chunk, UsageChunk):
                 usage = chunk.usage
             elif isinstance(chunk, VendorStateChunk):
@@ -74,6 +75,15 @@ def stream_response(provider: Provider, request: ModelRequest, ui: UI,
     finally:
         shown.flush()
     return ModelResponse("".join(text), "".join(thinking), tuple(calls)), usage, vendor
+
+
+def _kept(call: ToolCall) -> ToolCall:
+    """``call`` as the engine can keep it: arguments nested too deep to save, scrub or check
+    (a provider's own objects) become :data:`~..sessions.bounded.DEEP_ARGUMENTS`, which
+    the tool answers with an error result."""
+    if not isinstance(call.arguments, str) and bounded.too_deep(call.arguments):
+        return ToolCall(call.id, call.name, bounded.DEEP_ARGUMENTS)
+    return call
 
 
 class _Deltas:

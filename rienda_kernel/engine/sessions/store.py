@@ -18,7 +18,6 @@ warning naming ``file:line`` and is skipped; everything else loads.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import threading
@@ -29,6 +28,7 @@ from secrets import token_hex
 from typing import Any
 
 from ..errors import SessionBusy, SessionError
+from . import bounded
 from .messages import Message
 from ..secrets import Scrubber
 from .writer import SessionWriter, iso_now
@@ -121,7 +121,7 @@ class SessionInfo:
 def _check_header(path: Path, line: bytes) -> dict[str, Any]:
     """The header parsed from the first line, or :class:`SessionError` naming the file."""
     try:
-        header = json.loads(line)
+        header = bounded.loads(line)
     except ValueError:
         header = None
     if not isinstance(header, dict) or header.get("type") != "session":
@@ -153,14 +153,15 @@ def _parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSessi
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except ValueError:
+            obj = bounded.loads(raw)
+        except bounded.Unreadable as exc:
             if torn and number == last:
                 session.warnings.append(
                     f"{path}:{number}: the last line is incomplete "
                     "(the session was interrupted while writing); ignored")
             else:
-                session.warnings.append(f"{path}:{number}: not valid JSON; skipped")
+                problem = "not valid JSON" if str(exc).startswith("not valid JSON") else str(exc)
+                session.warnings.append(f"{path}:{number}: {problem}; skipped")
             continue
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "message":
@@ -215,7 +216,7 @@ def _summary(path: Path) -> SessionInfo | None:
     while start >= 0:
         end = complete.find(b"\n", start + 1)
         try:
-            line = json.loads(complete[start + 1 : end])
+            line = bounded.loads(complete[start + 1 : end])
         except ValueError:
             line = None
         if isinstance(line, dict) and line.get("role") == "user":

@@ -23,6 +23,7 @@ from ..errors import ArgumentsError, Interrupted, SandboxError
 from ..home.extensions import JSTool, Tool
 from ..ctx.host import Host, RunContext
 from ..sandbox.protocol import JSValue, SandboxLike
+from ..sessions import bounded
 from .schemas import arguments_problem
 
 __all__ = ["OUTPUT_CAP", "ToolResult", "cap_text", "decode_arguments", "invoke_tool"]
@@ -54,11 +55,13 @@ def cap_text(text: str, cap: int = OUTPUT_CAP) -> str:
 
 def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
     """The arguments as a dict that matches ``tool.parameters``; raises ArgumentsError."""
+    if arguments == bounded.DEEP_ARGUMENTS or (not isinstance(arguments, str) and bounded.too_deep(arguments)):
+        raise ArgumentsError(f"arguments for {tool.name} are {bounded.TOO_DEEP}")
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise ArgumentsError(f"arguments for {tool.name} are not valid JSON: {exc}") from exc
+            arguments = bounded.loads(arguments) if arguments.strip() else {}
+        except bounded.Unreadable as exc:
+            raise ArgumentsError(f"arguments for {tool.name} are {exc}") from None
     if not isinstance(arguments, dict):
         raise ArgumentsError(
             f"arguments for {tool.name} must be a JSON object, got {_json_kind(arguments)}"
