@@ -5,7 +5,8 @@
 workspace.
 
 ``config.yaml`` is a mapping of the settings in :data:`SETTINGS`. A setting of the wrong
-type is a :class:`ConfigError` naming the file and line; an unknown key is a
+type, or a key given twice (at any depth), is a :class:`ConfigError` naming the file and
+line; an unknown key is a
 :class:`Diagnostic` (with the closest known key) and is ignored; a setting left empty is
 not set. ``providers`` entries are checked by the provider registry when a model uses them.
 """
@@ -24,6 +25,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..events import Diagnostic
+from . import yaml_file
 
 __all__ = ["NAME_RULE", "SETTINGS", "load_config", "read_config", "rienda_home", "yaml_problem"]
 
@@ -104,21 +106,16 @@ def read_config(home: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
 
 
 def _parse(path: Path, text: str) -> tuple[dict[Any, Any], dict[Any, int]]:
-    """The document as a dict and the 1-based line of each top-level key."""
-    loader = yaml.SafeLoader(text)
+    """The document as a dict and the 1-based line of each top-level key (read by
+    :func:`.yaml_file.load`: no key twice, bounded depth and size)."""
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        line, problem = yaml_problem(exc)
-        raise ConfigError(f"{path}:{line + 1 if line is not None else '?'}: malformed YAML: {problem}") from exc
-    finally:
-        loader.dispose()
+        data, node, lines = yaml_file.load(text)
+    except yaml_file.YAMLProblem as exc:
+        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from None
     if data is None:
         return {}, {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
-    lines = {key.value: key.start_mark.line + 1 for key, _ in node.value if isinstance(key, yaml.ScalarNode)}
     return data, lines
 
 
