@@ -55,6 +55,7 @@ from .ctx.host import RunContext
 from .sessions.messages import Message, ToolCall
 from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
 from .sessions.seen import saw
+from .sessions.text import repair
 from .providers import ModelRequest, Provider, ToolSpec
 from .providers.collect import Partial, stream_response
 from .sandbox.protocol import SandboxLike
@@ -155,7 +156,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     reason, error = "end_turn", None
     try:
         _answer_unanswered(setup, ui)
-        save(Message.user(prompt))
+        save(Message.user(repair(prompt)))  # from argv or a cell: undecodable bytes are lone surrogates
         ui.emit(RunStart(setup.session_id, setup.agent.id, setup.model_id))
         chain.before_run(setup.session_id, setup.agent.id, setup.model_id, cancel)
         _turns(setup, chain, run, save, cancel)

@@ -91,6 +91,8 @@ def read_config(home: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
         return {}, []
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     data, lines = _parse(path, text)
     diagnostics = []
     for key, value in list(data.items()):

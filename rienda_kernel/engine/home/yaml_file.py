@@ -10,6 +10,7 @@ Contracts of :func:`load`:
   aliases are expanded: a few lines of anchors can stand for billions of values (an alias
   bomb), which everything that walks the settings (the secret redaction, ``ctx.config``)
   would expand. A value that contains itself is refused too.
+- Strings are valid Unicode: a ``"\\ud83d"`` escape (YAML allows it) becomes U+FFFD.
 - Every problem is a :class:`YAMLProblem` with the 1-based line of the file it is at (None
   when unknown) and what is wrong; callers name their file and raise their own error.
 """
@@ -21,6 +22,7 @@ from typing import Any
 import yaml
 
 from ..sessions.bounded import MAX_DEPTH
+from ..sessions.text import repair
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "YAMLProblem", "load"]
 
@@ -53,7 +55,7 @@ def load(text: str, *, first_line: int = 1) -> tuple[Any, yaml.Node | None, dict
         _check(node, offset)  # before constructing, which merges '<<' keys into their mapping
         keys = {key.value: _line(key, offset) for key, _ in node.value if isinstance(key, yaml.ScalarNode)
                 and key.tag != _MERGE} if isinstance(node, yaml.MappingNode) else {}
-        return loader.construct_document(node), node, keys
+        return repair(loader.construct_document(node)), node, keys
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         raise YAMLProblem(mark.line + 1 + offset if mark else None,

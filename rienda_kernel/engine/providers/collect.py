@@ -1,4 +1,6 @@
-"""One model response read from a provider's stream, as the loop takes it.
+"""One model response read from a provider's stream, as the loop takes it: the one door
+through which any provider's text enters the engine, so it is made valid Unicode here (a
+lone surrogate becomes U+FFFD, :func:`..sessions.text.repair`), whatever the provider.
 
 :func:`stream_response` reads every chunk a provider yields: text and thinking are shown
 as they arrive (as :class:`TextDelta` / :class:`ThinkingDelta`, re-cut so that no secret
@@ -16,6 +18,7 @@ from ..events import Notify, TextDelta, ThinkingDelta
 from ..hooks import ModelResponse
 from ..secrets import StreamGuard
 from ..sessions import bounded
+from ..sessions.text import repair
 from ..sessions.messages import ToolCall, Usage
 from ..ui import UI
 from .base import (
@@ -56,19 +59,19 @@ def stream_response(provider: Provider, request: ModelRequest, ui: UI,
         for chunk in provider.stream(request, cancel):
             cancel.raise_if_cancelled()
             if isinstance(chunk, TextChunk):
-                text.append(chunk.text)
-                shown.add(TextDelta, chunk.text)
+                text.append(repair(chunk.text))
+                shown.add(TextDelta, text[-1])
             elif isinstance(chunk, ThinkingChunk):
-                thinking.append(chunk.text)
-                shown.add(ThinkingDelta, chunk.text)
+                thinking.append(repair(chunk.text))
+                shown.add(ThinkingDelta, thinking[-1])
             elif isinstance(chunk, ToolCallChunk):
                 calls.append(_kept(chunk.call))
             elif isinstance(chunk, UsageChunk):
                 usage = chunk.usage
             elif isinstance(chunk, VendorStateChunk):
-                vendor.update(chunk.state)
+                vendor.update(repair(dict(chunk.state)))
             elif isinstance(chunk, NoticeChunk):
-                ui.emit(Notify(chunk.source, chunk.title, chunk.body))
+                ui.emit(Notify(repair(chunk.source), repair(chunk.title), repair(chunk.body)))
         cancel.raise_if_cancelled()
     except Exception as exc:  # noqa: BLE001 - a stop, a provider's error or its bug: keep what arrived
         raise Partial(ModelResponse("".join(text), "".join(thinking)), exc) from exc
@@ -82,8 +85,8 @@ def _kept(call: ToolCall) -> ToolCall:
     (a provider's own objects) become :data:`~..sessions.bounded.DEEP_ARGUMENTS`, which
     the tool answers with an error result."""
     if not isinstance(call.arguments, str) and bounded.too_deep(call.arguments):
-        return ToolCall(call.id, call.name, bounded.DEEP_ARGUMENTS)
-    return call
+        return ToolCall(repair(call.id), repair(call.name), bounded.DEEP_ARGUMENTS)
+    return ToolCall(repair(call.id), repair(call.name), repair(call.arguments))
 
 
 class _Deltas:

@@ -57,6 +57,8 @@ def load_script(path: Path) -> list[dict[str, Any]]:
         raise ConfigError(f"{path}: script file not found (the scripted model reads its responses from it)") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         data, node, _ = yaml_file.load(text)  # no key twice; bounded
     except yaml_file.YAMLProblem as exc:

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..errors import SessionBusy, SessionError
 from . import bounded
+from .text import repair
 from .messages import Message
 from ..secrets import Scrubber
 from .writer import SessionWriter, iso_now
@@ -49,6 +50,7 @@ SESSION_VERSION = 1
 TITLE_LENGTH = 60
 _ID_RULE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _MESSAGE_PREFIX = b'{"type": "message"'
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _ONE_MICROSECOND = timedelta(microseconds=1)
 
 _id_lock = threading.Lock()
@@ -135,7 +137,7 @@ def _check_header(path: Path, line: bytes) -> dict[str, Any]:
         raise SessionError(
             f"{path}:1: session format version {version} is newer than this Rienda supports "
             f"(up to {SESSION_VERSION}); upgrade Rienda to open it")
-    return header
+    return repair(header)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -163,6 +165,8 @@ def _parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSessi
                 problem = "not valid JSON" if str(exc).startswith("not valid JSON") else str(exc)
                 session.warnings.append(f"{path}:{number}: {problem}; skipped")
             continue
+        if _ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
+            obj = repair(obj)
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "message":
             try:
@@ -220,7 +224,7 @@ def _summary(path: Path) -> SessionInfo | None:
         except ValueError:
             line = None
         if isinstance(line, dict) and line.get("role") == "user":
-            title = _title(str(line.get("text") or ""))
+            title = _title(repair(str(line.get("text") or "")))
             break
         start = complete.find(b"\n" + _MESSAGE_PREFIX, end)
     return SessionInfo(

@@ -138,6 +138,8 @@ def load_expectations(path: Path) -> Expectations:
         data, _, _ = yaml_file.load(path.read_text(encoding="utf-8"))  # no key twice; bounded
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except yaml_file.YAMLProblem as exc:
         raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from None
     data = {} if data is None else data

@@ -7,7 +7,8 @@ Contracts (Rienda's tools documentation):
 - ``execute`` returns a string or ``{text, isError}``; anything else is an error result
   that says what came back. There is no implicit serialization.
 - A throw fails the invocation, never the run: the error text is the result.
-- The text is capped at :data:`OUTPUT_CAP` bytes of UTF-8, cut on a character boundary.
+- The text is valid Unicode (a built-in's message may quote a path holding undecodable
+  bytes) and capped at :data:`OUTPUT_CAP` bytes of UTF-8, cut on a character boundary.
 - Only :class:`Interrupted` escapes :func:`invoke_tool`.
 """
 
@@ -24,6 +25,7 @@ from ..home.extensions import JSTool, Tool
 from ..ctx.host import Host, RunContext
 from ..sandbox.protocol import JSValue, SandboxLike
 from ..sessions import bounded
+from ..sessions.text import repair
 from .schemas import arguments_problem
 
 __all__ = ["OUTPUT_CAP", "ToolResult", "cap_text", "decode_arguments", "invoke_tool"]
@@ -93,7 +95,7 @@ def invoke_tool(
         result = ToolResult(f"{tool.name} failed: {exc}", True)
     except Exception as exc:  # noqa: BLE001 - a built-in's failure is a result, not a crash
         result = ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", True)
-    return ToolResult(cap_text(result.text), result.is_error)
+    return ToolResult(cap_text(repair(result.text)), result.is_error)  # a path's undecodable bytes...
 
 
 def _execute_js(tool: JSTool, args: dict[str, Any], host: Host, sandbox: SandboxLike, cancel: CancelToken) -> ToolResult:
