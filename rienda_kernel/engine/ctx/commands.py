@@ -8,7 +8,8 @@ that scrubbing each one on its way out catches every secret.
 
 Killing (on timeout, on cancel, or when background processes keep the output open
 after the shell exited) always targets the whole group: SIGTERM, then SIGKILL if the
-group is still alive 0.5 s later.
+group is still alive 0.5 s later. A process that left the group (``setsid``) and still
+holds the output open is not waited for past a further 0.5 s: the pipes are closed.
 """
 
 from __future__ import annotations
@@ -135,6 +136,7 @@ class _ProcessGroup:
         self._closed = False
         self.terminated_at: float | None = None  # monotonic time of the first SIGTERM
         self.killed = False
+        self.killed_at: float | None = None  # monotonic time of the first SIGKILL
 
     def close(self) -> None:
         """Stop signalling: the group id may be reused once its processes are gone."""
@@ -156,6 +158,8 @@ class _ProcessGroup:
 
     def kill(self) -> None:
         self.killed = True
+        if self.killed_at is None:
+            self.killed_at = time.monotonic()
         self._signal(signal.SIGKILL)
 
     def finish_kill(self) -> None:
@@ -229,6 +233,7 @@ class _Streams:
         return "".join(self._chunks[name])
 
     def close(self) -> None:
+        """Stop reading; the pipes are closed with the process (:func:`_reap`)."""
         self._selector.close()
 
 
@@ -265,6 +270,8 @@ def _supervise(proc: subprocess.Popen, group: _ProcessGroup, streams: _Streams, 
                 outcome.stragglers_killed = True
                 group.terminate()
         group.escalate(now)
+        if group.killed_at is not None and now - group.killed_at >= _KILL_GRACE_S and proc.poll() is not None:
+            break  # what holds the output open left the group (setsid): it is not waited for
     group.finish_kill()
     return outcome
 

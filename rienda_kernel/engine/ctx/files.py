@@ -4,6 +4,11 @@ Relative paths resolve against the workspace directory; absolute paths and ``~``
 honoured as given (extensions are trusted, there is no jail). Failures are Python's
 own ``OSError`` subclasses whose message names the path as the caller wrote it and
 the path it resolved to, e.g. ``no such file: notes.txt (/tmp/w/notes.txt)``.
+
+With a cancel token every
+operation ends at an interrupt, even one blocked in a system call (a FIFO nobody writes,
+a file another process holds a lease on, a hung network file system): it runs on a thread
+of its own that the interrupt abandons (:func:`..cancel.abandon_on_cancel`).
 """
 
 from __future__ import annotations
@@ -12,7 +17,13 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+from ..cancel import CancelToken, abandon_on_cancel
+
+T = TypeVar("T")
 
 __all__ = ["Workspace"]
 
@@ -26,10 +37,15 @@ _PHRASES: dict[type[OSError], str] = {
 
 
 class Workspace:
-    """Reads and writes files on behalf of extensions and tools, relative to ``workdir``."""
+    """Reads and writes files on behalf of extensions and tools, relative to ``workdir``;
+    with ``cancel``, each operation raises :class:`Interrupted` as soon as it is set."""
 
-    def __init__(self, workdir: str | Path) -> None:
+    def __init__(self, workdir: str | Path, cancel: CancelToken | None = None) -> None:
         self.workdir: Path = Path(workdir).expanduser().resolve()
+        self._cancel = cancel
+
+    def _blocking(self, what: str, work: Callable[[], T]) -> T:
+        return work() if self._cancel is None else abandon_on_cancel(work, self._cancel, what)
 
     def resolve(self, path: str) -> Path:
         """The absolute path for ``path``: ``~`` expanded, relative paths joined to workdir.
@@ -46,7 +62,7 @@ class Workspace:
         """The file's contents decoded as UTF-8 (invalid bytes become U+FFFD)."""
         target = self.resolve(path)
         try:
-            data = target.read_bytes()
+            data = self._blocking(f"reading {path}", target.read_bytes)
         except OSError as exc:
             raise _described(exc, path, target) from exc
         return data.decode("utf-8", errors="replace")
@@ -61,23 +77,33 @@ class Workspace:
         """
         target = self.resolve(path)
         _require_str("text", text)
-        destination = Path(os.path.realpath(target))
-        try:
+        data = text.encode("utf-8", errors="replace")
+
+        def write() -> None:
+            destination = Path(os.path.realpath(target))
             _make_parents(destination.parent)
-            _replace_atomically(destination, text.encode("utf-8", errors="replace"))
+            _replace_atomically(destination, data)
+
+        try:
+            self._blocking(f"writing {path}", write)
         except OSError as exc:
             raise _described(exc, path, target) from exc
 
     def exists(self, path: str) -> bool:
         """True if something (file, directory...) exists at ``path``."""
-        return self.resolve(path).exists()
+        target = self.resolve(path)
+        return self._blocking(f"looking for {path}", target.exists)
 
     def list(self, dir: str = ".") -> list[str]:
         """Sorted entry names of directory ``dir``; directories end with ``/``."""
         target = self.resolve(dir)
-        try:
+
+        def scan() -> list[str]:
             with os.scandir(target) as entries:
-                names = [entry.name + "/" if entry.is_dir() else entry.name for entry in entries]
+                return [entry.name + "/" if entry.is_dir() else entry.name for entry in entries]
+
+        try:
+            names = self._blocking(f"listing {dir}", scan)
         except OSError as exc:
             raise _described(exc, dir, target, missing="no such directory") from exc
         return sorted(names)

@@ -80,7 +80,7 @@ class Host:
     @functools.cached_property
     def workspace(self) -> Workspace:
         """Made on first use: resolving the workdir costs system calls most hooks never need."""
-        return Workspace(self.run.workdir)
+        return Workspace(self.run.workdir, self.cancel)
 
     def __call__(self, op: str, args: Any) -> Any:
         self.cancel.raise_if_cancelled()
