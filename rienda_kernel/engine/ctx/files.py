@@ -5,7 +5,10 @@ honoured as given (extensions are trusted, there is no jail). Failures are Pytho
 own ``OSError`` subclasses whose message names the path as the caller wrote it and
 the path it resolved to, e.g. ``no such file: notes.txt (/tmp/w/notes.txt)``.
 
-With a cancel token every
+Bounds: :meth:`Workspace.read` reads at most :data:`READ_CAP` bytes (a larger file, or a
+FIFO or device that gives more, is an error: no extension could hold it anyway), and
+:meth:`Workspace.head` only the first bytes it is asked for, so a 10 GB file or
+``/dev/zero`` costs no more memory than what is returned. With a cancel token every
 operation ends at an interrupt, even one blocked in a system call (a FIFO nobody writes,
 a file another process holds a lease on, a hung network file system): it runs on a thread
 of its own that the interrupt abandons (:func:`..cancel.abandon_on_cancel`).
@@ -25,7 +28,9 @@ from ..cancel import CancelToken, abandon_on_cancel
 
 T = TypeVar("T")
 
-__all__ = ["Workspace"]
+__all__ = ["READ_CAP", "Workspace"]
+
+READ_CAP = 4 * 1024 * 1024  # the most one ctx.file.read returns (ctx/host.py's HOST_TEXT_CAP)
 
 _PHRASES: dict[type[OSError], str] = {
     FileNotFoundError: "no such file",
@@ -59,13 +64,38 @@ class Workspace:
         return candidate if candidate.is_absolute() else self.workdir / candidate
 
     def read(self, path: str) -> str:
-        """The file's contents decoded as UTF-8 (invalid bytes become U+FFFD)."""
+        """The file's contents decoded as UTF-8 (invalid bytes become U+FFFD); an OSError
+        (``EFBIG``) when it holds more than :data:`READ_CAP` bytes."""
         target = self.resolve(path)
-        try:
-            data = self._blocking(f"reading {path}", target.read_bytes)
-        except OSError as exc:
-            raise _described(exc, path, target) from exc
+        data = self._bytes(path, target, READ_CAP + 1)
+        if len(data) > READ_CAP:
+            error = OSError(f"file too large: {path} ({target}) holds more than {READ_CAP // (1024 * 1024)} MiB, "
+                            "the most one read returns")
+            error.errno = errno.EFBIG
+            raise error
         return data.decode("utf-8", errors="replace")
+
+    def head(self, path: str, size: int) -> tuple[str, bool]:
+        """The file's first ``size`` bytes decoded as :meth:`read` does, and whether it holds
+        more (what follows is never read)."""
+        target = self.resolve(path)
+        data = self._bytes(path, target, size + 1)
+        return data[:size].decode("utf-8", errors="replace"), len(data) > size
+
+    def _bytes(self, given: str, target: Path, most: int) -> bytes:
+        """At most ``most`` bytes of ``target``, read as they come (a FIFO, a device...)."""
+        def read() -> bytes:
+            with open(target, "rb") as handle:
+                chunks, left = [], most
+                while left > 0 and (chunk := handle.read(min(left, 1024 * 1024))):
+                    chunks.append(chunk)
+                    left -= len(chunk)
+                return b"".join(chunks)
+
+        try:
+            return self._blocking(f"reading {given}", read)
+        except OSError as exc:
+            raise _described(exc, given, target) from exc
 
     def write(self, path: str, text: str) -> None:
         """Replace the file's contents with ``text`` as UTF-8, creating parent directories.
