@@ -240,6 +240,8 @@ class Exchange:
             return ("error" if self._started else "connect", f"the connection broke: {exc}")
         if isinstance(exc, httpx.TimeoutException):
             return ("error", f"no data from the server within the {self._read_timeout:g} s read timeout")
+        if isinstance(exc, http.LineTooLong):
+            return ("error", str(exc))
         return ("error", f"{type(exc).__name__}: {exc}")
 
 

@@ -139,3 +139,62 @@ def test_the_shell_tool_still_shows_everything_live(rig):
     result = rig.tool("shell", {"command": "head -c 3000000 /dev/zero | tr '\\0' y"})
     shown = "".join(e.text for e in rig.events(Output) if e.stream == "stdout")
     assert len(shown) == 3_000_000 and result.text.endswith("[rienda: output cut at 256 KiB]")
+
+
+PROVIDER_RUNNER = textwrap.dedent("""\
+    import json, resource, sys, threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    SIZE = 300 * 1024 * 1024
+    STATUS = int(sys.argv[1])
+
+    class Endless(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(STATUS)
+            self.send_header("Content-Type", "text/event-stream" if STATUS == 200 else "application/json")
+            self.send_header("Content-Length", str(SIZE))
+            self.end_headers()
+            block = b"x" * (1024 * 1024)
+            try:
+                self.wfile.write(b"data: ")
+                for _ in range(SIZE // len(block)):
+                    self.wfile.write(block)  # one line that never ends
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    from rienda_kernel.engine import CancelToken, Message, ProviderError
+    from rienda_kernel.engine.providers import ModelRequest
+    from rienda_kernel.engine.providers.openai import OpenAIProvider
+
+    provider = OpenAIProvider(base_url=f"http://127.0.0.1:{server.server_port}/v1", max_retries=0)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:
+        list(provider.stream(ModelRequest("m", "", [Message.user("hi")]), CancelToken()))
+        error = None
+    except ProviderError as exc:
+        error = str(exc)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"growth": after - before, "error": error[:300] if error else None}))
+""")
+
+
+@pytest.mark.parametrize("status", [200, 500], ids=["a line that never ends", "an endless error body"])
+def test_a_model_server_sending_without_end_costs_bounded_memory_and_one_clear_error(status):
+    done = subprocess.run([sys.executable, "-c", PROVIDER_RUNNER, str(status)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["growth"] < 128 * MiB, report  # a 16 MiB line, held a few times over while it is read
+    if status == 200:
+        assert report["error"].endswith("/v1/chat/completions: the stream failed: the server sent a line longer "
+                                        "than 16 MiB; nothing was read past it"), report
+    else:
+        assert report["error"].count("x") < 300 and "HTTP 500: data: xxx" in report["error"], report
