@@ -27,7 +27,8 @@ Contracts:
   run with ``error``.
 - A refused call does not run and gets no ``afterToolExecute`` (no tool returned).
 - Everything is reported as events through the run's UI (scrubbed of secrets, streamed
-  text re-cut so that no secret is split across deltas); hook decisions are also saved.
+  text re-cut so that no secret is split across deltas); hook decisions and confirm
+  answers are also saved.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import Any
 from .cancel import CancelToken
 from .errors import Interrupted, ProviderError, RiendaError, SessionWriteError
 from .events import (
+    Confirm,
     Diagnostic,
     Event,
     HookDecision,
@@ -132,7 +134,7 @@ class _RunUI(ScrubbingUI):
         return self._approvals
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, HookDecision):
+        if isinstance(event, (HookDecision, Confirm)):  # the ledger; a replay answers confirms as these were
             self._record(event.to_dict())
         self._inner.emit(event)
 

@@ -3,7 +3,9 @@
 :func:`replay_session` re-runs a session's model responses and tool calls through a hook
 chain (the agent's current one, or another list) without calling any model, and reports
 per call what differs from the recording: now refused (or no longer), arguments now
-different, result now different. The rewriting points get what they were given when the
+different, result now different. A ``ctx.confirm`` is answered as the recording answered
+the same request (saved as a ``confirm`` record), unless an explicit policy or the
+expectations' ``confirm`` says otherwise. The rewriting points get what they were given when the
 session was recorded, never their own output: the model's answer as it came, and the tool's
 own result (kept as ``meta["saw"]``, see :mod:`..sessions.seen`), so an unchanged session
 through unchanged hooks replays identical. Where the session does not hold that input (the
@@ -38,11 +40,11 @@ from ..ctx.host import RunContext
 from ..sessions.messages import Message, ToolCall
 from ..builtins.code_runner import in_thread
 from ..builtins.notebook import PythonNamespace, notebook_tools
-from ..secrets import redact_config
+from ..secrets import redact_config, scrub_text
 from ..sessions.seen import recover
 from ..sessions.store import LoadedSession, read_session
 from ..tools.invoke import ToolResult, invoke_tool
-from ..ui import UI, NonInteractiveUI, RelayUI
+from ..ui import UI, Answer, NonInteractiveUI, RelayUI
 
 __all__ = ["CallReplay", "ReplayReport", "replay_file", "replay_session", "session_script"]
 
@@ -164,17 +166,19 @@ def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str
     if expected is not None and expected.confirm is not None:
         ui = NonInteractiveUI(expected.confirm, sink=ui.emit, record_events=False)
     decisions: list[HookDecision] = []
+    notes: list[str] = []
 
     def observe(event: Any) -> None:
         if isinstance(event, HookDecision):
             decisions.append(event)
 
-    run = RunContext(workdir=rienda.workdir, ui=RelayUI(ui, observe), session={"id": session_id},
+    recorded = [r for r in loaded.records if r.get("type") == "confirm"]
+    run = RunContext(workdir=rienda.workdir, ui=_AsRecorded(ui, observe, recorded, notes), session={"id": session_id},
                      agent=agent.to_ctx(), config=redact_config(rienda.config()))
     chain = HookChain([catalog.hooks[name] for name in names], rienda.sandbox, run)
     results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}
     rewritten = _rewritten_before(loaded)
-    calls, texts, notes = [], [], []
+    calls, texts = [], []
     for number, message in enumerate(loaded.messages, 1):
         if message.role != "assistant":
             continue
@@ -199,6 +203,29 @@ def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str
     unmatched = [entry.where for entry in expected.calls if id(entry) not in used] if expected else []
     return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions),
                         notes)
+
+
+class _AsRecorded(RelayUI):
+    """``inner`` whose confirms a person would answer are answered as the recording was:
+    each (title, body) asked gets the answer saved for the same request (in order; the
+    session file holds them scrubbed); one the recording holds no answer for goes to
+    ``inner`` (with nobody to ask: no), with a note. An explicit policy still wins."""
+
+    def __init__(self, inner: UI, observe: Any, recorded: list[dict[str, Any]], notes: list[str]) -> None:
+        super().__init__(inner, observe)
+        self._left = [(r.get("title"), r.get("body"), r.get("answer")) for r in recorded
+                      if isinstance(r.get("answer"), bool)]
+        self._notes = notes
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        request = (scrub_text(title), scrub_text(body))
+        for index, (was_title, was_body, answer) in enumerate(self._left):
+            if (was_title, was_body) == request:
+                del self._left[index]
+                return Answer(answer, "as recorded")
+        self._notes.append(f"ctx.confirm({title!r}) was asked, which the recording holds no answer for; "
+                           "it was put to this replay's own confirm policy")
+        return super().ask(title, body, cancel)
 
 
 _WITHHELD = "its hooks removed part of it when it was recorded, and what a hook removes is never written"

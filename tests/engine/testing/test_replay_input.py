@@ -136,3 +136,37 @@ def test_saw_is_kept_only_where_a_hook_handles_the_point():
     assert saw([Hook()], "afterModelResponse", {"text": ("a", "b")}) is None
     assert saw([Hook()], "afterToolExecute", {"text": ("same", "same"), "isError": (False, False)}) == {}
     assert saw([Hook()], "afterToolExecute", {"isError": (False, True)}) == {"isError": False}
+
+
+GUARD = """module.exports = { beforeToolExecute(ctx, call) {
+  if (!ctx.confirm({ title: "Run raw?", body: "the raw tool" })) return { allow: false, reason: "declined" }; } };"""
+
+
+@pytest.mark.parametrize(("policy", "refused"), [("allow", False), ("deny", True)])
+def test_a_confirm_is_answered_in_replay_as_it_was_when_recorded(rig, policy, refused):
+    """A guard asking ctx.confirm: the recording's answer (here the --confirm policy's) is
+    saved, and a replay answers the same request the same way instead of no."""
+    rig.write_hook("guard", GUARD)
+    rig.write_tool("raw", RAW)
+    agent = rig.home / "agents" / "guarded.md"
+    agent.parent.mkdir(parents=True, exist_ok=True)
+    agent.write_text("---\nmodel: scripted/script.yaml\ntools: [raw]\nhooks: [guard]\n---\nGuarded.\n")
+    (rig.workdir / "script.yaml").write_text(yaml.safe_dump(SCRIPT, sort_keys=False))
+    done = cli(rig, "run", "--agent", "guarded", "--confirm", policy, "go")
+    assert done.returncode == 0, done.stderr
+    (session,) = (rig.home / "sessions").glob("*.jsonl")
+    [confirm] = [line for line in saved_lines(rig, session.stem) if line["type"] == "confirm"]
+    assert (confirm["title"], confirm["answer"]) == ("Run raw?", not refused)
+    replayed = cli(rig, "replay", "last")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert replayed.stdout.strip().endswith("no differences") and "note:" not in replayed.stdout
+
+
+def test_a_confirm_the_recording_never_answered_goes_to_the_replays_policy_with_a_note(rig):
+    session_id = record(rig, [])  # no guard when recorded
+    rig.write_hook("guard", GUARD)
+    done = cli(rig, "replay", session_id, "--hooks", "guard")
+    assert done.returncode == 1  # now refused: with nobody to ask, the answer is no
+    assert "now refused by hook guard: declined" in done.stdout
+    assert ("note: ctx.confirm('Run raw?') was asked, which the recording holds no answer for; it was put to this "
+            "replay's own confirm policy") in done.stdout
