@@ -106,3 +106,13 @@ def test_every_module_imports():
     code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
     done = subprocess.run([sys.executable, "-c", code, *modules], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_no_test_module_imports_another_test_module():
+    """Shared helpers live in tests/helpers, shared fixtures in a conftest.py."""
+    offending = []
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        for line, module in imported_modules(path):
+            if module.split(".")[-1].startswith("test_") and is_module(module):
+                offending.append(f"{path.relative_to(REPO)}:{line}: {module}")
+    assert offending == []

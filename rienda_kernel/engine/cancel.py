@@ -2,7 +2,9 @@
 
 Stopping is cooperative except for JavaScript: the sandbox registers a callback that
 terminates the isolate, and every blocking host call (``ctx.confirm``, ``ctx.system.exec``,
-``ctx.http.fetch``) waits on the token as well as on its own work.
+``ctx.http.fetch``, ``ctx.file.*`` and the built-in tools) waits on the token as well as on
+its own work; a system call that may block (opening, reading or writing a file) runs on a
+thread of its own that an interrupt abandons (:func:`abandon_on_cancel`).
 
 Front ends call :meth:`CancelToken.cancel` at every interrupt (Ctrl-C, the kernel's stop
 button, SIGTERM). The first stops the run; the work that must still have its chance after
@@ -21,7 +23,7 @@ from typing import Any
 
 from .errors import Interrupted
 
-__all__ = ["CancelToken", "run_interruptibly"]
+__all__ = ["CancelToken", "abandon_on_cancel", "run_interruptibly"]
 
 
 class CancelToken:
@@ -101,13 +103,16 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
     """Run ``work(cancel)`` in a thread while the calling (main) thread waits, so that each
     of ``signals`` that arrives (SIGINT is Ctrl-C; add SIGTERM to treat it alike) cancels the
     token once more instead of abandoning the work; returns (its result, the number of the
-    first signal that came, or None), or raises what the work raised.
+    first signal that came, or None). An exception the work raises is raised again here,
+    on the calling thread (never lost on the worker thread, never mistaken for a stop).
 
     On the main thread the signals get handlers that only note them (restored afterwards),
     so no KeyboardInterrupt can land inside ``cancel()``; elsewhere a KeyboardInterrupt
     counts as SIGINT. The calling thread sleeps on a self-pipe that the work's end and each
     signal ring (not on an Event, whose lock a handler could find held, nor on
-    ``Thread.join``, which a KeyboardInterrupt can leave with ``is_alive()`` wrongly False).
+    ``Thread.join``, which a KeyboardInterrupt can leave with ``is_alive()`` wrongly False),
+    which is also the process's signal wakeup fd meanwhile: a signal the system hands to
+    another thread (one blocked in a system call) still wakes it.
     """
     cancel = cancel or CancelToken()
     box: dict[str, Any] = {}
@@ -118,7 +123,7 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
     def target() -> None:
         try:
             box["value"] = work(cancel)
-        except BaseException as exc:  # noqa: BLE001 - raised again on the calling thread
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, raised there
             box["error"] = exc
         finally:
             done.set()
@@ -129,6 +134,9 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
         bell.ring()  # a write to a pipe: no lock a handler could find held
 
     previous = _handle(signals, noted)
+    # The system may hand a signal to any thread (one blocked in open() on a FIFO, say),
+    # which only flags it for the main thread: the wakeup fd wakes the main thread's wait.
+    wakeup = _wake_on_signals(bell)
     worker = threading.Thread(target=target, name="rienda-run", daemon=True)
     worker.start()
     handled = 0
@@ -142,6 +150,8 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
                 handled += 1
                 cancel.cancel()
     finally:
+        if wakeup is not None:
+            signal.set_wakeup_fd(wakeup)
         for signum, handler in previous.items():  # None: a handler not set from Python
             signal.signal(signum, signal.default_int_handler if handler is None and signum == signal.SIGINT
                           else signal.SIG_DFL if handler is None else handler)
@@ -153,12 +163,48 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
     return box.get("value"), (arrived[0] if arrived else None)
 
 
+def abandon_on_cancel(work: Callable[[], Any], cancel: CancelToken, what: str) -> Any:
+    """``work()`` (a system call that may block: opening a FIFO nobody writes, reading a
+    file another process holds a lease on, a hung network file system) on a daemon thread,
+    while the calling thread waits for it or for ``cancel``, whichever comes first.
+
+    Returns what ``work`` returns and raises what it raises; when ``cancel`` comes first,
+    raises :class:`Interrupted` naming ``what`` at once and leaves the thread to end with
+    its system call (nothing waits for it; its result is dropped; a write it was making may
+    still complete).
+    """
+    cancel.raise_if_cancelled()
+    box: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - raised again on the waiting thread
+            box["error"] = exc
+        finally:
+            finished.set()
+
+    unregister = cancel.on_cancel(finished.set)
+    try:
+        threading.Thread(target=target, name="rienda-blocking-call", daemon=True).start()
+        finished.wait()
+    finally:
+        unregister()
+    if "error" in box:
+        raise box["error"]
+    if "value" in box:
+        return box["value"]
+    raise Interrupted(f"{what} interrupted")
+
+
 class _Bell:
     """A self-pipe: :meth:`ring` from any thread or a signal handler, :meth:`wait` blocks
     (no timeout, no polling) until a ring, which it consumes."""
 
     def __init__(self) -> None:
         self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)  # a full pipe has rung enough (and a wakeup fd must not block)
 
     def ring(self) -> None:
         try:
@@ -173,6 +219,14 @@ class _Bell:
     def close(self) -> None:
         os.close(self._read)
         os.close(self._write)
+
+
+def _wake_on_signals(bell: _Bell) -> int | None:
+    """On the main thread, make every signal ring ``bell`` whichever thread the system gave
+    it to; the wakeup fd it replaced (to restore), or None elsewhere."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.set_wakeup_fd(bell._write, warn_on_full_buffer=False)
 
 
 def _handle(signals: tuple[int, ...], handler: Callable[[int, Any], None]) -> dict[int, Any]:

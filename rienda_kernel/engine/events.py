@@ -43,6 +43,7 @@ How = Literal[
     "auto-deny",                        # the explicit policy denies (auto_approve: false, confirm deny)
     "default-deny",                     # no policy, and nobody could be asked (a batch run)
     "interrupted",                      # the run was stopped while asking
+    "as recorded",                      # a replay answered as the session's recording was answered
 ]
 Via = Literal["buttons", "y/N"]  # how a person answered: a front end's buttons, or a typed y/N
 

@@ -28,7 +28,10 @@ from .cancel import CancelToken
 with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
     import httpx
 
-__all__ = ["Exchange", "client", "use_transport"]
+__all__ = ["ERROR_BODY_CAP", "LINE_CAP", "Exchange", "LineTooLong", "client", "use_transport"]
+
+ERROR_BODY_CAP = 64 * 1024  # what is read of an error body a provider quotes (the rest is not read)
+LINE_CAP = 16 * 1024 * 1024  # the longest line a provider's stream may send
 
 _client: httpx.Client | None = None
 _transport: httpx.BaseTransport | None = None
@@ -59,14 +62,55 @@ def _no_cookies() -> http.cookiejar.CookieJar:
     return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
 
+class LineTooLong(ValueError):
+    """A streamed body sent a line longer than :data:`LINE_CAP` (nothing reads on past it)."""
+
+
+def _head(response: httpx.Response, cap: int) -> bytes:
+    """The first ``cap`` bytes of the body; what follows is never read."""
+    kept = bytearray()
+    for chunk in response.iter_bytes():
+        kept += chunk
+        if len(kept) >= cap:
+            break
+    return bytes(kept[:cap])
+
+
+def _lines(response: httpx.Response) -> Any:
+    """The body's lines (split at ``\\n``, ``\\r\\n`` or ``\\r``, as ``iter_lines`` does), none
+    longer than :data:`LINE_CAP`: a longer one raises :class:`LineTooLong` instead of taking
+    the memory with it."""
+    parts: list[str] = []  # the line being received, in pieces (no piece is scanned twice)
+    size, held = 0, ""  # held: a "\\r" that may begin a "\\r\\n" split over two pieces
+    for text in response.iter_text():
+        text = held + text
+        held = "\r" if text.endswith("\r") else ""
+        pieces = text[: len(text) - len(held)].replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        parts.append(pieces[0])
+        size += len(pieces[0])
+        if len(pieces) > 1:
+            yield "".join(parts)
+            yield from pieces[1:-1]
+            parts, size = [pieces[-1]], len(pieces[-1])
+        if size > LINE_CAP:
+            raise LineTooLong(f"the server sent a line longer than {LINE_CAP // (1024 * 1024)} MiB; nothing "
+                              "was read past it")
+    line = "".join(parts)
+    if line or held:
+        yield line
+
+
 class Exchange:
     """One request, read on a daemon thread into a queue of events:
 
     ``("status", code, headers, response)`` first, then ``("chunk", bytes)`` (or
     ``("line", text)`` with ``lines=True``)... and ``("eof",)``; or ``("error", exc)`` when
     no complete response arrives. :meth:`next` returns ``("cancelled",)`` once ``cancel``
-    is set, at once. ``read_error_body``: a response that is not a 200 is read whole and its
-    text is the status event's fourth item instead of the response (what providers quote).
+    is set, at once. ``read_error_body``: of a response that is not a 200 the first
+    :data:`ERROR_BODY_CAP` bytes are read and their text is the status event's fourth item
+    instead of the response (what providers quote). With ``lines``, a line longer than
+    :data:`LINE_CAP` ends the exchange with ``("error", LineTooLong)``: memory stays bounded
+    whatever a server sends.
     """
 
     def __init__(self, method: str, url: str, *, cancel: CancelToken, timeout: httpx.Timeout,
@@ -116,11 +160,11 @@ class Exchange:
             with client().stream(method, url, timeout=timeout, **request) as response:
                 self._response = response
                 if read_error_body and response.status_code != 200:
-                    text = response.read().decode("utf-8", errors="replace")
+                    text = _head(response, ERROR_BODY_CAP).decode("utf-8", errors="replace")
                     put(("status", response.status_code, dict(response.headers), text))
                     return
                 put(("status", response.status_code, response.headers, response))
-                pieces = response.iter_lines() if lines else response.iter_bytes()
+                pieces = _lines(response) if lines else response.iter_bytes()
                 kind = "line" if lines else "chunk"
                 for piece in pieces:
                     if self._stop.is_set():

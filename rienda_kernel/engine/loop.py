@@ -10,8 +10,9 @@
 Contracts:
 - Every message is saved the moment it exists; a run stopped or failed at any point leaves
   the session holding everything produced until then (a partial answer is saved with
-  ``meta.interrupted`` or ``meta.error``; calls that never ran get an error result, so the
-  conversation stays valid for every vendor on resume).
+  ``meta.interrupted`` or ``meta.error``; calls that never ran get an error result, and
+  calls a killed run left unanswered get one when the session resumes, so the conversation
+  stays valid for every vendor, whose requests are made from :func:`.pairing.for_vendors`).
 - The run ends with ``end_turn``, ``interrupted`` (the cancel token was set) or ``error``
   (provider failure, exhausted script, a session file that cannot be written, a model that
   keeps calling undeclared tools, ``max_turns`` model turns taken without a final answer,
@@ -26,7 +27,8 @@ Contracts:
   run with ``error``.
 - A refused call does not run and gets no ``afterToolExecute`` (no tool returned).
 - Everything is reported as events through the run's UI (scrubbed of secrets, streamed
-  text re-cut so that no secret is split across deltas); hook decisions are also saved.
+  text re-cut so that no secret is split across deltas); hook decisions and confirm
+  answers are also saved.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any
 from .cancel import CancelToken
 from .errors import Interrupted, ProviderError, RiendaError, SessionWriteError
 from .events import (
+    Confirm,
     Diagnostic,
     Event,
     HookDecision,
@@ -45,8 +48,6 @@ from .events import (
     Notify,
     RunEnd,
     RunStart,
-    TextDelta,
-    ThinkingDelta,
     ToolCallStarted,
     ToolResultReady,
 )
@@ -54,20 +55,14 @@ from .builtins.subagent import chain_hooks
 from .home.extensions import Catalog
 from .hooks import HookChain, ModelResponse
 from .ctx.host import RunContext
-from .sessions.messages import Message, ToolCall, Usage
-from .providers import (
-    ModelRequest,
-    NoticeChunk,
-    Provider,
-    TextChunk,
-    ThinkingChunk,
-    ToolCallChunk,
-    ToolSpec,
-    UsageChunk,
-    VendorStateChunk,
-)
+from .sessions.messages import Message, ToolCall
+from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
+from .sessions.seen import saw
+from .sessions.text import repair
+from .providers import ModelRequest, Provider, ToolSpec
+from .providers.collect import Partial, stream_response
 from .sandbox.protocol import SandboxLike
-from .secrets import StreamGuard, scrub_text
+from .secrets import scrub_text
 from .tools.invoke import ToolResult, invoke_tool
 from .ui import UI, Answer, Approvals, ScrubbingUI
 
@@ -140,7 +135,7 @@ class _RunUI(ScrubbingUI):
         return self._approvals
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, HookDecision):
+        if isinstance(event, (HookDecision, Confirm)):  # the ledger; a replay answers confirms as these were
             self._record({**event.to_dict(), "depth": self._depth})
         self.front.emit(event)
 
@@ -164,7 +159,8 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     chain = HookChain(chain_hooks(setup.inherited_hooks, own), setup.sandbox, run)
     reason, error = "end_turn", None
     try:
-        save(Message.user(prompt))
+        _answer_unanswered(setup, ui)
+        save(Message.user(repair(prompt)))  # from argv or a cell: undecodable bytes are lone surrogates
         ui.emit(RunStart(setup.session_id, setup.agent.id, setup.model_id))
         chain.before_run(setup.session_id, setup.agent.id, setup.model_id, cancel)
         _turns(setup, chain, run, save, cancel)
@@ -181,9 +177,15 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     return RunResult(setup.session_id, reason, produced, error)
 
 
-def _max_turns_message(limit: int) -> str:
-    return (f"stopped after {limit} model turns without a final answer (max_turns: {limit}); raise it with "
-            "--max-turns N on rienda run, or max_turns: N in the agent's front matter or in config.yaml")
+def _answer_unanswered(setup: TurnSetup, ui: UI) -> None:
+    """Save an error result for each call an earlier run left without one (it was killed)."""
+    missing = unanswered(setup.history)
+    for result in map(ended_result, missing):
+        setup.writer.append_message(result)
+        setup.history.append(result)
+    if missing:
+        names = ", ".join(f"{call.name} [{call.id}]" for call in missing)
+        ui.emit(Notify("engine", "resumed", f"an earlier run ended before {names} finished; saved an error result"))
 
 
 def _turns(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, cancel: CancelToken) -> None:
@@ -193,7 +195,10 @@ def _turns(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, cance
     in_a_row, turns = 0, 1
     while calls := _model_turn(setup, chain, run, save, cancel):
         if turns == setup.max_turns:
-            raise RiendaError(_max_turns_message(setup.max_turns))
+            limit = setup.max_turns
+            raise RiendaError(f"stopped after {limit} model turns without a final answer (max_turns: {limit}); raise "
+                              "it with --max-turns N on rienda run, or max_turns: N in the agent's front matter or "
+                              "in config.yaml")
         turns += 1
         unknown = sorted({call.name for call in calls if call.name not in setup.agent.tools})
         in_a_row = in_a_row + 1 if unknown else 0
@@ -245,12 +250,14 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     agent = setup.agent
     system = chain.before_model_request(agent.system, setup.model_id, setup.history, cancel)
     tools = [ToolSpec(t.name, t.description, t.parameters) for t in (setup.catalog.tools[n] for n in agent.tools)]
-    request = ModelRequest(setup.model_name, system, list(setup.history), tools, run.workdir, setup.agent.options)
+    request = ModelRequest(setup.model_name, system, for_vendors(setup.history), tools, run.workdir,
+                           setup.agent.options)
     try:
-        streamed, usage, vendor = _stream(setup.provider, request, run.ui, cancel)
-    except _Partial as partial:
+        streamed, usage, vendor = stream_response(setup.provider, request, run.ui, cancel)
+    except Partial as partial:
         _save_partial(setup, chain, partial, save, cancel)
         raise partial.cause from None
+    streamed = ModelResponse(streamed.text, streamed.thinking, tuple(unique_calls(streamed.tool_calls, setup.history)))
     try:
         response = chain.after_model_response(streamed, cancel)
     except Interrupted:
@@ -259,93 +266,31 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
         raise
     calls = tuple(response.tool_calls)
     meta = {"vendor": vendor} if vendor and response.thinking == streamed.thinking else {}
-    message = Message("assistant", response.text, response.thinking, calls, usage=usage, meta=meta)
+    message = Message("assistant", response.text, response.thinking, calls, usage=usage,
+                      meta=_answer_saw(chain, streamed, response, meta))
     save(message)
     run.ui.emit(MessageSaved(message.to_dict()))
-    for index, call in enumerate(calls):
+    start = len(setup.history)
+    try:
+        for call in calls:
+            (_tool_call if call.name in agent.tools else _unknown_tool_call)(setup, chain, run, save, call, cancel)
+    except BaseException as exc:  # whatever ended the run, every call keeps a result
+        answered = {m.tool_call_id for m in setup.history[start:] if m.role == "tool"}
+        text = ("interrupted before the tool finished" if isinstance(exc, Interrupted)
+                else "the session file could not be written while this call ran; its result is unknown"
+                if isinstance(exc, SessionWriteError) else "the run ended with an error before this tool call finished")
         try:
-            if call.name in agent.tools:
-                _tool_call(setup, chain, run, save, call, cancel)
-            else:
-                _unknown_tool_call(agent, run, save, call)
-        except Interrupted as stop:
-            for pending in calls[index:]:
-                meta = getattr(stop, "result_meta", None) if pending is call else None  # a sub-agent's session
-                _save_result(pending, ToolResult("interrupted before the tool finished", True), run.ui, save, meta)
-            raise
+            meta = getattr(exc, "result_meta", None)  # an interrupted sub-agent's call: its session
+            for pending in (call for call in calls if call.id not in answered):
+                _save_result(pending, ToolResult(text, True), run.ui, save, meta)
+                meta = None
+        except SessionWriteError:
+            pass  # the writer keeps the failure; the resume answers them
+        raise
     return calls
 
 
-class _Partial(Exception):
-    """A stream that stopped early: what arrived, and why it stopped."""
-
-    def __init__(self, response: ModelResponse, cause: Exception) -> None:
-        super().__init__(str(cause))
-        self.response = response
-        self.cause = cause
-
-
-def _stream(provider: Provider, request: ModelRequest, ui: UI,
-            cancel: CancelToken) -> tuple[ModelResponse, Usage | None, dict[str, Any]]:
-    """Stream one response: the response, its usage and its vendor state; a stop or any
-    failure (a provider's bug included) raises :class:`_Partial`, whose cause the run then
-    ends with once what arrived is saved."""
-    text: list[str] = []
-    thinking: list[str] = []
-    calls: list[ToolCall] = []
-    usage: Usage | None = None
-    vendor: dict[str, Any] = {}
-    shown = _Deltas(ui)
-    try:
-        for chunk in provider.stream(request, cancel):
-            cancel.raise_if_cancelled()
-            if isinstance(chunk, TextChunk):
-                text.append(chunk.text)
-                shown.add(TextDelta, chunk.text)
-            elif isinstance(chunk, ThinkingChunk):
-                thinking.append(chunk.text)
-                shown.add(ThinkingDelta, chunk.text)
-            elif isinstance(chunk, ToolCallChunk):
-                calls.append(chunk.call)
-            elif isinstance(chunk, UsageChunk):
-                usage = chunk.usage
-            elif isinstance(chunk, VendorStateChunk):
-                vendor.update(chunk.state)
-            elif isinstance(chunk, NoticeChunk):
-                ui.emit(Notify(chunk.source, chunk.title, chunk.body))
-        cancel.raise_if_cancelled()
-    except Exception as exc:  # noqa: BLE001 - a stop, a provider's error or its bug: keep what arrived
-        raise _Partial(ModelResponse("".join(text), "".join(thinking)), exc) from exc
-    finally:
-        shown.flush()
-    return ModelResponse("".join(text), "".join(thinking), tuple(calls)), usage, vendor
-
-
-class _Deltas:
-    """Streamed text and thinking on their way to the front end, re-cut so that no secret
-    is split across two deltas (each delta is scrubbed on its own)."""
-
-    def __init__(self, ui: UI) -> None:
-        self._ui = ui
-        self._guards = {TextDelta: StreamGuard(), ThinkingDelta: StreamGuard()}
-        self._last: type | None = None
-
-    def add(self, kind: type, piece: str) -> None:
-        if self._last is not None and self._last is not kind:
-            self._show(self._last, self._guards[self._last].flush())
-        self._last = kind
-        self._show(kind, self._guards[kind].feed(piece))
-
-    def flush(self) -> None:
-        for kind, guard in self._guards.items():
-            self._show(kind, guard.flush())
-
-    def _show(self, kind: type, text: str) -> None:
-        if text:
-            self._ui.emit(kind(text))
-
-
-def _save_partial(setup: TurnSetup, chain: HookChain, partial: _Partial, save: Any, cancel: CancelToken) -> None:
+def _save_partial(setup: TurnSetup, chain: HookChain, partial: Partial, save: Any, cancel: CancelToken) -> None:
     """Save a partial answer, reviewed by afterModelResponse first (as every answer is);
     the next interrupt stops the review, and then nothing of the answer is saved."""
     response = partial.response
@@ -357,7 +302,15 @@ def _save_partial(setup: TurnSetup, chain: HookChain, partial: _Partial, save: A
     except Interrupted:
         _stopped(setup, chain.run.ui, "afterModelResponse", "the partial answer it was reviewing was not saved")
         return
-    save(Message("assistant", response.text, response.thinking, meta={flag: True}))
+    save(Message("assistant", response.text, response.thinking, meta=_answer_saw(chain, partial.response, response,
+                                                                                 {flag: True})))
+
+
+def _answer_saw(chain: HookChain, given: ModelResponse, made: ModelResponse, meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with what afterModelResponse saw (:mod:`.sessions.seen`), for replay."""
+    seen = saw(chain.hooks, "afterModelResponse", {"text": (given.text, made.text),
+                                                   "thinking": (given.thinking, made.thinking)})
+    return meta if seen is None else {**meta, "saw": seen}
 
 
 def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, call: ToolCall,
@@ -367,17 +320,21 @@ def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, c
     if not gate.allowed:
         _save_result(call, gate.refusal(), run.ui, save, {"refused_by": gate.refused_by})
         return
-    raw = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel, call.id)
-    result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, cancel)
-    meta = {"arguments": gate.arguments} if gate.arguments != call.arguments else {}
-    _save_result(call, result, run.ui, save, {**meta, **(raw.meta or {})} or None)
+    given = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel, call.id)
+    result = chain.after_tool_execute(call.id, call.name, gate.arguments, given, cancel)
+    meta: dict[str, Any] = {"arguments": gate.arguments} if gate.arguments != call.arguments else {}
+    meta.update(given.meta or {})  # the agent tool: the sub-agent's session
+    seen = saw(chain.hooks, "afterToolExecute", {"text": (given.text, result.text),
+                                                 "isError": (given.is_error, result.is_error)})
+    _save_result(call, result, run.ui, save, (meta if seen is None else {**meta, "saw": seen}) or None)
 
 
-def _unknown_tool_call(agent: Any, run: RunContext, save: Any, call: ToolCall) -> None:
+def _unknown_tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, call: ToolCall,
+                      cancel: CancelToken) -> None:
     """A call to a tool the agent does not declare: an error result the model can act on."""
     run.ui.emit(ToolCallStarted(call.id, call.name, call.arguments))
-    _save_result(call, ToolResult(f"unknown tool {call.name!r}; this agent's tools: {_tool_list(agent)}", True),
-                 run.ui, save)
+    _save_result(call, ToolResult(f"unknown tool {call.name!r}; this agent's tools: {_tool_list(setup.agent)}",
+                                  True), run.ui, save)
 
 
 def _save_result(call: ToolCall, result: ToolResult, ui: UI, save: Any, meta: dict[str, Any] | None = None) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .home.agents import Agent, list_agents, load_agent
 from .cancel import CancelToken
 from .home.config import NAME_RULE, read_config, rienda_home
-from .errors import ConfigError
+from .errors import ArgumentsError, ConfigError
 from .events import Diagnostic
 from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool, summary
 from .ctx.host import RunContext
@@ -227,11 +227,18 @@ class Rienda:
     def call_tool(self, tool: Tool | str, arguments: str | dict[str, Any], ui: UI,
                   cancel: CancelToken | None = None) -> ToolResult:
         """Run ``tool`` (from :meth:`find_tool`, or its name) once, outside any run: ``ctx``
-        has no session or agent. Interrupted when ``cancel`` stops it."""
+        has no session or agent. ArgumentsError for JSON text that is not valid, too deep or
+        too large, or holds a key twice; Interrupted when ``cancel`` stops it."""
+        from .sessions import bounded
         from .tools.invoke import invoke_tool
 
         if isinstance(tool, str):
             tool = self.find_tool(tool, ui)
+        if isinstance(arguments, str) and arguments.strip():  # what a person wrote: nothing dropped silently
+            try:
+                arguments = bounded.loads(arguments, unique_keys=True)
+            except bounded.Unreadable as exc:
+                raise ArgumentsError(f"the arguments for {tool.name} are {exc}") from None
 
         run = RunContext(workdir=self.workdir, ui=ScrubbingUI.around(ui), session={"id": None},
                          agent={"id": None, "description": "", "model": None, "tools": [tool.name], "hooks": []},

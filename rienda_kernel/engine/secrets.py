@@ -19,7 +19,9 @@ which a server may echo back).
 
 **Scrubbing** (:func:`scrub`) replaces each secret inside any string with
 :data:`REDACTED`, and the whole string value of a credential field (``Authorization``,
-``Proxy-Authorization``, ``X-Api-Key``, ``Api-Key``, any case). Every output uses it: the
+``Proxy-Authorization``, ``X-Api-Key``, ``Api-Key``, any case); it also makes every string
+valid Unicode (a lone surrogate becomes U+FFFD, :func:`.sessions.text.repair`), since every
+output encodes it: a terminal, a session file, a notebook. Every output uses it: the
 session store writes scrubbed lines, and the engine scrubs each event once where it
 hands it to a front end (``ui.ScrubbingUI``), so ``--json`` lines, the terminal and
 notebook cells never show a secret. :class:`StreamGuard` keeps a secret that arrives in two
@@ -39,6 +41,8 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from .sessions.text import repair
 
 __all__ = [
     "MIN_SECRET_LENGTH",
@@ -248,6 +252,7 @@ def _scrub(obj: Any, secrets: tuple[str, ...]) -> Any:
 
 
 def _scrub_text(text: str, secrets: tuple[str, ...]) -> str:
+    text = repair(text)  # every output is encoded: no lone surrogate may reach one
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)

@@ -256,7 +256,8 @@ def test_a_full_disk_ends_the_run_with_one_clear_line_and_leaves_a_session_that_
     assert len(data) <= limit and data.endswith(b"\n")
     loaded = SessionStore(home).load(path.stem)
     assert loaded.warnings == []
-    assert [m.role for m in loaded.messages] == ["user", "assistant"]
+    assert [m.role for m in loaded.messages] == ["user", "assistant", "tool"]  # the call keeps a (short) result
+    assert loaded.messages[-1].text == "the session file could not be written while this call ran; its result is unknown"
     assert json.loads(data.splitlines()[-1])["type"] == "run_end"
 
 

@@ -511,9 +511,9 @@ def test_the_session_keeps_what_hooks_changed_or_refused_and_for_which_call(rig,
     assert result.reason == "end_turn", result.error
     lines = session_lines(rig.home, result.session_id)
     results = [(l["tool_call_id"], l["text"], l.get("meta")) for l in lines if l.get("role") == "tool"]
-    assert results == [("c1", "2", {"arguments": {"path": "other.txt"}}),
-                       ("c2", "not that one", {"refused_by": "gate"}),
-                       ("c3", "2", None)]
+    assert results == [("c1", "2", {"arguments": {"path": "other.txt"}, "saw": {}}),  # saw: afterToolExecute
+                       ("c2", "not that one", {"refused_by": "gate"}),                # changed nothing
+                       ("c3", "2", {"saw": {}})]
     decisions = [(l["point"], l["effect"], l["call_id"]) for l in lines if l["type"] == "hook_decision"]
     assert decisions == [("beforeToolExecute", "rewrote", "c1"), ("afterToolExecute", "none", "c1"),
                          ("beforeToolExecute", "refused", "c2"),
@@ -610,7 +610,8 @@ def test_vendor_state_is_saved_unless_a_hook_changed_the_thinking_it_vouches_for
     result = engine.conversation("writer").run("go", NonInteractiveUI())
     [saved] = [l for l in session_lines(rig.home, result.session_id) if l.get("role") == "assistant"]
     if rewrite:
-        assert (saved["thinking"], saved.get("meta")) == ("[hidden]", None)
+        # no vendor state, and the thinking the hook replaced is withheld from replay too
+        assert (saved["thinking"], saved.get("meta")) == ("[hidden]", {"saw": {"thinking": None}})
     else:
         assert (saved["thinking"], saved["meta"]) == (
             "signed thought", {"vendor": {"anthropic": {"thinking": [{"signature": "sig"}]}}})

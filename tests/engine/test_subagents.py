@@ -9,11 +9,10 @@ import json
 import pytest
 
 from rienda_kernel.engine import CancelToken, ConfigError, NonInteractiveUI
-from rienda_kernel.engine.events import HookDecision, Log, RunEnd, RunStart, ToolCallStarted, ToolResultReady
+from rienda_kernel.engine.events import Log, RunEnd, RunStart, ToolCallStarted, ToolResultReady
 from rienda_kernel.engine.runtime import Rienda
 
 from ..helpers.trees import (
-    GUARD,
     delegate,
     lead_and_cleaner,
     session_lines,

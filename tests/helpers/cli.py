@@ -15,3 +15,11 @@ def rienda(home: Path, cwd: Path | None, *args: str, **kwargs: Any) -> subproces
     env = {**os.environ, "RIENDA_HOME": str(home)}
     return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=60, **kwargs)
+
+
+def popen_rienda(home: Path, cwd: Path | None, *args: str, **kwargs: Any) -> subprocess.Popen:
+    """``rienda *args`` started (not waited for) with RIENDA_HOME=``home`` in ``cwd``, its
+    output piped as text; the caller bounds every wait on it."""
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    return subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)

@@ -88,3 +88,19 @@ def lead_and_cleaner(home: Path, workdir: Path, *, lead_hooks: tuple[str, ...] =
     victim.mkdir()
     (victim / "keep.txt").write_text("precious", encoding="utf-8")
     return victim
+
+
+# The guard asking before any rm -rf (a child's confirm, in the notebook tests).
+ASKING_GUARD = """module.exports = { beforeToolExecute(ctx, call) {
+  if (call.name === "shell" && /\\brm\\s+-rf\\b/.test(call.arguments.command || "")) {
+    ctx.log("checking " + call.arguments.command);
+    if (!ctx.confirm({ title: "Dangerous command", body: call.arguments.command })) {
+      return { allow: false, reason: "refused by the user" };
+    }
+  } } };"""
+
+
+def nested(messages):
+    """The sub-agent box's displays (first shown, then its updates), in order."""
+    return [m["content"]["data"] for m in messages if m["msg_type"] in ("display_data", "update_display_data")
+            and m["content"].get("transient", {}).get("display_id", "").startswith("rienda-subagent-")]

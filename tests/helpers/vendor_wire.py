@@ -5,7 +5,8 @@ format. Each vendor's tests build one with that vendor's framing and validators:
 request body it receives and every event it serves passes through the official package's
 types (``openai``, ``anthropic``, ``ollama``), so the fixtures are the vendor's format, not
 ours. A validation failure is recorded in ``problems``; the ``server`` fixtures assert it
-stays empty.
+stays empty. A request the vendor's API refuses (``vendors.Rejected``: a tool call left
+without its result...) is answered HTTP 400 with the vendor's own error body.
 
 :class:`Caller` calls a provider the same way in every vendor's tests;
 :func:`counting_agent` writes the agent the end-to-end runs use; :func:`server_process`
@@ -52,7 +53,8 @@ class ReplayServer:
     """Answers ``POST path`` from a list of replies, recording each request.
 
     A reply is ``{"events": [...], "done": True, "delay": 0.0}`` for a 200 stream, or
-    ``{"status": 429, "headers": {...}, "body": {...}}`` for an error. Events that are dicts
+    ``{"status": 429, "headers": {...}, "body": {...}}`` for an error (``"raw"``: its body as
+    text, sent as is). Events that are dicts
     are validated with ``validate_event`` and framed with ``encode``; strings are sent as
     ``encode_raw`` frames them (for garbled data). ``trailer`` follows the events unless the
     reply says ``"done": False`` (a stream cut short).
@@ -106,11 +108,15 @@ class ReplayServer:
                 fake.headers.append(dict(self.headers))
                 if self.path != fake.path:
                     fake.problems.append(f"wrong path {self.path}")
+                reply = None
                 try:
                     fake.validate_request(body)
                 except Exception as exc:  # the request is not in the vendor's format
                     fake.problems.append(f"request: {exc}")
-                reply = fake.replies.pop(0) if fake.replies else {"status": 500, "body": {"error": {"message": "no reply"}}}
+                    if hasattr(exc, "body"):  # vendors.Rejected: the vendor answers 400, as the real one does
+                        reply = {"status": 400, "body": exc.body}
+                if reply is None:
+                    reply = fake.replies.pop(0) if fake.replies else {"status": 500, "body": {"error": {"message": "no reply"}}}
                 try:
                     if fake.upstream:
                         fake.relay(self, body)
@@ -124,7 +130,7 @@ class ReplayServer:
     def serve(self, handler: BaseHTTPRequestHandler, reply: dict[str, Any]) -> None:
         status = reply.get("status", 200)
         if status != 200:
-            payload = json.dumps(reply.get("body", {})).encode()
+            payload = reply["raw"].encode() if "raw" in reply else json.dumps(reply.get("body", {})).encode()
             handler.send_response(status)
             for name, value in reply.get("headers", {}).items():
                 handler.send_header(name, value)

@@ -10,6 +10,13 @@ official package's types that check every request body and every event.
   rejects any key they do not declare, at any depth (``max_tokenz``, a typo in a message).
 - Ollama: ``ChatRequest``, ``Message`` and ``Tool`` for requests, with no field those types
   lack; ``ChatResponse`` for each NDJSON line (``{"error": "..."}`` for error lines).
+- The conversation's shape, as each API enforces it beyond its types (:class:`Rejected`: the
+  server answers HTTP 400 with the vendor's own error, as the real one does): OpenAI wants
+  every ``tool_calls`` answered by ``tool`` messages right after it, and no ``tool`` message
+  that answers nothing; Anthropic every ``tool_use`` answered by a ``tool_result`` in the next
+  turn (results first), no result for a call the previous turn did not make, unique ids and
+  no empty turn. Ollama's server itself checks none of this, but the model's chat template
+  pairs results with calls by position, so its fake holds requests to the same pairing.
 
 With ``upstream``, the server relays to another server (fakellm) and checks both ways.
 """
@@ -86,13 +93,109 @@ def _could_be(value: Any, member: Any) -> bool:
     return True
 
 
-def _strict(adapter: TypeAdapter, annotation: Any) -> Any:
-    """A request validator: the vendor's types, and no key they lack."""
+class Rejected(Exception):
+    """A request the vendor's API refuses with HTTP 400; ``body`` is the vendor's error body."""
+
+    def __init__(self, message: str, body: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.body = body
+
+
+def _strict(adapter: TypeAdapter, annotation: Any, conversation: Any) -> Any:
+    """A request validator: the vendor's types, no key they lack, and the conversation's shape."""
     def validate(body: dict[str, Any]) -> None:
         materialize(adapter.validate_python(body))
         unknown = unknown_keys(body, annotation)
         assert not unknown, f"fields the vendor's API does not take: {', '.join(unknown)}"
+        conversation(body["messages"])
     return validate
+
+
+def _openai_rejects(message: str, param: str) -> Rejected:
+    return Rejected(message, {"error": {"message": message, "type": "invalid_request_error", "param": param,
+                                        "code": None}})
+
+
+def openai_conversation(messages: list[dict[str, Any]]) -> None:
+    """Chat Completions' pairing rules (the API's own words when it refuses)."""
+    waiting: list[str] = []  # the ids of the last tool_calls not answered yet
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "tool":
+            if message.get("tool_call_id") not in waiting:
+                raise _openai_rejects("Invalid parameter: messages with role 'tool' must be a response to a "
+                                      "preceeding message with 'tool_calls'.", f"messages.[{index}].role")
+            waiting.remove(message["tool_call_id"])
+            continue
+        if waiting:
+            raise _openai_rejects("An assistant message with 'tool_calls' must be followed by tool messages "
+                                  "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                                  f"response messages: {', '.join(waiting)}", f"messages.[{index}].role")
+        waiting = [call["id"] for call in message.get("tool_calls") or ()] if role == "assistant" else []
+    if waiting:
+        raise _openai_rejects("An assistant message with 'tool_calls' must be followed by tool messages responding "
+                              f"to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                              f"{', '.join(waiting)}", "messages")
+
+
+def _anthropic_rejects(message: str) -> Rejected:
+    return Rejected(message, {"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+
+
+def anthropic_conversation(messages: list[dict[str, Any]]) -> None:
+    """The Messages API's pairing rules (the API's own words when it refuses)."""
+    seen: set[str] = set()
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        last = index == len(messages) - 1
+        if not blocks or (any(b.get("type") == "text" and not b.get("text") for b in blocks)
+                          and not (last and message.get("role") == "assistant")):
+            raise _anthropic_rejects(f"messages.{index}: all messages must have non-empty content except for "
+                                     "the optional final assistant message")
+        uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        for position, use in enumerate(uses):
+            if use in seen:
+                raise _anthropic_rejects(f"messages.{index}.content.{position}: `tool_use` ids must be unique")
+            seen.add(use)
+        before = messages[index - 1] if index else None
+        made = [b["id"] for b in before["content"] if isinstance(before.get("content"), list)
+                and b.get("type") == "tool_use"] if before and before.get("role") == "assistant" else []
+        results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+        for position, result in enumerate(results):
+            if result not in made:
+                raise _anthropic_rejects(f"messages.{index}.content.{position}: unexpected `tool_use_id` found in "
+                                         f"`tool_result` blocks: {result}. Each `tool_result` block must have a "
+                                         "corresponding `tool_use` block in the previous message.")
+        if uses:
+            after = messages[index + 1] if index + 1 < len(messages) else None
+            answered = {b.get("tool_use_id") for b in after["content"] if isinstance(b, dict)} \
+                if after and isinstance(after.get("content"), list) else set()
+            missing = [use for use in uses if use not in answered]
+            if missing:
+                raise _anthropic_rejects(f"messages.{index + 1}: `tool_use` ids were found without `tool_result` "
+                                         f"blocks immediately after: {', '.join(missing)}. Each `tool_use` block "
+                                         "must have a corresponding `tool_result` block in the next message.")
+            kinds = [b.get("type") for b in after["content"]]
+            if any(kind != "tool_result" for kind in kinds[:kinds.count("tool_result")]):
+                raise _anthropic_rejects(f"messages.{index + 1}: tool_result blocks must come first in the content")
+
+
+def ollama_conversation(messages: list[dict[str, Any]]) -> None:
+    """Results right after their calls, one each, in call order, named as the call."""
+    waiting: list[str] = []
+    for message in messages:
+        if message.get("role") == "tool":
+            if not waiting or message.get("tool_name") != waiting[0]:
+                raise Rejected("a tool message answers no pending tool call", {"error": "tool message out of place"})
+            waiting.pop(0)
+            continue
+        if waiting:
+            raise Rejected(f"tool calls without results: {', '.join(waiting)}", {"error": "missing tool results"})
+        waiting = [c["function"]["name"] for c in message.get("tool_calls") or ()] \
+            if message.get("role") == "assistant" else []
+    if waiting:
+        raise Rejected(f"tool calls without results: {', '.join(waiting)}", {"error": "missing tool results"})
 
 
 def fake_openai(upstream: str | None = None) -> ReplayServer:
@@ -100,7 +203,8 @@ def fake_openai(upstream: str | None = None) -> ReplayServer:
     server = ReplayServer("/v1/chat/completions", "text/event-stream",
                           encode=lambda event: f"data: {json.dumps(event)}\n\n",
                           encode_raw=lambda raw: f"data: {raw}\n\n",
-                          validate_request=_strict(_OPENAI_REQUEST, completion_create_params.CompletionCreateParamsStreaming),
+                          validate_request=_strict(_OPENAI_REQUEST, completion_create_params.CompletionCreateParamsStreaming,
+                                                   openai_conversation),
                           validate_event=ChatCompletionChunk.model_validate,
                           trailer="data: [DONE]\n\n", upstream=upstream)
     server.url = server.origin + "/v1"
@@ -121,7 +225,8 @@ def fake_anthropic(upstream: str | None = None) -> ReplayServer:
     server = ReplayServer("/v1/messages", "text/event-stream",
                           encode=lambda event: f"event: {event['type']}\ndata: {json.dumps(event)}\n\n",
                           encode_raw=lambda raw: f"event: content_block_delta\ndata: {raw}\n\n",
-                          validate_request=_strict(_ANTHROPIC_REQUEST, message_create_params.MessageCreateParamsStreaming),
+                          validate_request=_strict(_ANTHROPIC_REQUEST, message_create_params.MessageCreateParamsStreaming,
+                                                   anthropic_conversation),
                           validate_event=validate_anthropic_event, upstream=upstream)
     server.url = server.origin
     return server
@@ -133,6 +238,7 @@ def _fields(model: type) -> set[str]:
 
 def validate_ollama_request(body: dict[str, Any]) -> None:
     ChatRequest.model_validate(body)
+    ollama_conversation(body["messages"])
     assert set(body) <= _fields(ChatRequest), f"fields ollama does not know: {set(body) - _fields(ChatRequest)}"
     for message in body["messages"]:
         ollama.Message.model_validate(message)

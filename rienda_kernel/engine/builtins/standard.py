@@ -2,7 +2,9 @@
 (a sub-agent's run, :mod:`.subagent`).
 
 Each tool's ``run(host, args)`` returns ``(text, is_error)``: the text goes back to the
-model as the tool result. Failures the model can act on (a missing file, a refused
+model as the tool result. Each keeps only what its result can hold (:data:`KEEP`), so a
+300 MB response, a 10 GB file or a command printing without end costs no more memory than
+that; each ends at an interrupt, even blocked in a system call (a FIFO nobody writes). Failures the model can act on (a missing file, a refused
 connection, a non-zero exit) are results with ``is_error=True``; :class:`Interrupted`
 propagates.
 """
@@ -22,6 +24,10 @@ from . import subagent
 __all__ = ["BUILTIN_TOOLS", "STANDARD_TOOLS", "BuiltinHost", "BuiltinTool"]
 
 HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+# What a built-in keeps of a body, a file or each output stream: a little more than the
+# result may hold (tools.invoke.OUTPUT_CAP, 256 KiB, which cuts it and says so); the rest is
+# never read (a body, a file) or only shown as it comes (a command's output).
+KEEP = 256 * 1024 + 4
 
 
 class BuiltinHost(Protocol):
@@ -79,6 +85,7 @@ def _run_shell(host: BuiltinHost, args: dict) -> tuple[str, bool]:
             timeout_ms=args.get("timeout_ms"),
             on_output=host.emit_output,
             cancel=host.cancel,
+            keep=KEEP,
         )
     except OSError as exc:  # the workspace directory is missing
         return str(exc), True
@@ -98,6 +105,7 @@ def _run_http(host: BuiltinHost, args: dict) -> tuple[str, bool]:
             headers=args.get("headers"),
             body=args.get("body"),
             cancel=host.cancel,
+            keep=KEEP,
         )
     except FetchError as exc:
         return str(exc), True
@@ -109,7 +117,7 @@ def _run_read(host: BuiltinHost, args: dict) -> tuple[str, bool]:
     if problem := _bad_arguments(args, ["path"]):
         return problem, True
     try:
-        return host.workspace.read(args["path"]), False
+        return host.workspace.head(args["path"], KEEP)[0], False
     except (OSError, ValueError) as exc:
         return str(exc), True
 

@@ -2,13 +2,16 @@
 
 A command runs as ``/bin/sh -c COMMAND`` in a process group of its own, with stdin
 from ``/dev/null``. Its stdout and stderr are read as they arrive, decoded as UTF-8
-incrementally, handed to ``on_output`` chunk by chunk and accumulated in full. The chunks
-are cut so that no secret is split across two of them (:class:`secrets.StreamGuard`), so
-that scrubbing each one on its way out catches every secret.
+incrementally, handed to ``on_output`` chunk by chunk (all of it: streamed output is never
+capped) and kept for the result up to ``keep`` characters per stream (all of it when
+None), so memory stays bounded whatever a command prints. The chunks are cut so that no
+secret is split across two of them (:class:`secrets.StreamGuard`), so that scrubbing each
+one on its way out catches every secret.
 
 Killing (on timeout, on cancel, or when background processes keep the output open
 after the shell exited) always targets the whole group: SIGTERM, then SIGKILL if the
-group is still alive 0.5 s later.
+group is still alive 0.5 s later. A process that left the group (``setsid``) and still
+holds the output open is not waited for past a further 0.5 s: the pipes are closed.
 """
 
 from __future__ import annotations
@@ -50,12 +53,16 @@ class CommandResult:
     stdout: str
     stderr: str
     timed_out: bool = False
+    truncated: bool = False  # stdout or stderr holds only its first ``keep`` characters
 
     def to_js(self) -> dict[str, object]:
-        """The object ``ctx.system.exec`` resolves to; ``timedOut`` only when true."""
+        """The object ``ctx.system.exec`` resolves to; ``timedOut`` and ``truncated`` only
+        when true."""
         result: dict[str, object] = {"code": self.code, "stdout": self.stdout, "stderr": self.stderr}
         if self.timed_out:
             result["timedOut"] = True
+        if self.truncated:
+            result["truncated"] = True
         return result
 
 
@@ -67,6 +74,7 @@ def run_command(
     env: dict[str, str] | None = None,
     on_output: OutputCallback | None = None,
     cancel: CancelToken | None = None,
+    keep: int | None = None,
 ) -> CommandResult:
     """Run ``command`` with ``/bin/sh -c`` in ``cwd`` and wait for it.
 
@@ -74,7 +82,9 @@ def run_command(
     is called on this thread with ``"stdout"`` or ``"stderr"`` as soon as data
     arrives. On timeout the process group is killed and the result has
     ``timed_out=True`` and a note at the end of stderr. On cancel the group is killed
-    and :class:`Interrupted` raised. Raises ``FileNotFoundError`` /
+    and :class:`Interrupted` raised. With ``keep``, the result holds the first ``keep``
+    characters of each stream, ``truncated=True`` and a note at the end of stderr saying
+    how much more was shown live. Raises ``FileNotFoundError`` /
     ``NotADirectoryError`` when ``cwd`` is not a directory. No process of the group
     that still holds the output pipes outlives the call.
     """
@@ -83,7 +93,7 @@ def run_command(
         raise Interrupted("command interrupted before it started")
     proc = _spawn(command, directory, env)
     group = _ProcessGroup(proc.pid)
-    streams = _Streams(proc, on_output)
+    streams = _Streams(proc, on_output, keep)
     unregister = cancel.on_cancel(group.terminate) if cancel is not None else (lambda: None)
     try:
         outcome = _supervise(proc, group, streams, timeout_ms)
@@ -135,6 +145,7 @@ class _ProcessGroup:
         self._closed = False
         self.terminated_at: float | None = None  # monotonic time of the first SIGTERM
         self.killed = False
+        self.killed_at: float | None = None  # monotonic time of the first SIGKILL
 
     def close(self) -> None:
         """Stop signalling: the group id may be reused once its processes are gone."""
@@ -156,6 +167,8 @@ class _ProcessGroup:
 
     def kill(self) -> None:
         self.killed = True
+        if self.killed_at is None:
+            self.killed_at = time.monotonic()
         self._signal(signal.SIGKILL)
 
     def finish_kill(self) -> None:
@@ -183,12 +196,16 @@ class _ProcessGroup:
 class _Streams:
     """The child's stdout and stderr, read as data arrives and decoded incrementally."""
 
-    def __init__(self, proc: subprocess.Popen, on_output: OutputCallback | None) -> None:
+    def __init__(self, proc: subprocess.Popen, on_output: OutputCallback | None, keep: int | None) -> None:
         self._on_output = on_output
+        self._keep = keep
+        self.keep = keep
+        self.dropped = {"stdout": 0, "stderr": 0}  # characters shown live but not kept
         self._selector = selectors.DefaultSelector()
         self._decoders = {}
         self._guards = {"stdout": StreamGuard(), "stderr": StreamGuard()}
         self._chunks: dict[str, list[str]] = {"stdout": [], "stderr": []}
+        self._kept = {"stdout": 0, "stderr": 0}
         for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
             self._decoders[name] = codecs.getincrementaldecoder("utf-8")(errors="replace")
             self._selector.register(pipe, selectors.EVENT_READ, name)
@@ -214,8 +231,17 @@ class _Streams:
         secret, held until :meth:`flush` or more text); empty text is dropped."""
         if not text:
             return
-        self._chunks[name].append(text)
+        self._record(name, text)
         self._pass_on(name, self._guards[name].feed(text))
+
+    def _record(self, name: str, text: str) -> None:
+        room = len(text) if self._keep is None else self._keep - self._kept[name]
+        if room < len(text):
+            self.dropped[name] += len(text) - max(room, 0)
+            text = text[:max(room, 0)]
+        if text:
+            self._chunks[name].append(text)
+            self._kept[name] += len(text)
 
     def flush(self, name: str) -> None:
         """Pass on what stream ``name`` still holds."""
@@ -229,6 +255,7 @@ class _Streams:
         return "".join(self._chunks[name])
 
     def close(self) -> None:
+        """Stop reading; the pipes are closed with the process (:func:`_reap`)."""
         self._selector.close()
 
 
@@ -265,6 +292,8 @@ def _supervise(proc: subprocess.Popen, group: _ProcessGroup, streams: _Streams, 
                 outcome.stragglers_killed = True
                 group.terminate()
         group.escalate(now)
+        if group.killed_at is not None and now - group.killed_at >= _KILL_GRACE_S and proc.poll() is not None:
+            break  # what holds the output open left the group (setsid): it is not waited for
     group.finish_kill()
     return outcome
 
@@ -296,11 +325,17 @@ def _result(returncode: int | None, streams: _Streams, outcome: _Outcome, timeou
             " (redirect their output, e.g. `cmd > log 2>&1 &`, to keep them running)\n",
         )
     streams.flush("stderr")
+    dropped = {name: count for name, count in streams.dropped.items() if count}
+    stderr = streams.text("stderr")
+    if dropped:
+        stderr += "".join(f"\n[rienda] {name} kept its first {streams.keep} characters; {count} more were shown "
+                          "as they came but not kept" for name, count in dropped.items()) + "\n"
     return CommandResult(
         code=_exit_code(returncode),
         stdout=streams.text("stdout"),
-        stderr=streams.text("stderr"),
+        stderr=stderr,
         timed_out=outcome.timed_out,
+        truncated=bool(dropped),
     )
 
 

@@ -4,6 +4,14 @@ Relative paths resolve against the workspace directory; absolute paths and ``~``
 honoured as given (extensions are trusted, there is no jail). Failures are Python's
 own ``OSError`` subclasses whose message names the path as the caller wrote it and
 the path it resolved to, e.g. ``no such file: notes.txt (/tmp/w/notes.txt)``.
+
+Bounds: :meth:`Workspace.read` reads at most :data:`READ_CAP` bytes (a larger file, or a
+FIFO or device that gives more, is an error: no extension could hold it anyway), and
+:meth:`Workspace.head` only the first bytes it is asked for, so a 10 GB file or
+``/dev/zero`` costs no more memory than what is returned. With a cancel token every
+operation ends at an interrupt, even one blocked in a system call (a FIFO nobody writes,
+a file another process holds a lease on, a hung network file system): it runs on a thread
+of its own that the interrupt abandons (:func:`..cancel.abandon_on_cancel`).
 """
 
 from __future__ import annotations
@@ -12,9 +20,17 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-__all__ = ["Workspace"]
+from ..cancel import CancelToken, abandon_on_cancel
+
+T = TypeVar("T")
+
+__all__ = ["READ_CAP", "Workspace"]
+
+READ_CAP = 4 * 1024 * 1024  # the most one ctx.file.read returns (ctx/host.py's HOST_TEXT_CAP)
 
 _PHRASES: dict[type[OSError], str] = {
     FileNotFoundError: "no such file",
@@ -26,10 +42,15 @@ _PHRASES: dict[type[OSError], str] = {
 
 
 class Workspace:
-    """Reads and writes files on behalf of extensions and tools, relative to ``workdir``."""
+    """Reads and writes files on behalf of extensions and tools, relative to ``workdir``;
+    with ``cancel``, each operation raises :class:`Interrupted` as soon as it is set."""
 
-    def __init__(self, workdir: str | Path) -> None:
+    def __init__(self, workdir: str | Path, cancel: CancelToken | None = None) -> None:
         self.workdir: Path = Path(workdir).expanduser().resolve()
+        self._cancel = cancel
+
+    def _blocking(self, what: str, work: Callable[[], T]) -> T:
+        return work() if self._cancel is None else abandon_on_cancel(work, self._cancel, what)
 
     def resolve(self, path: str) -> Path:
         """The absolute path for ``path``: ``~`` expanded, relative paths joined to workdir.
@@ -43,13 +64,38 @@ class Workspace:
         return candidate if candidate.is_absolute() else self.workdir / candidate
 
     def read(self, path: str) -> str:
-        """The file's contents decoded as UTF-8 (invalid bytes become U+FFFD)."""
+        """The file's contents decoded as UTF-8 (invalid bytes become U+FFFD); an OSError
+        (``EFBIG``) when it holds more than :data:`READ_CAP` bytes."""
         target = self.resolve(path)
-        try:
-            data = target.read_bytes()
-        except OSError as exc:
-            raise _described(exc, path, target) from exc
+        data = self._bytes(path, target, READ_CAP + 1)
+        if len(data) > READ_CAP:
+            error = OSError(f"file too large: {path} ({target}) holds more than {READ_CAP // (1024 * 1024)} MiB, "
+                            "the most one read returns")
+            error.errno = errno.EFBIG
+            raise error
         return data.decode("utf-8", errors="replace")
+
+    def head(self, path: str, size: int) -> tuple[str, bool]:
+        """The file's first ``size`` bytes decoded as :meth:`read` does, and whether it holds
+        more (what follows is never read)."""
+        target = self.resolve(path)
+        data = self._bytes(path, target, size + 1)
+        return data[:size].decode("utf-8", errors="replace"), len(data) > size
+
+    def _bytes(self, given: str, target: Path, most: int) -> bytes:
+        """At most ``most`` bytes of ``target``, read as they come (a FIFO, a device...)."""
+        def read() -> bytes:
+            with open(target, "rb") as handle:
+                chunks, left = [], most
+                while left > 0 and (chunk := handle.read(min(left, 1024 * 1024))):
+                    chunks.append(chunk)
+                    left -= len(chunk)
+                return b"".join(chunks)
+
+        try:
+            return self._blocking(f"reading {given}", read)
+        except OSError as exc:
+            raise _described(exc, given, target) from exc
 
     def write(self, path: str, text: str) -> None:
         """Replace the file's contents with ``text`` as UTF-8, creating parent directories.
@@ -61,23 +107,33 @@ class Workspace:
         """
         target = self.resolve(path)
         _require_str("text", text)
-        destination = Path(os.path.realpath(target))
-        try:
+        data = text.encode("utf-8", errors="replace")
+
+        def write() -> None:
+            destination = Path(os.path.realpath(target))
             _make_parents(destination.parent)
-            _replace_atomically(destination, text.encode("utf-8", errors="replace"))
+            _replace_atomically(destination, data)
+
+        try:
+            self._blocking(f"writing {path}", write)
         except OSError as exc:
             raise _described(exc, path, target) from exc
 
     def exists(self, path: str) -> bool:
         """True if something (file, directory...) exists at ``path``."""
-        return self.resolve(path).exists()
+        target = self.resolve(path)
+        return self._blocking(f"looking for {path}", target.exists)
 
     def list(self, dir: str = ".") -> list[str]:
         """Sorted entry names of directory ``dir``; directories end with ``/``."""
         target = self.resolve(dir)
-        try:
+
+        def scan() -> list[str]:
             with os.scandir(target) as entries:
-                names = [entry.name + "/" if entry.is_dir() else entry.name for entry in entries]
+                return [entry.name + "/" if entry.is_dir() else entry.name for entry in entries]
+
+        try:
+            names = self._blocking(f"listing {dir}", scan)
         except OSError as exc:
             raise _described(exc, dir, target, missing="no such directory") from exc
         return sorted(names)

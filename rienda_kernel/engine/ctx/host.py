@@ -22,9 +22,17 @@ from .http import fetch
 from ..cancel import CancelToken
 from ..events import Log, Notify, Output
 from ..ui import ScrubbingUI, UI
-from .files import Workspace
+from .files import READ_CAP, Workspace
 
-__all__ = ["Host", "RunContext"]
+__all__ = ["HOST_TEXT_CAP", "Host", "RunContext"]
+
+# The most text one host call hands an extension: a ctx.http.fetch body (bytes), each of
+# ctx.system.exec's stdout and stderr (characters; all of it is shown live as it comes),
+# a ctx.file.read (bytes). Past it the value is cut and says so (``truncated: true``), or
+# (a file) the call throws. An invocation's V8 worker (128 MiB) holds a few copies of it on
+# the way in, up to six times its size once JSON escapes it (control characters): 6 MiB of
+# NUL bytes already end a call out of memory.
+HOST_TEXT_CAP = READ_CAP
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,7 @@ class Host:
     @functools.cached_property
     def workspace(self) -> Workspace:
         """Made on first use: resolving the workdir costs system calls most hooks never need."""
-        return Workspace(self.run.workdir)
+        return Workspace(self.run.workdir, self.cancel)
 
     def __call__(self, op: str, args: Any) -> Any:
         self.cancel.raise_if_cancelled()
@@ -138,6 +146,7 @@ class Host:
             body=body,
             timeout_ms=_timeout(options, "ctx.http.fetch"),
             cancel=self.cancel,
+            keep=HOST_TEXT_CAP,
         )
         return response.to_js()
 
@@ -157,6 +166,7 @@ class Host:
             env=env,
             on_output=self.emit_output,
             cancel=self.cancel,
+            keep=HOST_TEXT_CAP,
         )
         return result.to_js()
 

@@ -40,10 +40,14 @@ class HttpResponse:
     status: int
     headers: dict[str, str]
     body: str
+    truncated: bool = False  # the body holds only the first ``keep`` bytes the server sent
 
     def to_js(self) -> dict[str, object]:
-        """The object ``ctx.http.fetch`` resolves to."""
-        return {"status": self.status, "headers": dict(self.headers), "body": self.body}
+        """The object ``ctx.http.fetch`` resolves to (``truncated`` only when true)."""
+        result: dict[str, object] = {"status": self.status, "headers": dict(self.headers), "body": self.body}
+        if self.truncated:
+            result["truncated"] = True
+        return result
 
 
 def fetch(
@@ -54,8 +58,11 @@ def fetch(
     body: str | None = None,
     timeout_ms: int | None = None,
     cancel: CancelToken | None = None,
+    keep: int | None = None,
 ) -> HttpResponse:
-    """Send one request and read the whole response.
+    """Send one request and read the whole response, or with ``keep`` its first ``keep``
+    bytes: the rest is never read (the connection is closed) and the response says
+    ``truncated``, so memory stays bounded whatever the server sends.
 
     ``timeout_ms`` bounds each network operation and the request as a whole; None
     means 30 s to connect and no limit after that. Raises :class:`FetchError` when no
@@ -72,14 +79,16 @@ def fetch(
                         headers=headers, content=body)
     deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
     try:
-        return _read(exchange, url, deadline, timeout_ms)
+        return _read(exchange, url, deadline, timeout_ms, keep)
     finally:
         exchange.abandon()
 
 
-def _read(exchange: Exchange, url: str, deadline: float | None, timeout_ms: int | None) -> HttpResponse:
-    """The whole response, within ``deadline`` (a monotonic time, or None)."""
-    chunks: list[bytes] = []
+def _read(exchange: Exchange, url: str, deadline: float | None, timeout_ms: int | None,
+          keep: int | None) -> HttpResponse:
+    """The whole response (its first ``keep`` bytes), within ``deadline`` (a monotonic
+    time, or None)."""
+    body = bytearray()  # one buffer, cut in place: no copy of a large body is made
     status, headers, response = 0, None, None
     while True:
         event = exchange.next(None if deadline is None else max(0.0, deadline - time.monotonic()))
@@ -96,9 +105,12 @@ def _read(exchange: Exchange, url: str, deadline: float | None, timeout_ms: int 
         if kind == "status":
             status, headers, response = event[1], event[2], event[3]
         elif kind == "chunk":
-            chunks.append(event[1])
+            body += event[1]
+            if keep is not None and len(body) > keep:
+                del body[keep:]
+                return HttpResponse(status, _headers(headers), _text(response, body, final=False), truncated=True)
         elif kind == "eof":
-            return HttpResponse(status, _headers(headers), _text(response, b"".join(chunks)))
+            return HttpResponse(status, _headers(headers), _text(response, body))
 
 
 def _check_url(url: str) -> None:
@@ -127,14 +139,15 @@ def _headers(headers: httpx.Headers) -> dict[str, str]:
     return joined
 
 
-def _text(response: httpx.Response, content: bytes) -> str:
-    """Decode as httpx's ``response.text`` does: the charset of Content-Type, else UTF-8."""
+def _text(response: httpx.Response, content: bytes | bytearray, final: bool = True) -> str:
+    """Decode as httpx's ``response.text`` does: the charset of Content-Type, else UTF-8;
+    not ``final``: a character cut at the end is left out."""
     encoding = response.charset_encoding or "utf-8"
     try:
         codecs.lookup(encoding)
     except LookupError:
         encoding = "utf-8"
-    return content.decode(encoding, errors="replace")
+    return codecs.getincrementaldecoder(encoding)(errors="replace").decode(content, final=final)
 
 
 def _cause(exc: Exception, timeout_ms: int | None) -> str:

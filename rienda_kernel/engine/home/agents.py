@@ -33,7 +33,8 @@ from typing import Any
 import yaml
 
 from ..builtins.standard import STANDARD_TOOLS
-from .config import NAME_RULE, yaml_problem
+from . import yaml_file
+from .config import NAME_RULE
 from ..errors import ConfigError
 from ..events import Diagnostic
 
@@ -150,37 +151,16 @@ def _compose(path: Path, source: str) -> tuple[dict[Any, Any], yaml.MappingNode 
 
     Lines are the file's own: YAML line + 1 for the opening ``---``.
     """
-    loader = yaml.SafeLoader(source)
-    lines: dict[Any, int] = {}
     try:
-        node = loader.get_single_node()
-        if isinstance(node, yaml.MappingNode):  # before constructing, which merges '<<' keys in
-            lines = {key: _line(key_node) for key, key_node in _key_nodes(path, node).items()}
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        line, problem = yaml_problem(exc)
-        raise AgentError(path, line + 2 if line is not None else 1, f"malformed YAML front matter: {problem}") from exc
-    finally:
-        loader.dispose()
+        data, node, lines = yaml_file.load(source, first_line=2)  # no key twice, at any depth; bounded
+    except yaml_file.YAMLProblem as exc:
+        problem = exc.problem.replace("malformed YAML", "malformed YAML front matter", 1)
+        raise AgentError(path, exc.line or 1, problem) from None
     if data is None:
         return {}, None, {}
     if not isinstance(node, yaml.MappingNode) or not isinstance(data, dict):
         raise AgentError(path, _line(node), f"the front matter must be a mapping of keys, got {_kind(data)}")
     return data, node, lines
-
-
-def _key_nodes(path: Path, node: yaml.MappingNode) -> dict[Any, yaml.Node]:
-    """Each scalar key's node; a key given twice is an error at its second line."""
-    keys: dict[Any, yaml.Node] = {}
-    for key_node, _value in node.value:
-        if not isinstance(key_node, yaml.ScalarNode):
-            continue
-        name = key_node.value
-        if name in keys:
-            raise AgentError(path, _line(key_node),
-                             f"key {name!r} appears twice (first at line {_line(keys[name])})")
-        keys[name] = key_node
-    return keys
 
 
 def _line(node: yaml.Node) -> int:

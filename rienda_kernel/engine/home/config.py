@@ -5,7 +5,8 @@
 workspace.
 
 ``config.yaml`` is a mapping of the settings in :data:`SETTINGS`. A setting of the wrong
-type is a :class:`ConfigError` naming the file and line; an unknown key is a
+type, or a key given twice (at any depth), is a :class:`ConfigError` naming the file and
+line; an unknown key is a
 :class:`Diagnostic` (with the closest known key) and is ignored; a setting left empty is
 not set. ``providers`` entries are checked by the provider registry when a model uses them;
 ``mcp_servers`` entries here, with their lines (:mod:`..tools.mcp.settings`).
@@ -25,6 +26,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..events import Diagnostic
+from . import yaml_file
 
 __all__ = ["NAME_RULE", "SETTINGS", "load_config", "read_config", "rienda_home", "yaml_problem"]
 
@@ -94,6 +96,8 @@ def read_config(home: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
         return {}, []
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     data, lines = _parse(path, text)
     diagnostics = []
     for key, value in list(data.items()):
@@ -113,21 +117,16 @@ def read_config(home: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
 
 
 def _parse(path: Path, text: str) -> tuple[dict[Any, Any], dict[Any, int]]:
-    """The document as a dict and the 1-based line of each top-level key."""
-    loader = yaml.SafeLoader(text)
+    """The document as a dict and the 1-based line of each top-level key (read by
+    :func:`.yaml_file.load`: no key twice, bounded depth and size)."""
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        line, problem = yaml_problem(exc)
-        raise ConfigError(f"{path}:{line + 1 if line is not None else '?'}: malformed YAML: {problem}") from exc
-    finally:
-        loader.dispose()
+        data, node, lines = yaml_file.load(text)
+    except yaml_file.YAMLProblem as exc:
+        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from None
     if data is None:
         return {}, {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
-    lines = {key.value: key.start_mark.line + 1 for key, _ in node.value if isinstance(key, yaml.ScalarNode)}
     return data, lines
 
 

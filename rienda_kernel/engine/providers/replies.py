@@ -7,10 +7,11 @@ stay visible).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from ..sessions import bounded
 
 __all__ = ["excerpt", "retry_after", "says_invalid", "server_message", "short"]
 
@@ -78,8 +79,8 @@ def excerpt(text: str, tail: bool = False) -> str:
 
 def _json(text: str) -> Any:
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, TypeError):
+        return bounded.loads(text)
+    except (ValueError, TypeError):  # not JSON, or too deep or large to read: quoted as text
         return None
 
 

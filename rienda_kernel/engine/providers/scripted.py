@@ -27,10 +27,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from ..cancel import CancelToken
-from ..home.config import yaml_problem
+from ..home import yaml_file
 from ..errors import ConfigError, ProviderError
 from ..sessions.messages import ToolCall, Usage
 from .base import (
@@ -58,12 +57,12 @@ def load_script(path: Path) -> list[dict[str, Any]]:
         raise ConfigError(f"{path}: script file not found (the scripted model reads its responses from it)") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        line, problem = yaml_problem(exc)
-        raise ConfigError(f"{path}:{line + 1 if line is not None else '?'}: malformed YAML: {problem}") from exc
+        data, node, _ = yaml_file.load(text)  # no key twice; bounded
+    except yaml_file.YAMLProblem as exc:
+        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from None
     if not isinstance(data, list):
         raise ConfigError(f"{path}: a script is a list of responses (- text: ...), got {type(data).__name__}")
     for index, item in enumerate(data):

@@ -21,7 +21,6 @@ events, remembering the last lines for error messages ("the last the server sent
 
 from __future__ import annotations
 
-import json
 import os
 from collections import deque
 from collections.abc import Generator, Iterator, Mapping
@@ -31,6 +30,7 @@ from .. import http
 from ..cancel import CancelToken
 from ..errors import Interrupted, ProviderError
 from ..secrets import scrub_text
+from ..sessions import bounded
 from ..sessions.text import repair
 from .base import ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
@@ -240,6 +240,8 @@ class Exchange:
             return ("error" if self._started else "connect", f"the connection broke: {exc}")
         if isinstance(exc, httpx.TimeoutException):
             return ("error", f"no data from the server within the {self._read_timeout:g} s read timeout")
+        if isinstance(exc, http.LineTooLong):
+            return ("error", str(exc))
         return ("error", f"{type(exc).__name__}: {exc}")
 
 
@@ -298,24 +300,26 @@ class EventReader(LineReader):
 
 def decode_json(payload: str, key: str = "") -> dict[str, Any]:
     """One JSON object the server sent, its strings made valid Unicode (lone surrogates
-    from ``\\ud83d`` escapes replaced); ProviderError quoting it when it is not one."""
+    from ``\\ud83d`` escapes replaced); ProviderError quoting it when it is not one (or
+    is nested deeper or is larger than :mod:`..sessions.bounded` allows)."""
     try:
-        value = json.loads(payload)
-    except json.JSONDecodeError:
-        raise ProviderError(f"the server sent data that is not JSON: {excerpt(redact(payload, key))}") from None
+        value = bounded.loads(payload)
+    except bounded.Unreadable as exc:
+        problem = "that is not JSON" if str(exc).startswith("not valid JSON") else str(exc)
+        raise ProviderError(f"the server sent data {problem}: {excerpt(redact(payload, key))}") from None
     if not isinstance(value, dict):
         raise ProviderError(f"the server sent an unexpected event: {excerpt(redact(payload, key))}")
     return repair(value)
 
 
 def decode_arguments(arguments: str) -> Any:
-    """Tool-call arguments decoded (valid Unicode); the raw text when they are not JSON
-    (the tool then gets an error result saying so)."""
+    """Tool-call arguments decoded (valid Unicode); the raw text when they are not JSON, or
+    too deep or too large to decode (the tool then gets an error result saying so)."""
     if not arguments.strip():
         return {}
     try:
-        return repair(json.loads(arguments))
-    except json.JSONDecodeError:
+        return repair(bounded.loads(arguments))
+    except bounded.Unreadable:
         return repair(arguments)
 
 

@@ -1,4 +1,7 @@
 """Sessions: :mod:`.conversation` (one session and the setup of each run in it),
 :mod:`.messages` (the conversation as the engine stores it), :mod:`.store` (the
 append-only JSON Lines store and its tolerant readers), :mod:`.writer` (one writer per
-session, whole lines), :mod:`.text` (foreign text made valid Unicode)."""
+session, whole lines), :mod:`.pairing` (each tool call with one result, as vendors
+require), :mod:`.seen` (what a rewriting hook point was given, kept for replay),
+:mod:`.bounded` (JSON from outside, within depth and size), :mod:`.text` (foreign text
+made valid Unicode)."""

@@ -87,7 +87,9 @@ class Message:
     @classmethod
     def tool_result(cls, call: ToolCall, text: str, is_error: bool, meta: dict[str, Any] | None = None) -> Message:
         """``meta`` keeps what replay needs: ``arguments`` when hooks changed what the tool
-        received, ``refused_by`` when a hook refused the call."""
+        received, ``refused_by`` when a hook refused the call, ``saw`` what
+        ``afterToolExecute`` was given (:mod:`.seen`), ``run_ended`` for a call whose run
+        ended before it finished (:mod:`.pairing`)."""
         return cls("tool", text, tool_call_id=call.id, name=call.name, is_error=is_error, meta=meta or {})
 
     def to_dict(self) -> dict[str, Any]:

@@ -18,7 +18,6 @@ warning naming ``file:line`` and is skipped; everything else loads.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import threading
@@ -29,6 +28,8 @@ from secrets import token_hex
 from typing import Any
 
 from ..errors import SessionBusy, SessionError
+from . import bounded
+from .text import repair
 from .messages import Message
 from ..secrets import Scrubber
 from .writer import SessionWriter, iso_now
@@ -49,6 +50,7 @@ SESSION_VERSION = 1
 TITLE_LENGTH = 60
 _ID_RULE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _MESSAGE_PREFIX = b'{"type": "message"'
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _ONE_MICROSECOND = timedelta(microseconds=1)
 
 _id_lock = threading.Lock()
@@ -123,7 +125,7 @@ class SessionInfo:
 def _check_header(path: Path, line: bytes) -> dict[str, Any]:
     """The header parsed from the first line, or :class:`SessionError` naming the file."""
     try:
-        header = json.loads(line)
+        header = bounded.loads(line)
     except ValueError:
         header = None
     if not isinstance(header, dict) or header.get("type") != "session":
@@ -137,7 +139,7 @@ def _check_header(path: Path, line: bytes) -> dict[str, Any]:
         raise SessionError(
             f"{path}:1: session format version {version} is newer than this Rienda supports "
             f"(up to {SESSION_VERSION}); upgrade Rienda to open it")
-    return header
+    return repair(header)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -155,15 +157,18 @@ def _parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSessi
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except ValueError:
+            obj = bounded.loads(raw)
+        except bounded.Unreadable as exc:
             if torn and number == last:
                 session.warnings.append(
                     f"{path}:{number}: the last line is incomplete "
                     "(the session was interrupted while writing); ignored")
             else:
-                session.warnings.append(f"{path}:{number}: not valid JSON; skipped")
+                problem = "not valid JSON" if str(exc).startswith("not valid JSON") else str(exc)
+                session.warnings.append(f"{path}:{number}: {problem}; skipped")
             continue
+        if _ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
+            obj = repair(obj)
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "message":
             try:
@@ -217,11 +222,11 @@ def _summary(path: Path) -> SessionInfo | None:
     while start >= 0:
         end = complete.find(b"\n", start + 1)
         try:
-            line = json.loads(complete[start + 1 : end])
+            line = bounded.loads(complete[start + 1 : end])
         except ValueError:
             line = None
         if isinstance(line, dict) and line.get("role") == "user":
-            title = _title(str(line.get("text") or ""))
+            title = _title(repair(str(line.get("text") or "")))
             break
         start = complete.find(b"\n" + _MESSAGE_PREFIX, end)
     return SessionInfo(

@@ -35,9 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
-from ..home.config import yaml_problem
+from ..home import yaml_file
 from ..errors import ConfigError
 
 __all__ = ["CallExpectation", "Expectations", "expectations_beside", "load_expectations"]
@@ -136,12 +135,13 @@ def load_expectations(path: Path) -> Expectations:
     """Parse one expectations file; ConfigError naming the file, entry and key."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data, _, _ = yaml_file.load(path.read_text(encoding="utf-8"))  # no key twice; bounded
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        line, problem = yaml_problem(exc)
-        raise ConfigError(f"{path}:{line + 1 if line is not None else '?'}: malformed YAML: {problem}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except yaml_file.YAMLProblem as exc:
+        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from None
     data = {} if data is None else data
     _check(isinstance(data, dict), f"{path}: expected a mapping with 'calls' (and optionally 'confirm')")
     _check_keys(data, ("confirm", "calls"), str(path))

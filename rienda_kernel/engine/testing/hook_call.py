@@ -34,6 +34,7 @@ from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Outp
 from ..home.extensions import HOOK_POINTS, Hook
 from ..hooks import HookChain, ModelResponse
 from ..ctx.host import RunContext
+from ..sessions import bounded
 from ..sessions.messages import Message, ToolCall
 from ..sandbox.protocol import JSValue, Sandbox
 from ..secrets import redact_config, scrub
@@ -200,9 +201,11 @@ def fit_payload(point: str, payload: str | dict[str, Any], defaults: dict[str, A
     (one level into ``call``/``result``/``toolCalls``); PayloadError names the field."""
     if isinstance(payload, str):
         try:
-            payload = json.loads(payload) if payload.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise PayloadError(f"the payload for {point} is not valid JSON: {exc}") from None
+            payload = bounded.loads(payload, unique_keys=True) if payload.strip() else {}
+        except bounded.Unreadable as exc:
+            raise PayloadError(f"the payload for {point} is {exc}") from None
+    elif bounded.too_deep(payload):
+        raise PayloadError(f"the payload for {point} is {bounded.TOO_DEEP}")
     schema = PAYLOADS[point]
     jsonschema = imports.jsonschema()  # here, not at import: the kernel and the magics import this module
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(payload))

@@ -3,8 +3,16 @@
 :func:`replay_session` re-runs a session's model responses and tool calls through a hook
 chain (the agent's current one, or another list) without calling any model, and reports
 per call what differs from the recording: now refused (or no longer), arguments now
-different, result now different. Tools run only when asked (``run_tools``); otherwise the
-recorded result (what the model read) is what ``afterToolExecute`` hooks receive. Tools
+different, result now different. A ``ctx.confirm`` is answered as the recording answered
+the same request (saved as a ``confirm`` record), unless an explicit policy or the
+expectations' ``confirm`` says otherwise. The rewriting points get what they were given when the
+session was recorded, never their own output: the model's answer as it came, and the tool's
+own result (kept as ``meta["saw"]``, see :mod:`..sessions.seen`), so an unchanged session
+through unchanged hooks replays identical. Where the session does not hold that input (the
+hooks removed text from it, which is never written; a session recorded before Rienda kept
+it) the saved text is replayed instead, with a note, and a change it shows is a note too,
+not a difference. Tools run only when asked (``run_tools``); otherwise the recorded result
+is what ``afterToolExecute`` hooks receive. Tools
 run again include the notebook's ``python`` and ``variables``, in a fresh namespace of the
 replay's own (the notebook's variables are not there). Calls an
 expectations file selects (``<id>.expect.yaml`` beside the session, see
@@ -38,10 +46,11 @@ from ..sessions.messages import Message, ToolCall
 from ..builtins.code_runner import in_thread
 from ..builtins.notebook import PythonNamespace, notebook_tools
 from ..builtins.subagent import inherited_hook_names, recorded_ctx, run_agent
-from ..secrets import redact_config
+from ..secrets import redact_config, scrub_text
+from ..sessions.seen import recover
 from ..sessions.store import LoadedSession, read_session
 from ..tools.invoke import ToolResult, invoke_tool
-from ..ui import UI, NonInteractiveUI, RelayUI
+from ..ui import UI, Answer, NonInteractiveUI, RelayUI
 
 __all__ = ["CallReplay", "ReplayReport", "replay_file", "replay_session", "session_script"]
 
@@ -59,6 +68,7 @@ class CallReplay:
     recorded_result: ToolResult | None
     now_result: ToolResult | None
     expectation: CallExpectation | None = None
+    unchecked: str | None = None  # why the result cannot be compared with the recording, if it cannot
 
     @property
     def differences(self) -> list[str]:
@@ -84,7 +94,7 @@ class CallReplay:
         return []
 
     def _result_changes(self) -> list[str]:
-        if (self.now_result is not None and self.recorded_result is not None and not self.now_refused_by
+        if self.unchecked is None and (self.now_result is not None and self.recorded_result is not None and not self.now_refused_by
                 and not self.recorded_refused_by and self.now_result != self.recorded_result):
             return [f"result now different: {_short(self.recorded_result.text)!r} -> {_short(self.now_result.text)!r}"]
         return []
@@ -103,6 +113,7 @@ class ReplayReport:
     expected_from: Path | None = None
     hook_calls: int = 0
     children: list[ReplayReport] = field(default_factory=list)  # sub-agents' sessions (run_tools)
+    notes: list[str] = field(default_factory=list)  # what could only be replayed as well as the session allows
 
     @property
     def changed(self) -> bool:
@@ -125,6 +136,7 @@ class ReplayReport:
         out += [f"≠ {where} matches no call of the session" for where in self.unmatched]
         for child in self.children:
             out += [f"    {line}" for line in child.lines()]
+        out += [f"note: {note}" for note in self.notes]
         out.append("differences found" if self.changed else "no differences")
         return out
 
@@ -176,33 +188,47 @@ def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str
     if expected is not None and expected.confirm is not None:
         ui = NonInteractiveUI(expected.confirm, sink=ui.emit, record_events=False)
     decisions: list[HookDecision] = []
+    notes: list[str] = []
 
     def observe(event: Any) -> None:
         if isinstance(event, HookDecision):
             decisions.append(event)
 
-    run = RunContext(workdir=rienda.workdir, ui=RelayUI(ui, observe), session={"id": session_id},
+    recorded = [r for r in loaded.records if r.get("type") == "confirm"]
+    run = RunContext(workdir=rienda.workdir, ui=_AsRecorded(ui, observe, recorded, notes), session={"id": session_id},
                      agent=agent.to_ctx(), config=redact_config(rienda.config()), subagent=recorded_ctx(loaded.header))
     chain = HookChain([catalog.hooks[name] for name in names], rienda.sandbox, run)
     results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}
+    rewritten = _rewritten_before(loaded)
     calls, texts, children = [], [], []
-    for message in loaded.messages:
+    for number, message in enumerate(loaded.messages, 1):
         if message.role != "assistant":
             continue
-        now = chain.after_model_response(ModelResponse(message.text, message.thinking, message.tool_calls), CancelToken())
-        if now.text != message.text:
+        old = id(message) in rewritten
+        text, unknown = _given(message.meta, "text", message.text, old)
+        thinking, _ = _given(message.meta, "thinking", message.thinking, old)
+        now = chain.after_model_response(ModelResponse(text, thinking, message.tool_calls), CancelToken())
+        if unknown:
+            notes.append(_note(f"the assistant text of message {number}", "afterModelResponse", unknown,
+                               now.text != message.text))
+        elif now.text != message.text:
             texts.append((message.text, now.text))
         for call in message.tool_calls:
             entry = expected.for_call(call.id, call.name, call.arguments) if expected else None
-            calls.append(_replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry))
+            replayed = _replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry,
+                                    call.id in rewritten)
+            calls.append(replayed)
             child = _child_session(results.get(call.id))
             if run_tools and child:
                 children.append(_replay(rienda, load(child), child, None, None, run_tools, ui, None,
                                         inherited=names, load=load))
+            if replayed.unchecked:
+                notes.append(_note(f"the result of {call.name} [{call.id}]", "afterToolExecute", replayed.unchecked,
+                                   replayed.now_result != replayed.recorded_result))
     used = {id(call.expectation) for call in calls}
     unmatched = [entry.where for entry in expected.calls if id(entry) not in used] if expected else []
     return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions),
-                        children)
+                        children, notes)
 
 
 def _child_session(recorded: Message | None) -> str | None:
@@ -212,22 +238,93 @@ def _child_session(recorded: Message | None) -> str | None:
     return session_id if isinstance(session_id, str) else None
 
 
+class _AsRecorded(RelayUI):
+    """``inner`` whose confirms a person would answer are answered as the recording was:
+    each (title, body) asked gets the answer saved for the same request (in order; the
+    session file holds them scrubbed); one the recording holds no answer for goes to
+    ``inner`` (with nobody to ask: no), with a note. An explicit policy still wins."""
+
+    def __init__(self, inner: UI, observe: Any, recorded: list[dict[str, Any]], notes: list[str]) -> None:
+        super().__init__(inner, observe)
+        self._left = [(r.get("title"), r.get("body"), r.get("answer")) for r in recorded
+                      if isinstance(r.get("answer"), bool)]
+        self._notes = notes
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        request = (scrub_text(title), scrub_text(body))
+        for index, (was_title, was_body, answer) in enumerate(self._left):
+            if (was_title, was_body) == request:
+                del self._left[index]
+                return Answer(answer, "as recorded")
+        self._notes.append(f"ctx.confirm({title!r}) was asked, which the recording holds no answer for; "
+                           "it was put to this replay's own confirm policy")
+        return super().ask(title, body, cancel)
+
+
+_WITHHELD = "its hooks removed part of it when it was recorded, and what a hook removes is never written"
+_OLDER = "the session was recorded by a Rienda that did not keep it"
+
+
+def _given(meta: dict[str, Any], name: str, saved: Any, old: bool) -> tuple[Any, str | None]:
+    """What the rewriting point was given for field ``name`` when the session was recorded
+    (``meta["saw"]``, see :mod:`..sessions.seen`), and None; or, when the session does not
+    hold it, the saved value and why."""
+    seen = meta.get("saw")
+    if not isinstance(seen, dict):
+        return saved, (_OLDER if old else None)  # no hook handled the point: saved is what came
+    if name not in seen:
+        return saved, None  # the hooks left it as it was
+    if not isinstance(saved, str):
+        return seen[name], None
+    given = recover(seen[name], saved)
+    return (saved, _WITHHELD) if given is None else (given, None)
+
+
+def _note(what: str, point: str, why: str, differs: bool) -> str:
+    outcome = ("the hooks now change that text, which is not counted as a difference" if differs
+               else "the hooks leave it as saved")
+    return f"{what} was replayed from the saved text, not what {point} saw ({why}): {outcome}"
+
+
+def _rewritten_before(loaded: LoadedSession) -> set[Any]:
+    """In a session without ``meta["saw"]``, where its ledger says a hook rewrote the saved
+    value: ``id()`` of each assistant message whose afterModelResponse rewrote, and the
+    call id of each result afterToolExecute rewrote."""
+    found: set[Any] = set()
+    answer_rewritten = False
+    for _, entry in loaded.entries:
+        if isinstance(entry, Message):
+            if entry.role == "assistant" and answer_rewritten:
+                found.add(id(entry))
+            answer_rewritten = False
+        elif entry.get("type") == "hook_decision" and entry.get("effect") == "rewrote":
+            if entry.get("point") == "afterModelResponse":
+                answer_rewritten = True
+            elif entry.get("point") == "afterToolExecute" and isinstance(entry.get("call_id"), str):
+                found.add(entry["call_id"])
+    return found
+
+
 def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run: RunContext, rienda: Any,
-                 catalog: Any, run_tools: bool, expectation: CallExpectation | None) -> CallReplay:
+                 catalog: Any, run_tools: bool, expectation: CallExpectation | None, old: bool) -> CallReplay:
     meta = recorded.meta if recorded else {}
     recorded_result = ToolResult(recorded.text, recorded.is_error) if recorded else None
     gate = chain.before_tool_execute(call.id, call.name, call.arguments, CancelToken())
+    unchecked = None
     if not gate.allowed:
         now_result: ToolResult | None = gate.refusal()
     elif run_tools and call.name in catalog.tools and getattr(catalog.tools[call.name], "run", None) is not run_agent:
         raw = invoke_tool(catalog.tools[call.name], gate.arguments, run, rienda.sandbox, CancelToken())
         now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, CancelToken())
-    elif recorded_result is not None and not meta.get("refused_by"):
-        now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, recorded_result, CancelToken())
+    elif recorded is not None and not meta.get("refused_by"):
+        text, unchecked = _given(meta, "text", recorded.text, old)
+        is_error, _ = _given(meta, "isError", recorded.is_error, old)
+        given = ToolResult(text, is_error if isinstance(is_error, bool) else recorded.is_error)
+        now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, given, CancelToken())
     else:
         now_result = None  # it would run now; run_tools shows what it returns
     return CallReplay(call.id, call.name, meta.get("arguments", call.arguments), gate.arguments,
-                      meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation)
+                      meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation, unchecked)
 
 
 def session_script(rienda: Any, session_id: str) -> str:

@@ -7,7 +7,8 @@ Contracts (Rienda's tools documentation):
 - ``execute`` returns a string or ``{text, isError}``; anything else is an error result
   that says what came back. There is no implicit serialization.
 - A throw fails the invocation, never the run: the error text is the result.
-- The text is capped at :data:`OUTPUT_CAP` bytes of UTF-8, cut on a character boundary.
+- The text is valid Unicode (a built-in's message may quote a path holding undecodable
+  bytes) and capped at :data:`OUTPUT_CAP` bytes of UTF-8, cut on a character boundary.
 - Only :class:`Interrupted` escapes :func:`invoke_tool`.
 - A built-in tool may return a third value, ``meta``: what the session records beside the
   result (the ``agent`` tool: the sub-agent's session); hooks never see or rewrite it.
@@ -25,6 +26,8 @@ from ..errors import ArgumentsError, Interrupted, SandboxError
 from ..home.extensions import JSTool, Tool
 from ..ctx.host import Host, RunContext
 from ..sandbox.protocol import JSValue, SandboxLike
+from ..sessions import bounded
+from ..sessions.text import repair
 from .schemas import arguments_problem
 
 __all__ = ["OUTPUT_CAP", "ToolResult", "cap_text", "decode_arguments", "invoke_tool"]
@@ -57,11 +60,13 @@ def cap_text(text: str, cap: int = OUTPUT_CAP) -> str:
 
 def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
     """The arguments as a dict that matches ``tool.parameters``; raises ArgumentsError."""
+    if arguments == bounded.DEEP_ARGUMENTS or (not isinstance(arguments, str) and bounded.too_deep(arguments)):
+        raise ArgumentsError(f"arguments for {tool.name} are {bounded.TOO_DEEP}")
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise ArgumentsError(f"arguments for {tool.name} are not valid JSON: {exc}") from exc
+            arguments = bounded.loads(arguments) if arguments.strip() else {}
+        except bounded.Unreadable as exc:
+            raise ArgumentsError(f"arguments for {tool.name} are {exc}") from None
     if not isinstance(arguments, dict):
         raise ArgumentsError(
             f"arguments for {tool.name} must be a JSON object, got {_json_kind(arguments)}"
@@ -95,7 +100,7 @@ def invoke_tool(
         result = ToolResult(f"{tool.name} failed: {exc}", True)
     except Exception as exc:  # noqa: BLE001 - a built-in's failure is a result, not a crash
         result = ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", True)
-    return ToolResult(cap_text(result.text), result.is_error, result.meta)
+    return ToolResult(cap_text(repair(result.text)), result.is_error, result.meta)  # a path's undecodable bytes...
 
 
 def _execute_js(tool: JSTool, args: dict[str, Any], host: Host, sandbox: SandboxLike, cancel: CancelToken) -> ToolResult:

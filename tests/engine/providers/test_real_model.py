@@ -181,3 +181,19 @@ def test_the_server_killed_mid_stream_is_an_error_naming_the_url(rig, keyless, t
     assert result.error.startswith(f"{origin}/v1/chat/completions: ")
     [partial] = [m for m in result.messages if m.role == "assistant"]
     assert partial.meta.get("error") and partial.text
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_session_killed_mid_tool_resumes_on_the_real_server(killed_mid_tool, llama, keyless, api):
+    """`rienda run` SIGKILLed while its shell tool ran: the calls it left unanswered get an
+    error result on resume, and the real server takes the conversation."""
+    home, work, session_id = killed_mid_tool
+    base = llama + ("/v1" if api == "openai" else "")
+    (home / "config.yaml").write_text(yaml.safe_dump({"providers": {"local": {
+        "api": api, "base_url": base, "max_tokens": 48, "extra_body": {"temperature": 0}}}}))
+    engine = Rienda(home=home, workdir=work)
+    result = engine.conversation("busy", session_id, model="local/smollm2").run("Thanks. Now say goodbye.",
+                                                                            NonInteractiveUI())
+    assert (result.reason, result.error) == ("end_turn", None) and result.text
+    roles = [m.role for m in engine.store.load(session_id).messages]
+    assert roles == ["user", "assistant", "tool", "tool", "user", "assistant"]

@@ -14,8 +14,8 @@ from rienda_kernel.jupyter.install import install
 
 from ...helpers.paths import REPO
 from ...helpers.trees import delegate, shell, write_agent, write_hook, write_script
-from ..kernel.test_subagents import ASKING_GUARD
-from .test_jupyterlab import RIENDA_KERNEL, Notebook, report, write_notebook
+from ...helpers.trees import ASKING_GUARD
+from ...helpers.jupyterlab import RIENDA_KERNEL, Notebook, report, write_notebook
 
 pytestmark = pytest.mark.browser
 

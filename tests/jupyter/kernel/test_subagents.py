@@ -7,16 +7,7 @@ from __future__ import annotations
 import json
 
 from ...helpers.frontend import JupyterLab, buttons, records, streams, widget_displays
-from ...helpers.trees import delegate, shell, tracer, write_agent, write_hook, write_script
-
-ASKING_GUARD = """module.exports = { beforeToolExecute(ctx, call) {
-  if (call.name === "shell" && /\\brm\\s+-rf\\b/.test(call.arguments.command || "")) {
-    ctx.log("checking " + call.arguments.command);
-    if (!ctx.confirm({ title: "Dangerous command", body: call.arguments.command })) {
-      return { allow: false, reason: "refused by the user" };
-    }
-  } } };"""
-
+from ...helpers.trees import ASKING_GUARD, delegate, nested, shell, tracer, write_agent, write_hook, write_script
 
 def lead_and_cleaner(home, work):
     write_hook(home, "guard", ASKING_GUARD)
@@ -27,12 +18,6 @@ def lead_and_cleaner(home, work):
                                    {"text": "Cleaner: finished."}])
     (work / "victim").mkdir()
     (work / "victim" / "keep.txt").write_text("precious")
-
-
-def nested(messages):
-    """The sub-agent box's displays (first shown, then its updates), in order."""
-    return [m["content"]["data"] for m in messages if m["msg_type"] in ("display_data", "update_display_data")
-            and m["content"].get("transient", {}).get("display_id", "").startswith("rienda-subagent-")]
 
 
 def until_buttons(m) -> bool:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ...helpers.frontend import VSCode, buttons, streams, widget_displays
 from ...helpers.trees import delegate, shell, write_agent, write_hook, write_script
-from ..kernel.test_subagents import ASKING_GUARD, nested
-from .test_magics import python_kernel, value_of  # noqa: F401 - python_kernel is a fixture
+from ...helpers.trees import ASKING_GUARD, nested
+from ...helpers.frontend import value_of
 
 
 def test_the_magics_nest_a_childs_run_and_its_confirm_gets_buttons(python_kernel):
