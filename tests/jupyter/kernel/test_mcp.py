@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import yaml
 
-from ...helpers.frontend import streams, texts, write_agent, write_extension, write_script
+from ...helpers.frontend import streams, texts
+from ...helpers.homes import write_agent, write_extension, write_script
 from ...helpers.mcp_servers import gone, lab_server, pids, traces, wait_until
 
 GUARD = """module.exports = { beforeToolExecute(ctx, call) {
