@@ -58,8 +58,8 @@ def test_rienda_tools_lists_each_servers_tools_after_the_others_and_says_which_s
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     names = [line.split("\t")[0] for line in lines]
-    assert names[:4] == ["http", "read", "shell", "write"]
-    assert names[4:] == sorted(names[4:]) and names.index("mcp__lab__big") < names.index("mcp__time__convert_time")
+    assert names[:5] == ["agent", "http", "read", "shell", "write"]
+    assert names[5:] == sorted(names[5:]) and names.index("mcp__lab__big") < names.index("mcp__time__convert_time")
     assert "mcp__time__convert_time\tConvert time between timezones\t[MCP server time]" in lines
     assert ("mcp__lab__double\tDoubles a whole number (and notes the call in LAB_DIR/calls).\t[MCP server lab]"
             in lines)

@@ -104,7 +104,7 @@ def test_a_stream_cut_by_the_server_is_saved_reviewed_by_after_model_response(ri
     assert result.reason == "error", result.error
     assert CARD in "".join(e.text for e in ui.events if isinstance(e, TextDelta))  # it did stream
     saved = _saved_assistant(rig, result.session_id)
-    assert saved["meta"] == {"error": True}
+    assert saved["meta"] == {"error": True, "saw": {"text": None}}  # the hook removed text: withheld
     assert saved["text"].startswith("card [redacted] w0 ")
     assert CARD not in _session_text(rig, result.session_id)
 
@@ -118,7 +118,7 @@ def test_an_interrupted_stream_is_saved_reviewed_by_after_model_response(rig):
     ui = NonInteractiveUI(sink=lambda e: seen.set() if isinstance(e, TextDelta) and e.text.startswith("w5") else None)
     result = _interrupted_when(rig, ui, seen, "the stream never reached w5")
     saved = _saved_assistant(rig, result.session_id)
-    assert saved["meta"] == {"interrupted": True}
+    assert saved["meta"] == {"interrupted": True, "saw": {"text": None}}
     assert saved["thinking"] == "pondering it"
     assert saved["text"].startswith("card [redacted] w0 w1 w2 w3 w4 w5") and "w199" not in saved["text"]
     assert CARD not in _session_text(rig, result.session_id)

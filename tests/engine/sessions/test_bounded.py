@@ -21,7 +21,7 @@ from rienda_kernel.engine.sessions import bounded
 from rienda_kernel.engine.sessions.pairing import unanswered
 
 from ...helpers.vendor_streams import openai as openai_wire
-from ...helpers.vendor_wire import counting_agent, serving
+from ...helpers.vendor_wire import Caller, counting_agent, serving
 from ...helpers.vendors import fake_openai
 
 DEEP = "[" * 5000 + "]" * 5000
@@ -92,7 +92,7 @@ def test_a_server_event_or_error_body_nested_too_deep_is_one_clear_error(monkeyp
     with serving(fake_openai()) as server:
         server.replies += [{"events": [DEEP]}, {"status": 400, "raw": '{"error": ' + DEEP + "}"}]
         provider = OpenAIProvider(base_url=server.url, api_key_env="OPENAI_API_KEY", backoff=0.01)
-        request = openai_wire.CALLER.ask()
+        request = Caller(OpenAIProvider, "gpt-4o-mini").ask()
         from rienda_kernel.engine import CancelToken, ProviderError
 
         with pytest.raises(ProviderError, match="the server sent data nested more than 200 levels deep: '"):

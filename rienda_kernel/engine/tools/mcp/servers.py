@@ -221,6 +221,7 @@ class McpServers:
         finally:
             unregister()
         if not future.done():
+            future.cancel()  # its task ends with the loop's next turn, not left pending at exit
             raise Interrupted("stopped while starting MCP servers")
         return future.result()
 
@@ -245,3 +246,7 @@ class McpServers:
         await asyncio.gather(*(c.stop(terminate_after=BUSY_GRACE_S if c.calls or c.interrupted else None,
                                       grace=CLOSE_BUDGET_S - BUSY_GRACE_S - 0.5)
                                for c in self._connections.values()))
+        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in others:  # a listing or a start whose caller was interrupted: ended, not destroyed pending
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
