@@ -16,6 +16,7 @@ import yaml
 
 from ..helpers.processes import alive, wait_for_file
 from tests.helpers.pipes import read_until
+from tests.helpers.signals import interruptible
 
 PUBLISH_ASK = """module.exports = { description: "Asks first.", parameters: { type: "object" },
   execute(ctx) { return ctx.confirm({ title: "Publish", body: "Push?" }) ? "pushed" : { text: "cancelled", isError: true }; } };"""
@@ -144,8 +145,8 @@ def test_ctrl_c_mid_run_exits_130_and_after_run_sees_interrupted(setup):
     home, work = setup
     write_script(work, [{"text": " ".join(["word"] * 500), "chunk_delay_ms": 20}])
     env = {**os.environ, "RIENDA_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "talk"], cwd=work,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(interruptible([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "talk"]),
+                            cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert read_until(proc, "stdout", "word ") == "word "
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -198,8 +199,8 @@ def start_run():
 
     def start(home, work, *args):
         env = {**os.environ, "RIENDA_HOME": str(home)}
-        proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", *args], cwd=work, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(interruptible([sys.executable, "-m", "rienda_kernel.cli", "run", *args]), cwd=work,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         started.append(proc)
         return proc
 
@@ -207,7 +208,7 @@ def start_run():
     for proc in started:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
+            proc.communicate(timeout=60)
 
 
 def session_records(home):
