@@ -171,9 +171,10 @@ def is_internal(exc: BaseException) -> bool:
     return not isinstance(exc, (RiendaError, OSError, RecursionError, KeyboardInterrupt))
 
 
-def error_line(exc: BaseException, doing: str | None = None) -> str:
+def error_line(exc: BaseException, doing: str | None = None, traceback_in: str | None = None) -> str:
     """``exc`` as one line for a person; ``doing`` (``%rienda home``, ``--workdir``) first
-    where it is not Rienda's own message (which says what failed already)."""
+    where it is not Rienda's own message (which says what failed already); for a bug,
+    ``traceback_in`` says where its traceback went (``the kernel's log``)."""
     if isinstance(exc, RiendaError):
         return _one(str(exc))
     if isinstance(exc, OSError):
@@ -182,7 +183,8 @@ def error_line(exc: BaseException, doing: str | None = None) -> str:
         text = "the input is nested too deeply to be handled"
     else:
         detail = str(exc)
-        text = f"{type(exc).__name__}{': ' + detail if detail else ''} (an internal error of Rienda)"
+        where = f": {traceback_in} has its traceback" if traceback_in else ""
+        text = f"{type(exc).__name__}{': ' + detail if detail else ''} (an internal error of Rienda{where})"
     return _one(f"{doing}: {text}" if doing else text)
 
 

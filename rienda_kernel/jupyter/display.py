@@ -85,12 +85,16 @@ class NotebookUI(UI):
 
     # -- events ------------------------------------------------------------------------
     def emit(self, event: Event) -> None:
+        """Show ``event``; never raises into the run (a display that fails is logged)."""
         handler = _HANDLERS.get(type(event))
         if handler is None:
             return
-        if self._logs is not None and not isinstance(event, (Log, Output, Diagnostic)):
-            self._end_logs()
-        handler(self, event)
+        try:
+            if self._logs is not None and not isinstance(event, (Log, Output, Diagnostic)):
+                self._end_logs()
+            handler(self, event)
+        except Exception:  # noqa: BLE001 - the run goes on, and ends
+            self.target.kernel.log.exception("Rienda: could not show a %s event", type(event).__name__)
 
     def _run_start(self, event: RunStart) -> None:
         if not self.live:

@@ -59,7 +59,7 @@ class MainThreadPump:
             try:  # the check is inside: Ctrl-C may land on any bytecode of the loop
                 if done.is_set():
                     break
-                self._jobs.get()()
+                self._run(self._jobs.get())
             except KeyboardInterrupt:
                 interrupted = True
                 on_interrupt()
@@ -114,7 +114,15 @@ class MainThreadPump:
                 job = self._jobs.get_nowait()
             except queue.Empty:
                 return
+            self._run(job)
+
+    def _run(self, job: Callable[[], None]) -> None:
+        """One job; one that fails (a comm handler, a display) is logged and the pump goes
+        on, so the turn it serves still ends."""
+        try:
             job()
+        except Exception:  # noqa: BLE001 - KeyboardInterrupt passes: it is the user's stop
+            self.kernel.log.exception("Rienda: a job on the kernel's thread failed")
 
 
 def _nothing() -> None:
