@@ -16,12 +16,13 @@ import os
 import select
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .errors import Interrupted
 
-__all__ = ["CancelToken", "run_interruptibly"]
+__all__ = ["CancelToken", "run_interruptibly", "signals_wake"]
 
 
 class CancelToken:
@@ -131,16 +132,9 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
     previous = _handle(signals, noted)
     worker = threading.Thread(target=target, name="rienda-run", daemon=True)
     worker.start()
-    handled = 0
     try:
-        while not done.is_set() or handled < len(arrived):
-            try:
-                bell.wait()
-            except KeyboardInterrupt:
-                arrived.append(signal.SIGINT)
-            while handled < len(arrived):
-                handled += 1
-                cancel.cancel()
+        with signals_wake(bell.fd):
+            _wait_for_the_work(bell, done, arrived, cancel)
     finally:
         for signum, handler in previous.items():  # None: a handler not set from Python
             signal.signal(signum, signal.default_int_handler if handler is None and signum == signal.SIGINT
@@ -153,12 +147,45 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
     return box.get("value"), (arrived[0] if arrived else None)
 
 
+def _wait_for_the_work(bell: _Bell, done: threading.Event, arrived: list[int], cancel: CancelToken) -> None:
+    """Sleep on ``bell`` until the work is done; each signal noted meanwhile cancels once more."""
+    handled = 0
+    while not done.is_set() or handled < len(arrived):
+        try:
+            bell.wait()
+        except KeyboardInterrupt:
+            arrived.append(signal.SIGINT)
+        while handled < len(arrived):
+            handled += 1
+            cancel.cancel()
+
+
+@contextmanager
+def signals_wake(fd: int | None) -> Iterator[None]:
+    """While the block runs on the main thread, every signal, whichever thread the system
+    delivers it to, writes a byte to ``fd`` (``signal.set_wakeup_fd``; ``fd`` must not
+    block), so a main thread asleep reading ``fd`` wakes and runs the signal's Python
+    handler at once. (Python runs handlers only on the main thread, and a signal delivered
+    to another thread does not interrupt the main thread's sleep.) Elsewhere, or with no
+    ``fd``, the block just runs."""
+    if fd is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+
+
 class _Bell:
     """A self-pipe: :meth:`ring` from any thread or a signal handler, :meth:`wait` blocks
     (no timeout, no polling) until a ring, which it consumes."""
 
     def __init__(self) -> None:
         self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)  # rung by signals too (signals_wake): never blocks
+        self.fd = self._write
 
     def ring(self) -> None:
         try:

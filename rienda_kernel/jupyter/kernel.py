@@ -220,14 +220,19 @@ class RiendaKernel(IPythonKernel):
             finally:
                 done.set()
 
-        with turns.one_turn(), turns.stopping(cancel, (signal.SIGINT, signal.SIGTERM), loop.call_soon_threadsafe):
+        with turns.one_turn(), turns.stopping(cancel, (signal.SIGINT, signal.SIGTERM),
+                                              loop.call_soon_threadsafe) as signalled:
             self._running = (cancel, done)
+            if signalled is not None:  # the loop wakes at a signal, whichever thread got it
+                loop.add_reader(signalled, _drain, signalled)
             try:
                 # The python tool's jobs, each in a copy of the cell's context (the turn's thread is in that one).
                 with turns.code.lent(lambda job: loop.call_soon_threadsafe(job, context=context.copy())):
                     result = await loop.run_in_executor(None, turn)
             finally:
                 self._running = None
+                if signalled is not None:
+                    loop.remove_reader(signalled)
         shown, error = turns.ending(result)
         if shown is not None:
             target.send("display_data", {"data": shown, "metadata": {}, "transient": {}})
@@ -291,6 +296,15 @@ class RiendaKernel(IPythonKernel):
         if code.rstrip().endswith("\\"):
             return {"status": "incomplete", "indent": ""}
         return {"status": "complete"}
+
+
+def _drain(fd: int) -> None:
+    """Read a signal wake-up descriptor empty (its bytes are only a nudge)."""
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
 
 
 def launch() -> None:

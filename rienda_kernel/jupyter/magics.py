@@ -256,9 +256,9 @@ class RiendaMagics(Magics):
             finally:
                 done.set()
 
-        with self.turns.stopping(cancel):
+        with self.turns.stopping(cancel) as signalled:
             if kernel is not None and MainThreadPump.supported(kernel):
-                interrupted = self._turn_in_kernel(kernel, work, done, cancel)
+                interrupted = self._turn_in_kernel(kernel, work, done, cancel, signalled)
             else:
                 interrupted = self._turn_in_terminal(work, cancel)
         result = box["result"]
@@ -269,7 +269,8 @@ class RiendaMagics(Magics):
             raise error
         return TurnResult.from_run(result, shown_in=current_cell())
 
-    def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
+    def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken,
+                        signalled: int | None) -> bool:
         with MainThreadPump(kernel) as pump:
             ui = self.turns.ui(self.notebook, CellTarget.of_cell(kernel, pump.schedule))
             with self.turns.code.lent(pump.schedule):  # the python tool's code runs on this thread, pumped
@@ -281,10 +282,10 @@ class RiendaMagics(Magics):
 
                 try:
                     threading.Thread(target=turn, name="rienda-turn", daemon=True).start()
-                    return pump.run_until(done, cancel.cancel)
+                    return pump.run_until(done, cancel.cancel, signalled)
                 except KeyboardInterrupt:  # Ctrl-C outside the pump's loop: still let the turn wind down
                     cancel.cancel()
-                    pump.run_until(done, cancel.cancel)
+                    pump.run_until(done, cancel.cancel, signalled)
                     return True
 
     def _turn_in_terminal(self, work: Any, cancel: CancelToken) -> bool:
