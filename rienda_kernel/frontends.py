@@ -41,10 +41,10 @@ class Reader:
     ``folder`` is where the front end started (default: the current directory)."""
 
     def __init__(self, folder: str | os.PathLike[str] | None = None, paths: bool = True) -> None:
-        self.folder = str(folder if folder is not None else os.getcwd())
+        self.folder = str(folder) if folder is not None else _current_folder()
         home = os.path.expanduser("~")
         places = []  # (the absolute form, what the reader sees instead; None: relative)
-        if paths and self.folder != home:
+        if paths and self.folder not in ("", home):
             places += [(folder, None) for folder in _spellings(self.folder)]
         if paths:
             places += [(folder, "~") for folder in _spellings(home)]
@@ -72,6 +72,14 @@ class Reader:
         if isinstance(value, (list, tuple)):
             return type(value)(self.value(item) for item in value)
         return value
+
+
+def _current_folder() -> str:
+    """The current directory; "" when it has been deleted (no path is then shortened)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return ""
 
 
 def _spellings(folder: str) -> list[str]:
@@ -233,7 +241,10 @@ def check_folder(path: str | os.PathLike[str], what: str) -> Path:
         raise RiendaError(f"{what} {folder} is a file, not a folder")
     if not os.access(folder, os.R_OK | os.X_OK):
         raise RiendaError(f"{what} {folder} cannot be read: permission denied")
-    return folder.resolve()
+    try:
+        return folder.resolve()
+    except OSError:  # the current directory, deleted while we are in it
+        raise RiendaError(f"{what} {folder} no longer exists (it was deleted)") from None
 
 
 def check_output_file(path: str | os.PathLike[str], what: str) -> Path:

@@ -173,7 +173,7 @@ def _rienda(args: argparse.Namespace) -> Rienda:
     home = rienda_home(args.home)
     if home.exists():
         check_folder(home, "--home" if args.home else "the Rienda home")
-    workdir = check_folder(args.workdir, "--workdir") if hasattr(args, "workdir") else "."
+    workdir = check_folder(args.workdir, "--workdir") if hasattr(args, "workdir") else check_folder(".", "the current folder")
     return Rienda(home=home, workdir=workdir)
 
 

@@ -151,3 +151,12 @@ def test_paths_given_to_a_command_are_checked_before_any_work(home):
     done = rienda(user, home, work, "run", "--workdir", str(locked), "hi")
     assert one_clear_line(done) == "rienda: --workdir locked cannot be read: permission denied"
     assert sorted((home / "sessions").iterdir()) == sessions_before  # no run started
+
+
+def test_a_current_folder_deleted_under_the_command_is_one_line(tmp_path):
+    script = (f"mkdir gone && cd gone && rmdir ../gone && exec {sys.executable} -m rienda_kernel.cli "
+              f"--home {tmp_path / 'home'} ")
+    for args, line in (("agents", "rienda: the current folder . no longer exists (it was deleted)"),
+                       ("run hi", "rienda: --workdir . no longer exists (it was deleted)")):
+        done = subprocess.run(["bash", "-c", script + args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stderr) == (1, line + "\n")
