@@ -97,15 +97,18 @@ def _shortened(match: re.Match[str], instead: str | None) -> str:
 
 class Output(io.TextIOBase):
     """A text stream in front of ``stream``: each write is :meth:`Reader.text`'s, and
-    nothing it does raises. Once the reader of a pipe has gone (EPIPE), the stream's file
-    descriptor is pointed at /dev/null (so that no later flush fails either),
-    :attr:`closed_early` is set, ``on_closed`` is called once, and writes are dropped."""
+    nothing it does raises. Once the reader of a pipe has gone (EPIPE), :attr:`closed_early`
+    is set, ``on_closed`` is called once, writes are dropped and, for a process's own
+    standard stream (``own_fd``), its file descriptor is pointed at /dev/null, so that no
+    later flush (at exit) fails either."""
 
-    def __init__(self, stream: IO[str], reader: Reader, on_closed: Callable[[], None] | None = None) -> None:
+    def __init__(self, stream: IO[str], reader: Reader, on_closed: Callable[[], None] | None = None,
+                 own_fd: bool = False) -> None:
         super().__init__()
         self.stream = stream
         self.reader = reader
         self.on_closed = on_closed
+        self.own_fd = own_fd
         self.closed_early = False
 
     def write(self, text: str) -> int:
@@ -137,12 +140,13 @@ class Output(io.TextIOBase):
         if self.closed_early:
             return
         self.closed_early = True
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self.stream.fileno())
-            os.close(devnull)
-        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-            pass
+        if self.own_fd:
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, self.stream.fileno())
+                os.close(devnull)
+            except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+                pass
         if self.on_closed is not None:
             self.on_closed()
 

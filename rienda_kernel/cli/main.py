@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     pipe never a traceback); every error is one line."""
     reader = Reader()
     saved = sys.stdout, sys.stderr
-    out, err = Output(sys.stdout, reader), Output(sys.stderr, reader)
+    out, err = Output(sys.stdout, reader, own_fd=True), Output(sys.stderr, reader, own_fd=True)
     sys.stdout, sys.stderr = out, err
     try:
         code = _command(argv, out)
