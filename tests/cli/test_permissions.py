@@ -111,7 +111,8 @@ def test_an_unreadable_session_file_is_one_line_naming_it(home):
     home, work, user = home
     [session] = (home / "sessions").glob("*.jsonl")
     session.chmod(0)
-    for args in (["show", session.stem], ["script", session.stem], ["run", "--session", session.stem, "again"]):
+    for args in (["show", session.stem], ["script", session.stem], ["run", "--session", session.stem, "again"],
+                 ["show", "last"], ["replay", "last"]):
         done = rienda(user, home, work, *args)
         assert done.returncode == 1
         line = one_clear_line(done)

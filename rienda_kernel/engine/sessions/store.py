@@ -333,6 +333,12 @@ class SessionStore:
         found = (_summary(path) for path in self.directory.glob("*.jsonl") if _ID_RULE.fullmatch(path.stem))
         return sorted((info for info in found if info is not None), key=lambda info: info.id)
 
+    def unreadable(self) -> list[Path]:
+        """The session files this process cannot read (left out of :meth:`list`), by id."""
+        if not self._readable():
+            return []
+        return sorted(path for path in self.directory.glob("*.jsonl") if not os.access(path, os.R_OK))
+
     def _ids(self) -> list[str]:
         if not self._readable():
             return []
