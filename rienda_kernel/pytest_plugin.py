@@ -66,6 +66,23 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Every report of a replayed session passes the front ends' reader: whatever put it
+    together (the replay's report, a hook's error, pytest's own traceback, what was
+    captured), no secret reaches the terminal or a JUnit file."""
+    report = yield
+    if isinstance(item, SessionItem):
+        from rienda_kernel.frontends import Reader
+
+        reader = Reader(paths=False)  # pytest writes its paths its own way
+        if report.longrepr is not None:
+            report.longrepr = reader.text(str(report.longrepr))
+        report.sections = [(title, reader.text(text)) for title, text in report.sections]
+        report.user_properties = [(name, reader.value(value)) for name, value in report.user_properties]
+    return report
+
+
 class ReplayDiffers(Exception):
     """A session that no longer replays as recorded (or as expected); holds the report."""
 

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
-import subprocess
-import sys
 import tempfile
 import textwrap
 import threading
@@ -27,6 +24,7 @@ from rienda_kernel.engine.hooks import HookChain
 from rienda_kernel.engine.tools.invoke import invoke_tool
 
 from .helpers.homes import write_extension
+from .helpers.unprivileged import NOBODY, Unprivileged, drop_privileges, interpreter
 
 
 @pytest.fixture(scope="session")
@@ -161,50 +159,19 @@ def http_server():
     server.close()
 
 
-NOBODY = 65534  # the conventional unprivileged uid and gid
-
-
-class Unprivileged:
-    """Runs Python snippets as a user whom file permissions bind.
-
-    As root (CI always is) through ``setpriv`` (or ``runuser``) as uid/gid 65534 with no
-    supplementary groups; as any other user, as that user. :attr:`directory` is a fresh
-    directory that user owns. A snippet prints one JSON value as its last line of output,
-    which :meth:`run` returns; a snippet that fails fails the test with its stderr.
-    """
-
-    def __init__(self, directory: Path, prefix: list[str]) -> None:
-        self.directory = directory
-        self._prefix = prefix
-
-    def run(self, code: str) -> Any:
-        env = {**os.environ, "HOME": str(self.directory), "PYTHONDONTWRITEBYTECODE": "1"}
-        done = subprocess.run([*self._prefix, sys.executable, "-c", textwrap.dedent(code)], cwd=self.directory,
-                              env=env, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, f"the unprivileged snippet failed (exit {done.returncode}):\n{done.stderr}"
-        return json.loads(done.stdout.splitlines()[-1])
-
-
-def _drop_privileges() -> list[str] | None:
-    """The command prefix that runs a program unprivileged; [] when we already are."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv"):
-        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    if shutil.which("runuser"):
-        return ["runuser", "-u", pwd.getpwuid(NOBODY).pw_name, "--"]
-    return None
-
-
 @pytest.fixture
 def unprivileged():
-    prefix = _drop_privileges()
+    """Runs code as a user whom file permissions bind (see :mod:`tests.helpers.unprivileged`)."""
+    prefix = drop_privileges()
     if prefix is None:
         pytest.skip("running as root with neither setpriv nor runuser to drop privileges")
+    python = interpreter(tuple(prefix))
+    if isinstance(python, str):
+        pytest.skip(python)
     directory = Path(tempfile.mkdtemp(prefix="rienda-unprivileged-"))
     try:
         if os.geteuid() == 0:
             os.chown(directory, NOBODY, NOBODY)
-        yield Unprivileged(directory, prefix)
+        yield Unprivileged(directory, prefix, python)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

@@ -29,3 +29,14 @@ def test_every_code_cell_was_executed_in_order_with_its_outputs_stored(path):
     widgets = [i for i, cell in enumerate(cells) for output in cell["outputs"]
                if "application/vnd.jupyter.widget-view+json" in output.get("data", {})]
     assert not widgets, f"{path.name}: cells {widgets} store widget views, which a reopened notebook cannot show"
+
+
+def test_the_stored_notebooks_show_no_path_of_the_machine_that_ran_them():
+    """Paths are shown relative to the notebook's folder: a reader sees ``quickstart/home``."""
+    import json
+
+    from tests.helpers.paths import NOTEBOOKS, REPO
+
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        outputs = json.dumps([cell.get("outputs", []) for cell in json.loads(path.read_text())["cells"]])
+        assert str(REPO) not in outputs and "/notebooks/" not in outputs, path.name

@@ -256,3 +256,18 @@ def test_sessions_committed_outside_the_home_replay_with_their_expectations(pyte
                                 str(recorded.home), "--rienda-workdir", str(recorded.work), "-v")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines([f"tests/sessions/{recorded.ids['clean']}.jsonl::replay PASSED*"])
+
+
+def test_a_failure_report_never_shows_a_secret(pytester, recorded, monkeypatch):
+    """A hook that now puts a token into a result: the report shows what differs, and the
+    token as [redacted], like ``rienda replay`` does."""
+    token = "ghp_replaytoken0123456789"
+    monkeypatch.setenv("DEPLOY_TOKEN", token)
+    recorded._write("hooks/leak/index.js", """module.exports = { afterToolExecute(ctx, call, result) {
+      return { text: result.text + " with " + ctx.env.DEPLOY_TOKEN }; } };""")
+    recorded.declare("https", "leak")
+    result = replay(pytester, recorded, "--junitxml", str(pytester.path / "report.xml"))
+    result.assert_outcomes(passed=1, failed=3)
+    shown = result.stdout.str() + result.stderr.str() + (pytester.path / "report.xml").read_text()
+    assert token not in shown
+    assert "with [redacted]" in result.stdout.str()

@@ -72,9 +72,10 @@ def register_kernel() -> str:
             "launcher (pip install jupyterlab if you have none)")
 
 
-def run_demo(kernel: bool = True, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> int:
+def run_demo(kernel: bool = True, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
     """Prepare the demo, register the kernel (unless ``kernel`` is False), run one turn;
     the exit status (0 when the turn ended with ``end_turn``)."""
+    out, err = out or sys.stdout, err or sys.stderr
     root = demo_root()
     home, work = prepare(root)
     err.write(f"Rienda demo: agent {DEMO_AGENT} in {home}, workspace {work}, scripted model (offline)\n")

@@ -27,12 +27,14 @@ import argparse
 import json
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # The engine loads each name on first use: `rienda --help` (and a run with no JavaScript
 # extensions) loads only what it needs.
-from ..engine import CONFIRM_POLICIES, ConfigError, RiendaError, scrub, scrub_text
+from ..engine import CONFIRM_POLICIES, CancelToken, ConfigError, RiendaError
+from ..frontends import Output, Reader, check_folder, check_output_file, error_line
 
 if TYPE_CHECKING:
     from ..engine import ConfirmPolicy, Diagnostic, Rienda
@@ -41,20 +43,41 @@ __all__ = ["main"]
 
 EXIT = {"end_turn": 0, "error": 1, "interrupted": 130}
 NO_MODEL_EXIT = 2
+CLOSED_EXIT = 128 + signal.SIGPIPE  # the reader of stdout went away (| head): what a shell shows for SIGPIPE
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # both stop a run the same way; exit 128 + the signal
 _OPENED: list[Rienda] = []  # closed when the command ends (their MCP servers stop)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``rienda`` command. Everything it prints passes one :class:`Output` around
+    stdout and one around stderr (scrubbed, paths as the reader sees them, and a closed
+    pipe never a traceback); every error is one line."""
+    reader = Reader()
+    saved = sys.stdout, sys.stderr
+    out, err = Output(sys.stdout, reader, own_fd=True), Output(sys.stderr, reader, own_fd=True)
+    sys.stdout, sys.stderr = out, err
+    try:
+        code = _command(argv, out)
+    finally:
+        sys.stdout, sys.stderr = saved
+    return CLOSED_EXIT if out.closed_early else code
+
+
+def _command(argv: list[str] | None, out: Output) -> int:
     args = _parser().parse_args(argv)
+    if getattr(args, "json", False):  # JSON for programs: scrubbed, paths as they are
+        out.reader = Reader(paths=False)
     try:
         return args.command(args)
     except RiendaError as exc:
-        print(f"rienda: {scrub_text(str(exc))}", file=sys.stderr)
+        print(f"rienda: {error_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C outside a run (listing, loading extensions)
         print("rienda: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - a system error or a bug: still one line
+        print(f"rienda: {error_line(exc)}", file=sys.stderr)
+        return 1
     finally:
         while _OPENED:
             _OPENED.pop().close()
@@ -149,9 +172,14 @@ def _positive(text: str) -> int:
 
 
 def _rienda(args: argparse.Namespace) -> Rienda:
-    from ..engine import Rienda
+    """The engine, once the paths given are checked: a problem is one line before any work."""
+    from ..engine import Rienda, rienda_home
 
-    rienda = Rienda(home=args.home, workdir=getattr(args, "workdir", "."))
+    home = rienda_home(args.home)
+    if home.exists():
+        check_folder(home, "--home" if args.home else "the Rienda home")
+    workdir = check_folder(args.workdir, "--workdir") if hasattr(args, "workdir") else check_folder(".", "the current folder")
+    rienda = Rienda(home=home, workdir=workdir)
     _OPENED.append(rienda)
     return rienda
 
@@ -180,14 +208,31 @@ def _run(args: argparse.Namespace) -> int:
     conversation.max_turns = args.max_turns
     for warning in conversation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    result, stopped_by = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel), signals=STOP_SIGNALS)
+    cancel = CancelToken()
+    closed = _stop_when_output_closes(cancel)
+    result, stopped_by = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel), cancel,
+                                           signals=STOP_SIGNALS)
     conversation.close()
+    if closed.closed_early:
+        print(f"rienda: standard output was closed, so the run was stopped; session {result.session_id} kept "
+              "what was produced", file=sys.stderr)
+        return CLOSED_EXIT
     if result.session_id and not args.json:
         usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"])
         print(f"session {result.session_id}" + (f" · {usage}" if usage else ""), file=sys.stderr)
     if isinstance(result.failure, NoModelError):
         return NO_MODEL_EXIT
     return 128 + stopped_by if stopped_by else EXIT[result.reason]
+
+
+def _stop_when_output_closes(cancel: CancelToken) -> Any:
+    """A closed stdout (``| head -1``) stops the run like an interrupt: afterRun runs and
+    the session gets its run_end. The stop runs on a thread of its own (the write that
+    found the pipe closed is inside an engine callback). Returns the stream to ask."""
+    out = sys.stdout
+    if isinstance(out, Output):
+        out.on_closed = lambda: threading.Thread(target=cancel.cancel, name="rienda-stop", daemon=True).start()
+    return out
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -285,9 +330,9 @@ def _replay(args: argparse.Namespace) -> int:
     ui = TerminalUI(_policy(args, rienda), None)
     report = rienda.replay(args.session, hooks=hooks, agent_id=args.agent, run_tools=args.run_tools, ui=ui)
     if args.json:
-        print(json.dumps(scrub(_report_dict(report)), ensure_ascii=False))  # tools run again may return secrets
+        print(json.dumps(_report_dict(report), ensure_ascii=False))  # scrubbed by the one Output
     else:
-        print(scrub_text("\n".join(report.lines())))
+        print("\n".join(report.lines()))
     return 1 if report.changed else 0
 
 
@@ -300,6 +345,8 @@ def _report_dict(report: Any) -> dict[str, Any]:
 
 
 def _script(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_file(args.output, "-o")
     text = _rienda(args).script(args.session)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -331,7 +378,7 @@ def _call(args: argparse.Namespace) -> int:
     if stopped_by or result is None:
         print("rienda: interrupted", file=sys.stderr)
         return 128 + (stopped_by or signal.SIGINT)
-    print(scrub_text(result.text))  # what the tool returned is output too: no secret in it
+    print(result.text)
     return 1 if result.is_error else 0
 
 

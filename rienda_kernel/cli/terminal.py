@@ -93,7 +93,8 @@ class TerminalUI(_AnsweringUI):
     """Text to stdout as it streams; activity to stderr."""
 
     def __init__(self, policy: ConfirmPolicy, stdin: IO[str] | None,
-                 out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> None:
+                 out: IO[str] | None = None, err: IO[str] | None = None) -> None:
+        out, err = out or sys.stdout, err or sys.stderr  # as they are now (the command wraps them)
         super().__init__(policy, stdin, err)
         self.out, self.err = out, err
         self._text_open = False
@@ -189,9 +190,9 @@ class JsonLinesUI(_AnsweringUI):
     """Every event as one JSON object per line on ``out``."""
 
     def __init__(self, policy: ConfirmPolicy, stdin: IO[str] | None,
-                 out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> None:
-        super().__init__(policy, stdin, err)
-        self.out = out
+                 out: IO[str] | None = None, err: IO[str] | None = None) -> None:
+        super().__init__(policy, stdin, err or sys.stderr)
+        self.out = out or sys.stdout
 
     def emit(self, event: Event) -> None:
         self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")

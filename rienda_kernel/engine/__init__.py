@@ -37,7 +37,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "builtins.code_runner": ("CodeRunner", "Runner"),
     "builtins.notebook": ("PythonNamespace", "notebook_tools", "with_error"),
     "builtins.standard": ("BUILTIN_TOOLS", "BuiltinTool"),
-    "cancel": ("CancelToken", "run_interruptibly"),
+    "cancel": ("CancelToken", "run_interruptibly", "signals_wake"),
     "errors": ("ArgumentsError", "ConfigError", "ExtensionError", "Interrupted", "OutOfMemory", "PayloadError",
                "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
                "SessionWriteError"),

@@ -18,12 +18,13 @@ import os
 import select
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .errors import Interrupted
 
-__all__ = ["CancelToken", "abandon_on_cancel", "run_interruptibly"]
+__all__ = ["CancelToken", "abandon_on_cancel", "run_interruptibly", "signals_wake"]
 
 
 class CancelToken:
@@ -134,24 +135,12 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
         bell.ring()  # a write to a pipe: no lock a handler could find held
 
     previous = _handle(signals, noted)
-    # The system may hand a signal to any thread (one blocked in open() on a FIFO, say),
-    # which only flags it for the main thread: the wakeup fd wakes the main thread's wait.
-    wakeup = _wake_on_signals(bell)
     worker = threading.Thread(target=target, name="rienda-run", daemon=True)
     worker.start()
-    handled = 0
     try:
-        while not done.is_set() or handled < len(arrived):
-            try:
-                bell.wait()
-            except KeyboardInterrupt:
-                arrived.append(signal.SIGINT)
-            while handled < len(arrived):
-                handled += 1
-                cancel.cancel()
+        with signals_wake(bell.fd):
+            _wait_for_the_work(bell, done, arrived, cancel)
     finally:
-        if wakeup is not None:
-            signal.set_wakeup_fd(wakeup)
         for signum, handler in previous.items():  # None: a handler not set from Python
             signal.signal(signum, signal.default_int_handler if handler is None and signum == signal.SIGINT
                           else signal.SIG_DFL if handler is None else handler)
@@ -161,6 +150,37 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
     if "error" in box:
         raise box["error"]
     return box.get("value"), (arrived[0] if arrived else None)
+
+
+def _wait_for_the_work(bell: _Bell, done: threading.Event, arrived: list[int], cancel: CancelToken) -> None:
+    """Sleep on ``bell`` until the work is done; each signal noted meanwhile cancels once more."""
+    handled = 0
+    while not done.is_set() or handled < len(arrived):
+        try:
+            bell.wait()
+        except KeyboardInterrupt:
+            arrived.append(signal.SIGINT)
+        while handled < len(arrived):
+            handled += 1
+            cancel.cancel()
+
+
+@contextmanager
+def signals_wake(fd: int | None) -> Iterator[None]:
+    """While the block runs on the main thread, every signal, whichever thread the system
+    delivers it to, writes a byte to ``fd`` (``signal.set_wakeup_fd``; ``fd`` must not
+    block), so a main thread asleep reading ``fd`` wakes and runs the signal's Python
+    handler at once. (Python runs handlers only on the main thread, and a signal delivered
+    to another thread does not interrupt the main thread's sleep.) Elsewhere, or with no
+    ``fd``, the block just runs."""
+    if fd is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
 
 
 def abandon_on_cancel(work: Callable[[], Any], cancel: CancelToken, what: str) -> Any:
@@ -204,7 +224,8 @@ class _Bell:
 
     def __init__(self) -> None:
         self._read, self._write = os.pipe()
-        os.set_blocking(self._write, False)  # a full pipe has rung enough (and a wakeup fd must not block)
+        os.set_blocking(self._write, False)  # rung by signals too (signals_wake): never blocks
+        self.fd = self._write
 
     def ring(self) -> None:
         try:
@@ -219,14 +240,6 @@ class _Bell:
     def close(self) -> None:
         os.close(self._read)
         os.close(self._write)
-
-
-def _wake_on_signals(bell: _Bell) -> int | None:
-    """On the main thread, make every signal ring ``bell`` whichever thread the system gave
-    it to; the wakeup fd it replaced (to restore), or None elsewhere."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.set_wakeup_fd(bell._write, warn_on_full_buffer=False)
 
 
 def _handle(signals: tuple[int, ...], handler: Callable[[int, Any], None]) -> dict[int, Any]:

@@ -181,7 +181,9 @@ class Rienda:
             return session_id
         saved = [info for info in self.sessions() if not info.parent_session_id]
         if not saved:
-            raise ConfigError(f"there is no saved session in {self.store.directory}")
+            locked = self.store.unreadable()
+            raise ConfigError(f"{locked[-1]}: cannot be read: permission denied" if locked
+                              else f"there is no saved session in {self.store.directory}")
         return saved[-1].id
 
     def load_session(self, session_id: str) -> LoadedSession:

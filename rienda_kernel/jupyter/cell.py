@@ -15,7 +15,13 @@ from typing import Any
 
 import zmq
 
-__all__ = ["CellTarget", "sender_session"]
+from ..frontends import Reader
+
+__all__ = ["READER", "CellTarget", "sender_session"]
+
+# What the notebook's reader is shown: paths relative to the folder the kernel (or the
+# magics) started in, the notebook's.
+READER = Reader()
 
 _POLL = 0.05  # seconds between checks of ``until`` while waiting for an input reply
 
@@ -55,10 +61,17 @@ class CellTarget:
 
     # -- IOPub --------------------------------------------------------------------------
     def send(self, msg_type: str, content: dict[str, Any]) -> None:
-        """One IOPub message with the cell's parent (ipykernel's ``_topic`` names it)."""
-        with self._lock:
-            self.kernel.session.send(self.kernel.iopub_socket, msg_type, content, parent=self.parent,
-                                     ident=self.kernel._topic(msg_type))
+        """One IOPub message with the cell's parent (ipykernel's ``_topic`` names it). The
+        one way a cell's output leaves: its content passes the reader (no secret, paths
+        as the notebook's reader sees them), and a message that cannot be sent is logged,
+        never raised into the run."""
+        content = READER.value(content)
+        try:
+            with self._lock:
+                self.kernel.session.send(self.kernel.iopub_socket, msg_type, content, parent=self.parent,
+                                         ident=self.kernel._topic(msg_type))
+        except Exception:  # noqa: BLE001 - a display that fails must not fail the turn
+            self.kernel.log.exception("Rienda: could not send a %s message", msg_type)
 
     def stream(self, name: str, text: str) -> None:
         self.send("stream", {"name": name, "text": text})
@@ -79,7 +92,7 @@ class CellTarget:
         socket = kernel.stdin_socket
         while socket.poll(0):
             socket.recv_multipart(zmq.NOBLOCK)
-        request = kernel.session.send(socket, "input_request", {"prompt": prompt, "password": False},
+        request = kernel.session.send(socket, "input_request", {"prompt": READER.text(prompt), "password": False},
                                       self.parent, ident=self.ident)
         while not until():
             if not socket.poll(int(_POLL * 1000)):

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..engine import CONFIRM_POLICIES, NonInteractiveUI, RiendaError
+from ..frontends import check_output_file, error_line
 from .session import NotebookSession
 from .listings import agents_listing, hooks_listing, sessions_listing, tools_listing
 from .tables import CommandOutput, escape
@@ -104,7 +105,8 @@ def run_command(session: NotebookSession, line: str) -> CommandOutput:
 
     Raises :class:`CommandError` for an unknown command, wrong arguments, ``ask`` (a turn:
     see :func:`ask_prompt`), or anything the engine refuses (an unknown agent or session,
-    a bad model...), with its message.
+    a bad model...), with its message; and for anything else that fails (a path that is
+    not a folder, a bug), one line naming the command, with the exception as its cause.
     """
     words = _words(line)
     if not words:
@@ -120,6 +122,8 @@ def run_command(session: NotebookSession, line: str) -> CommandOutput:
         raise
     except RiendaError as exc:
         raise CommandError(str(exc)) from exc
+    except Exception as exc:  # noqa: BLE001 - a system error (a path), or a bug: still one line, naming the command
+        raise CommandError(error_line(exc, f"{PREFIX} {sub.name}")) from exc
 
 
 def ask_prompt(line: str) -> str | None:
@@ -246,8 +250,8 @@ def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
 
 
 def _script(session: NotebookSession, args: list[str]) -> CommandOutput:
+    path = check_output_file(session.rienda.workdir / args[1], f"{PREFIX} script:")
     session_id = session.rienda.resolve_session(args[0])
-    path = session.rienda.workdir / args[1]
     path.write_text(session.rienda.script(session_id), encoding="utf-8")
     return CommandOutput(f"Wrote session {session_id} as a scripted model to {args[1]} "
                          f"(use it as model: scripted/{args[1]}).", value=path)
@@ -272,7 +276,10 @@ def _hook(session: NotebookSession, args: list[str]) -> CommandOutput:
 
 def _home(session: NotebookSession, args: list[str]) -> CommandOutput:
     if args:
-        session.set_home(args[0])
+        try:
+            session.set_home(args[0])
+        except RiendaError as exc:
+            raise CommandError(f"{PREFIX} home: {exc}") from exc
         return CommandOutput(f"Using RIENDA_HOME {session.rienda.home} (a new session starts at the next prompt).",
                              value=session.rienda.home)
     return CommandOutput(f"RIENDA_HOME is {session.rienda.home}", value=session.rienda.home)

@@ -91,15 +91,19 @@ class NotebookUI(UI):
 
     # -- events ------------------------------------------------------------------------
     def emit(self, event: Event) -> None:
+        """Show ``event``; never raises into the run (a display that fails is logged)."""
         handler = _HANDLERS.get(type(event))
         if handler is None:
             return
-        if self._logs is not None and (event.depth or not isinstance(event, (Log, Output, Diagnostic))):
-            self._end_logs()
-        if event.depth:
-            self._sub_agent(event)
-        else:
-            handler(self, event)
+        try:
+            if self._logs is not None and (event.depth or not isinstance(event, (Log, Output, Diagnostic))):
+                self._end_logs()
+            if event.depth:
+                self._sub_agent(event)
+            else:
+                handler(self, event)
+        except Exception:  # noqa: BLE001 - the run goes on, and ends
+            self.target.kernel.log.exception("Rienda: could not show a %s event", type(event).__name__)
 
     def _sub_agent(self, event: Event) -> None:
         """A sub-agent's event: into its nested box; a diagnostic as any other; a confirm

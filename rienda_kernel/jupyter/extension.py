@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 __all__ = ["load_ipython_extension"]
@@ -19,6 +18,8 @@ def load_ipython_extension(ipython: Any) -> None:
     from IPython.core.error import UsageError
 
     from ..engine import RiendaError
+    from ..frontends import error_line
+    from .cell import READER
     from .session import prewarm
 
     from .completion import rienda_matcher
@@ -36,16 +37,8 @@ def load_ipython_extension(ipython: Any) -> None:
         notebook = magics.notebook
         agent, _ = notebook.rienda.agent(notebook.agent_id)
     except Exception as exc:  # noqa: BLE001 - a broken home is reported, the magics still load
-        message = str(exc) if isinstance(exc, (RiendaError, UsageError)) else f"{type(exc).__name__}: {exc}"
-        print(f"Rienda magics loaded, but: {message}", file=sys.stderr)
+        message = str(exc) if isinstance(exc, (RiendaError, UsageError)) else error_line(exc)
+        print(READER.text(f"Rienda magics loaded, but: {message}"), file=sys.stderr)
         return
-    print(f"Rienda: home {_tilde(notebook.rienda.home)}, agent {agent.id} (model {notebook.model or agent.model_label}); "
-          "%rienda help lists the commands.")
-
-
-def _tilde(path: Path) -> str:
-    """``path`` with the user's home directory written ``~``."""
-    try:
-        return str(Path("~") / path.relative_to(Path.home()))
-    except ValueError:
-        return str(path)
+    print(READER.text(f"Rienda: home {notebook.rienda.home}, agent {agent.id} (model "
+                      f"{notebook.model or agent.model_label}); %rienda help lists the commands."))

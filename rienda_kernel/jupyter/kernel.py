@@ -27,28 +27,68 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import os
 import signal
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
+from jupyter_client.session import Session
 
 from .. import __version__
 from .cell import CellTarget
 from .commands import CommandError, ask_prompt, error_flag, help_text, is_command, run_command
 from .completion import complete, inspect
-from ..engine import CancelToken, RiendaError, notebook_tools
-from .session import NotebookSession, error_line, prewarm, shell_namespace
+from ..engine import CancelToken, RiendaError, notebook_tools, scrub
+from ..frontends import Reader, error_line, is_internal
+from .session import NotebookSession, prewarm, shell_namespace
+from .session import error_line as one_line_error
 from .turns import EXTENSION_CELLS, TurnDriver
 
-__all__ = ["RiendaKernel", "launch"]
+__all__ = ["ReaderSession", "RiendaKernel", "launch"]
 
 _EXTENSION_CELLS = {f"%%{magic}": kind for magic, kind in EXTENSION_CELLS.items()}
 # How long a shutdown lets a running turn wind down (afterRun) before a second interrupt,
 # and then how long it waits for that: both within jupyter_client's 2.5 s before SIGTERM.
 _WIND_DOWN_S = 1.5
 _STOP_S = 0.5
+
+
+class ReaderSession(Session):
+    """The kernel's message session: the content of every message it sends (IOPub, the
+    replies, stdin's prompts) passes the front end's :class:`~rienda_kernel.frontends.Reader`
+    (scrubbed, encodable, paths as the notebook's reader sees them), whoever sent it: a
+    cell's display, ipykernel's own streams, an error, the python tool's printing. Widget
+    comms are scrubbed only (their state is data, not text for a reader)."""
+
+    reader = Reader()
+
+    def serialize(self, msg: dict[str, Any], ident: Any = None) -> list[bytes]:
+        content = msg.get("content")
+        if isinstance(content, dict):
+            kind = msg.get("header", {}).get("msg_type", "")
+            msg = {**msg, "content": scrub(content) if kind.startswith("comm_") else self.reader.value(content)}
+        return super().serialize(msg, ident)
+
+
+def _replies(fallback: Callable[..., dict[str, Any]]) -> Callable[[Any], Any]:
+    """A request handler that always replies: an exception is logged (with its traceback,
+    in the kernel's log) and the reply is ``fallback(kernel, *args)``."""
+
+    def wrap(handler: Any) -> Any:
+        @functools.wraps(handler)
+        async def replying(self: RiendaKernel, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            try:
+                return await handler(self, *args, **kwargs)
+            except Exception:  # noqa: BLE001 - every request gets its reply
+                self.log.exception("Rienda: %s failed", handler.__name__)
+                return fallback(self, *args)
+
+        return replying
+
+    return wrap
 
 
 class RiendaKernel(IPythonKernel):
@@ -94,17 +134,25 @@ class RiendaKernel(IPythonKernel):
             return self._ok(count)
         if self.notebook is None:
             return self._error(count, "RiendaError", self.startup_error or "Rienda could not start")
-        target = self._cell_target(allow_stdin)
+        target = None
         try:
+            target = self._cell_target(allow_stdin)
             return await self._cell(code.strip(), target, count)
-        except CommandError as exc:
+        except Exception as exc:  # noqa: BLE001 - anything must still answer the cell, in one line
+            return self._failed(count, exc, target)
+
+    def _failed(self, count: int, exc: Exception, target: CellTarget | None) -> dict[str, Any]:
+        """The one-line error reply for ``exc``; a bug's traceback goes to the kernel's log."""
+        cause = exc.__cause__ if isinstance(exc, CommandError) and exc.__cause__ is not None else exc
+        if is_internal(cause):
+            self.log.error("Rienda: the cell failed", exc_info=cause)
+        if isinstance(exc, CommandError):
             return self._error(count, "UsageError", str(exc), target)
-        except RiendaError as exc:
-            return self._error(count, type(exc).__name__, str(exc), target)
-        except Exception as exc:  # noqa: BLE001 - a bug must still answer the cell, in one line
-            self.log.exception("Rienda: the cell failed")  # the traceback goes to the kernel's log
-            return self._error(count, type(exc).__name__, f"{exc} (an internal error: the kernel's log has "
-                                                          "its traceback)", target)
+        if is_internal(exc):
+            detail = f"{exc} " if str(exc) else ""
+            return self._error(count, type(exc).__name__, f"{detail}(an internal error of Rienda: the kernel's log "
+                                                          "has its traceback)", target)
+        return self._error(count, type(exc).__name__, error_line(exc), target)
 
     async def _cell(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
         first_word = code.split(None, 1)[0]
@@ -173,14 +221,18 @@ class RiendaKernel(IPythonKernel):
                 done.set()
 
         with turns.one_turn(), turns.stopping(cancel, (signal.SIGINT, signal.SIGTERM), loop.call_soon_threadsafe,
-                                              before_terminating=notebook.close):  # its MCP servers stop too
+                                              before_terminating=notebook.close) as signalled:  # its MCP servers stop too
             self._running = (cancel, done)
+            if signalled is not None:  # the loop wakes at a signal, whichever thread got it
+                loop.add_reader(signalled, _drain, signalled)
             try:
                 # The python tool's jobs, each in a copy of the cell's context (the turn's thread is in that one).
                 with turns.code.lent(lambda job: loop.call_soon_threadsafe(job, context=context.copy())):
                     result = await loop.run_in_executor(None, turn)
             finally:
                 self._running = None
+                if signalled is not None:
+                    loop.remove_reader(signalled)
         shown, error = turns.ending(result)
         if shown is not None:
             target.send("display_data", {"data": shown, "metadata": {}, "transient": {}})
@@ -190,17 +242,24 @@ class RiendaKernel(IPythonKernel):
 
     async def do_shutdown(self, restart: bool) -> dict[str, Any]:
         """Let a running turn end (stopping its afterRun if it takes too long; the session
-        gets its run_end and is released) before the kernel exits."""
-        if self._running is not None:
-            cancel, done = self._running
-            if not cancel.cancelled:  # jupyter_client interrupts before it asks for a shutdown
-                cancel.cancel()
-            loop = asyncio.get_running_loop()
-            if not await loop.run_in_executor(None, done.wait, _WIND_DOWN_S):
-                cancel.cancel()
-                await loop.run_in_executor(None, done.wait, _STOP_S)
+        gets its run_end and is released) before the kernel exits; it exits even if that
+        fails."""
+        try:
+            if self._running is not None:
+                cancel, done = self._running
+                if not cancel.cancelled:  # jupyter_client interrupts before it asks for a shutdown
+                    cancel.cancel()
+                loop = asyncio.get_running_loop()
+                if not await loop.run_in_executor(None, done.wait, _WIND_DOWN_S):
+                    cancel.cancel()
+                    await loop.run_in_executor(None, done.wait, _STOP_S)
+        except Exception:  # noqa: BLE001 - the shutdown goes on
+            self.log.exception("Rienda: ending the turn at shutdown failed")
         if self.notebook is not None:  # its MCP servers stop with the kernel
-            await asyncio.get_running_loop().run_in_executor(None, self.notebook.close)
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, self.notebook.close)
+            except Exception:  # noqa: BLE001 - the shutdown goes on
+                self.log.exception("Rienda: closing the notebook's engine at shutdown failed")
         return super().do_shutdown(restart)
 
     # -- replies ---------------------------------------------------------------------------
@@ -209,7 +268,7 @@ class RiendaKernel(IPythonKernel):
 
     def _error(self, count: int, name: str, value: str, target: CellTarget | None = None) -> dict[str, Any]:
         """A Jupyter error without a Python traceback: one line says what failed."""
-        content = {"ename": name, "evalue": value, "traceback": [error_line(name, value)]}
+        content = {"ename": name, "evalue": value, "traceback": [one_line_error(name, value)]}
         (target or self._cell_target_now()).send("error", content)
         return {"status": "error", "execution_count": count, **content}
 
@@ -217,6 +276,9 @@ class RiendaKernel(IPythonKernel):
         return CellTarget(self, self.get_parent("shell"), None, lambda fn: fn(), False)
 
     # -- completion, inspection, is_complete -------------------------------------------------
+    @_replies(lambda self, code, cursor_pos, *_: {"status": "ok", "matches": [], "metadata": {},
+                                                  "cursor_start": len(code) if cursor_pos is None else cursor_pos,
+                                                  "cursor_end": len(code) if cursor_pos is None else cursor_pos})
     async def do_complete(self, code: str, cursor_pos: int | None) -> dict[str, Any]:
         cursor_pos = len(code) if cursor_pos is None else cursor_pos
         matches, start, end = ([], cursor_pos, cursor_pos)
@@ -224,6 +286,7 @@ class RiendaKernel(IPythonKernel):
             matches, start, end = complete(self.notebook, code, cursor_pos)
         return {"status": "ok", "matches": matches, "cursor_start": start, "cursor_end": end, "metadata": {}}
 
+    @_replies(lambda self, *_: {"status": "ok", "found": False, "data": {}, "metadata": {}})
     async def do_inspect(self, code: str, cursor_pos: int, detail_level: int = 0, omit_sections: Any = ()) -> dict[str, Any]:
         """Shift-Tab on a command word shows its help; on an agent's name, the agent."""
         found = inspect(self.notebook, code, cursor_pos) if self.notebook is not None else None
@@ -232,6 +295,7 @@ class RiendaKernel(IPythonKernel):
         data = {"text/plain": found.text, **({"text/markdown": found.markdown} if found.markdown else {})}
         return {"status": "ok", "found": True, "data": data, "metadata": {}}
 
+    @_replies(lambda self, *_: {"status": "unknown"})
     async def do_is_complete(self, code: str) -> dict[str, Any]:
         """A prompt is complete at the first blank line-free Enter; a command at once."""
         if code.rstrip().endswith("\\"):
@@ -239,8 +303,24 @@ class RiendaKernel(IPythonKernel):
         return {"status": "complete"}
 
 
-def launch() -> None:
-    """Start the Rienda kernel (``python -m rienda_kernel``, as kernel.json says)."""
-    from ipykernel.kernelapp import IPKernelApp
+def _drain(fd: int) -> None:
+    """Read a signal wake-up descriptor empty (its bytes are only a nudge)."""
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
 
-    IPKernelApp.launch_instance(kernel_class=RiendaKernel)
+
+def launch() -> None:
+    """Start the Rienda kernel (``python -m rienda_kernel``, as kernel.json says), with its
+    :class:`ReaderSession`."""
+    from ipykernel.kernelapp import IPKernelApp
+    from traitlets import default
+
+    class RiendaKernelApp(IPKernelApp):
+        @default("session")
+        def _session_default(self) -> Session:
+            return ReaderSession(parent=self)
+
+    RiendaKernelApp.launch_instance(kernel_class=RiendaKernel)

@@ -27,12 +27,15 @@ last exception a cell raised (``sys.last_value``) to the prompt.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import string
 import sys
 import threading
 from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -41,11 +44,12 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from ..cli.terminal import TerminalUI
 from ..engine import CancelToken, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
-from .cell import CellTarget
+from ..frontends import Output, error_line, is_internal
+from .cell import READER, CellTarget
 from .commands import CELL_OPTIONS, SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_command
 from .pump import MainThreadPump
 from .result import TurnResult, current_cell
-from .session import NotebookSession, shell_namespace
+from .session import NotebookSession, TurnFailed, TurnInterrupted, shell_namespace
 from .turns import EXTENSION_CELLS, TurnDriver
 
 __all__ = ["RiendaMagics", "keep_questions"]
@@ -79,6 +83,52 @@ def _cell_options(magic: Any) -> Any:
 _VOCABULARY = "\n".join(f"  {sub.usage:<34} {sub.help}" for sub in SUBCOMMANDS)
 
 
+def _front_end(magic: Callable[..., Any]) -> Callable[..., Any]:
+    """A magic as a front end: while it runs, everything it (and the code the ``python``
+    tool runs for it) prints or displays passes the reader (:func:`_reader_output`); and
+    whatever fails is one line: a turn's end as it is, a mistake as a UsageError, anything
+    else (a system error, a bug) as a UsageError naming it, its traceback in the kernel's log."""
+
+    @functools.wraps(magic)
+    def run(self: RiendaMagics, *args: Any) -> Any:
+        with _reader_output(self.shell):
+            try:
+                return magic(self, *args)
+            except (TurnFailed, TurnInterrupted) as exc:
+                raise type(exc)(READER.text(str(exc))) from None
+            except UsageError as exc:
+                raise UsageError(READER.text(str(exc))) from None
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a RiendaError, a system error or a bug: one line
+                cause = exc.__cause__ if isinstance(exc, CommandError) and exc.__cause__ is not None else exc
+                kernel = getattr(self.shell, "kernel", None)
+                if is_internal(cause) and kernel is not None:
+                    kernel.log.error("Rienda: %%rienda failed", exc_info=cause)
+                raise UsageError(READER.text(error_line(exc))) from None
+
+    return run
+
+
+@contextmanager
+def _reader_output(shell: Any) -> Iterator[None]:
+    """``sys.stdout``, ``sys.stderr`` and the shell's display publisher pass the reader
+    (no secret, encodable, paths as the notebook's reader sees them) for the duration."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Output(sys.stdout, READER), Output(sys.stderr, READER)
+    publisher = getattr(shell, "display_pub", None)
+    publish = getattr(publisher, "publish", None)
+    patched = publish is not None and "publish" not in vars(publisher)  # not already, by the magic this one is in
+    if patched:
+        publisher.publish = lambda data, metadata=None, *a, **k: publish(READER.value(data), metadata, *a, **k)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+        if patched:
+            del publisher.publish  # the class's own method again
+
+
 @magics_class
 class RiendaMagics(Magics):
     """The magics; one :class:`NotebookSession` per IPython shell."""
@@ -103,6 +153,7 @@ class RiendaMagics(Magics):
     @argument("args", nargs="*", help="its arguments")
     @line_magic
     @no_var_expand
+    @_front_end
     def rienda(self, line: str) -> Any:
         """Rienda commands, and ``ask PROMPT`` to run a turn."""
         try:
@@ -120,6 +171,7 @@ class RiendaMagics(Magics):
     # -- %%rienda --------------------------------------------------------------------------------
     @_cell_options
     @cell_magic("rienda")
+    @_front_end
     def rienda_cell(self, line: str, cell: str) -> TurnResult:
         """The cell body is the prompt of one turn; the options apply to this cell only."""
         args = parse_argstring(self.rienda_cell, line)
@@ -147,14 +199,16 @@ class RiendaMagics(Magics):
     # -- %%rienda_tool / %%rienda_hook --------------------------------------------------------------
     @magic_arguments()
     @argument("name", help="the tool's name (its directory under $RIENDA_HOME/tools)")
-    @cell_magic
+    @cell_magic("rienda_tool")
+    @_front_end
     def rienda_tool(self, line: str, cell: str) -> None:
         """Save the cell as a tool's index.js and load it at once."""
         self._save_extension(EXTENSION_CELLS["rienda_tool"], parse_argstring(self.rienda_tool, line).name, cell)
 
     @magic_arguments()
     @argument("name", help="the hook's name (its directory under $RIENDA_HOME/hooks)")
-    @cell_magic
+    @cell_magic("rienda_hook")
+    @_front_end
     def rienda_hook(self, line: str, cell: str) -> None:
         """Save the cell as a hook's index.js and load it at once."""
         self._save_extension(EXTENSION_CELLS["rienda_hook"], parse_argstring(self.rienda_hook, line).name, cell)
@@ -202,9 +256,9 @@ class RiendaMagics(Magics):
             finally:
                 done.set()
 
-        with self.turns.stopping(cancel, before_terminating=self.notebook.close):
+        with self.turns.stopping(cancel, before_terminating=self.notebook.close) as signalled:
             if kernel is not None and MainThreadPump.supported(kernel):
-                interrupted = self._turn_in_kernel(kernel, work, done, cancel)
+                interrupted = self._turn_in_kernel(kernel, work, done, cancel, signalled)
             else:
                 interrupted = self._turn_in_terminal(work, cancel)
         result = box["result"]
@@ -215,7 +269,8 @@ class RiendaMagics(Magics):
             raise error
         return TurnResult.from_run(result, shown_in=current_cell())
 
-    def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken) -> bool:
+    def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken,
+                        signalled: int | None) -> bool:
         with MainThreadPump(kernel) as pump:
             ui = self.turns.ui(self.notebook, CellTarget.of_cell(kernel, pump.schedule))
             with self.turns.code.lent(pump.schedule):  # the python tool's code runs on this thread, pumped
@@ -227,10 +282,10 @@ class RiendaMagics(Magics):
 
                 try:
                     threading.Thread(target=turn, name="rienda-turn", daemon=True).start()
-                    return pump.run_until(done, cancel.cancel)
+                    return pump.run_until(done, cancel.cancel, signalled)
                 except KeyboardInterrupt:  # Ctrl-C outside the pump's loop: still let the turn wind down
                     cancel.cancel()
-                    pump.run_until(done, cancel.cancel)
+                    pump.run_until(done, cancel.cancel, signalled)
                     return True
 
     def _turn_in_terminal(self, work: Any, cancel: CancelToken) -> bool:

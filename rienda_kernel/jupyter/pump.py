@@ -12,7 +12,9 @@ and tests click through it.
 
 from __future__ import annotations
 
+import os
 import queue
+import select
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +31,10 @@ class MainThreadPump:
         self.kernel = kernel
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._diverting = False
+        self._bell: tuple[int, int] | None = os.pipe()  # rung with each job, for a wait that watches a signal too
+        self._bell_lock = threading.Lock()
+        for fd in self._bell:
+            os.set_blocking(fd, False)
 
     @staticmethod
     def supported(kernel: Any) -> bool:
@@ -39,6 +45,12 @@ class MainThreadPump:
     def schedule(self, job: Callable[[], None]) -> None:
         """Run ``job`` on the main thread (from any thread)."""
         self._jobs.put(job)
+        with self._bell_lock:  # never a write to a descriptor closed (and maybe reused) after the turn
+            if self._bell is not None:
+                try:
+                    os.write(self._bell[1], b"x")
+                except BlockingIOError:  # full of rings not read yet: it rang
+                    pass
 
     def __enter__(self) -> MainThreadPump:
         self._set_receiver(self._divert)
@@ -49,17 +61,25 @@ class MainThreadPump:
         self._set_receiver(self.kernel.shell_channel_thread_main)
         self._diverting = False
         self._run_pending()
+        with self._bell_lock:
+            bell, self._bell = self._bell, None
+        for fd in bell or ():
+            os.close(fd)
 
-    def run_until(self, done: threading.Event, on_interrupt: Callable[[], None]) -> bool:
+    def run_until(self, done: threading.Event, on_interrupt: Callable[[], None], signalled: int | None = None) -> bool:
         """Run jobs until ``done``; Ctrl-C calls ``on_interrupt`` and keeps waiting for
         the turn to wind down. Returns whether an interrupt happened. Whoever sets ``done``
-        then calls :meth:`wake` (the wait is on the job queue alone: no polling)."""
+        then calls :meth:`wake`. The wait is on the job queue and on ``signalled`` (readable
+        at every signal, whichever thread got it: the signal's handler then runs here):
+        no polling."""
         interrupted = False
         while True:
             try:  # the check is inside: Ctrl-C may land on any bytecode of the loop
                 if done.is_set():
                     break
-                self._jobs.get()()
+                job = self._next(signalled)
+                if job is not None:
+                    self._run(job)
             except KeyboardInterrupt:
                 interrupted = True
                 on_interrupt()
@@ -68,7 +88,22 @@ class MainThreadPump:
 
     def wake(self) -> None:
         """Make :meth:`run_until` look at its ``done`` again (from any thread)."""
-        self._jobs.put(_nothing)
+        self.schedule(_nothing)
+
+    def _next(self, signalled: int | None) -> Callable[[], None] | None:
+        """The next job, waiting for one; None when a signal woke the wait instead."""
+        if signalled is None:
+            return self._jobs.get()
+        while True:
+            try:
+                return self._jobs.get_nowait()
+            except queue.Empty:
+                pass
+            ready, _, _ = select.select([self._bell[0], signalled], [], [])  # type: ignore[index]
+            for fd in ready:
+                _drain(fd)
+            if signalled in ready:
+                return None
 
     # -- internals ---------------------------------------------------------------------------
     def _set_receiver(self, receiver: Callable[..., Any]) -> None:
@@ -114,8 +149,24 @@ class MainThreadPump:
                 job = self._jobs.get_nowait()
             except queue.Empty:
                 return
+            self._run(job)
+
+    def _run(self, job: Callable[[], None]) -> None:
+        """One job; one that fails (a comm handler, a display) is logged and the pump goes
+        on, so the turn it serves still ends."""
+        try:
             job()
+        except Exception:  # noqa: BLE001 - KeyboardInterrupt passes: it is the user's stop
+            self.kernel.log.exception("Rienda: a job on the kernel's thread failed")
 
 
 def _nothing() -> None:
     """The job that only wakes the pump."""
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass

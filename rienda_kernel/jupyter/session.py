@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import (
+    ConfigError,
     ConfirmPolicy,
     Conversation,
     NoModelError,
@@ -27,6 +28,7 @@ from ..engine import (
     confirm_policy,
     import_module,
 )
+from ..frontends import os_error_text
 
 __all__ = ["NotebookSession", "TurnFailed", "TurnInterrupted", "error_line",
            "advice", "prewarm", "shell_namespace", "turn_error"]
@@ -146,7 +148,12 @@ class NotebookSession:
     def set_home(self, home: str | os.PathLike[str]) -> None:
         """Point at another RIENDA_HOME (created if missing), in a new session."""
         path = Path(home).expanduser()
-        path.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"{path} is a file, not a folder")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot make {path} a Rienda home: {os_error_text(exc)}") from exc
         self._close_all()
         self.rienda.close()  # the old home's MCP servers
         self.rienda = Rienda(home=path, workdir=self.rienda.workdir, sandbox=self.rienda.sandbox,

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..engine import CancelToken, CodeRunner, RiendaError, RunResult
+from ..engine import CancelToken, CodeRunner, RiendaError, RunResult, signals_wake
 from .cell import CellTarget
 from .confirm import ClientViews
 from .display import NotebookUI
@@ -68,14 +68,19 @@ class TurnDriver:
     @contextmanager
     def stopping(self, cancel: CancelToken, signals: tuple[int, ...] = (signal.SIGTERM,),
                  schedule: Callable[[Callable[[], None]], None] | None = None,
-                 before_terminating: Callable[[], None] | None = None) -> Iterator[None]:
+                 before_terminating: Callable[[], None] | None = None) -> Iterator[int | None]:
         """While the block runs (a turn), each of ``signals`` cancels it: ``schedule``
         (default: a thread of its own) runs ``cancel.cancel`` outside the handler. After
         the block, a SIGTERM received meanwhile terminates the process as asked, once
         ``before_terminating`` (closing the notebook's MCP servers) has run. Off the main
-        thread (where no handler can be set) the block just runs."""
+        thread (where no handler can be set) the block just runs.
+
+        The block gets a file descriptor that becomes readable at every signal, whichever
+        thread the system delivered it to (:func:`signals_wake`): the front end's main
+        thread must wake on it (a signal delivered to another thread does not interrupt
+        its sleep, and Python runs the handler only there), and read it empty."""
         if threading.current_thread() is not threading.main_thread():
-            yield
+            yield None
             return
         run_later = schedule or _on_a_thread
         terminated: list[int] = []
@@ -88,11 +93,17 @@ class TurnDriver:
                 raise KeyboardInterrupt
 
         previous = {signum: signal.signal(signum, stop) for signum in signals}
+        woken, wake = os.pipe()
+        for fd in (woken, wake):
+            os.set_blocking(fd, False)
         try:
-            yield
+            with signals_wake(wake):
+                yield woken
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+            os.close(woken)
+            os.close(wake)
         if terminated:
             if before_terminating is not None:
                 before_terminating()

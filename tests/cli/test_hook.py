@@ -17,6 +17,8 @@ from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.runtime import Rienda
 from tests.helpers import cli, paths
 from tests.helpers.homes import write_agent, write_extension
+from tests.helpers.pipes import read_until
+from tests.helpers.signals import interruptible
 
 EXAMPLES = paths.EXAMPLES
 
@@ -215,10 +217,11 @@ def test_secrets_from_the_environment_never_reach_the_output(home, tmp_path):
 
 def test_ctrl_c_stops_a_spinning_hook_and_exits_130(home):
     env = {**os.environ, "RIENDA_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "hook", "spin", "beforeToolExecute",
-                             '{"name": "shell"}'], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(interruptible([sys.executable, "-m", "rienda_kernel.cli", "hook", "spin", "beforeToolExecute",
+                                           '{"name": "shell"}']), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
-        assert "spinning" in proc.stderr.readline()  # the hook is in its loop now
+        read_until(proc, "stderr", "spinning")  # the hook is in its loop now
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     finally:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 
 from tests.helpers.pipes import read_until
+from tests.helpers.signals import interruptible
 from tests.helpers.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted
 from tests.helpers import cli, paths
 
@@ -93,7 +94,7 @@ def test_ctrl_c_stops_the_tool_and_exits_130(tmp_path):
         'module.exports = { description: "Spins.", parameters: { type: "object" },'
         ' execute: function (ctx) { ctx.log("spinning"); while (true) {} } };')
     env = {**os.environ, "RIENDA_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "call", "spin"], env=env,
+    proc = subprocess.Popen(interruptible([sys.executable, "-m", "rienda_kernel.cli", "call", "spin"]), env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     read_until(proc, "stderr", "spinning")  # logged by the tool itself: it is running
     proc.send_signal(signal.SIGINT)

@@ -15,6 +15,7 @@ from ..helpers.cli import rienda
 from ..helpers.homes import only_session_lines, write_script
 from ..helpers.pipes import read_until
 from ..helpers.processes import alive, wait_for_file
+from ..helpers.signals import interruptible
 
 PUBLISH_SCRIPT = [{"text": "Publishing.", "tool_calls": [{"name": "publish", "arguments": {}}]}, {"text": "Done."}]
 
@@ -106,8 +107,8 @@ def test_ctrl_c_mid_run_exits_130_and_after_run_sees_interrupted(setup):
     home, work = setup
     write_script(work, [{"text": " ".join(["word"] * 500), "chunk_delay_ms": 20}])
     env = {**os.environ, "RIENDA_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "talk"], cwd=work,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(interruptible([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "pub", "talk"]),
+                            cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert read_until(proc, "stdout", "word ") == "word "
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -160,8 +161,8 @@ def start_run():
 
     def start(home, work, *args):
         env = {**os.environ, "RIENDA_HOME": str(home)}
-        proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", *args], cwd=work, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(interruptible([sys.executable, "-m", "rienda_kernel.cli", "run", *args]), cwd=work,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         started.append(proc)
         return proc
 
@@ -169,7 +170,7 @@ def start_run():
     for proc in started:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
+            proc.communicate(timeout=60)
 
 
 def test_sigterm_during_a_command_ends_its_children_runs_after_run_closes_the_session_and_exits_143(setup, start_run):

@@ -16,6 +16,7 @@ from rienda_kernel.engine import CancelToken, ConfigError, Log, NonInteractiveUI
 
 from ..helpers.homes import write_agent, write_script
 from ..helpers.processes import wait_for
+from ..helpers.signals import interruptible
 
 SPIN = "for (;;) {}\nmodule.exports = { afterRun() {} };\n"
 GOOD_HOOK = 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };\n'
@@ -103,7 +104,7 @@ def _children(pid: int) -> list[int]:
 def test_rienda_tools_stops_on_ctrl_c_with_one_line_and_exit_130(rig):
     rig.write_tool("spin", SPIN)
     (rig.home / "config.yaml").write_text("load_timeout: 600\n")
-    cli = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "--home", str(rig.home), "tools"],
+    cli = subprocess.Popen(interruptible([sys.executable, "-m", "rienda_kernel.cli", "--home", str(rig.home), "tools"]),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         # Loading has begun once a worker spends CPU time well beyond its start.

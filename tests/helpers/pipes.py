@@ -27,7 +27,7 @@ def read_until(proc: subprocess.Popen, stream: str, marker: str, timeout: float 
         data = os.read(fd, 1) if ready else None
         if not data:
             proc.kill()
-            proc.communicate()
+            proc.communicate(timeout=60)
             why = f"did not arrive within {timeout:g} s" if data is None else "never came: the pipe closed"
             raise AssertionError(f"{marker!r} on {stream} {why}; got {received!r}")
         received += decoder.decode(data)

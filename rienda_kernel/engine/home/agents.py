@@ -25,6 +25,7 @@ chosen when it runs (:mod:`.providers.choice`).
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,7 +315,14 @@ def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
-        raise AgentError(path, 1, f"cannot be read: {exc}") from exc
+        raise AgentError(path, 1, f"cannot be read: {getattr(exc, 'strerror', None) or exc}") from exc
+
+
+def _check_readable(folder: Path) -> None:
+    """ConfigError when ``folder`` (``agents/``) exists but cannot be listed or entered:
+    which agents it holds (a ``default.md`` too) cannot be known."""
+    if os.access(folder, os.F_OK) and not os.access(folder, os.R_OK | os.X_OK):
+        raise ConfigError(f"{folder}: cannot be read: permission denied; its agents cannot be loaded")
 
 
 def _available_ids(folder: Path) -> list[str]:
@@ -336,6 +344,7 @@ def load_agent(home: Path, agent_id: str, *, default_model: str | None = None) -
     if not isinstance(agent_id, str) or not NAME_RULE.fullmatch(agent_id):
         raise ConfigError(f"{agent_id!r} is not a valid agent id (1 to 64 letters, digits, '_' or '-')")
     path = folder / f"{agent_id}.md"
+    _check_readable(folder)
     if not path.is_file():
         if agent_id == DEFAULT_AGENT_ID:
             return builtin_default_agent(default_model), []
@@ -356,6 +365,10 @@ def list_agents(home: Path, *, default_model: str | None = None) -> tuple[list[A
     folder = Path(home) / "agents"
     agents: dict[str, Agent] = {}
     diagnostics: list[Diagnostic] = []
+    try:
+        _check_readable(folder)
+    except ConfigError as exc:
+        return [], [Diagnostic(DIAGNOSTIC_SOURCE, str(exc), path=str(folder))]
     files = sorted(folder.glob("*.md")) if folder.is_dir() else []
     for path in files:
         if not path.is_file():

@@ -14,6 +14,7 @@ Built-in tools are listed alongside; a user tool with a built-in's name shadows 
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,9 +135,16 @@ class ExtensionLoader:
     def _scan(self, folder: Path, kind: str, diagnostics: list[Diagnostic],
               wanted: Collection[str] | None, how: _How) -> dict[str, Any]:
         found: dict[str, Any] = {}
-        if not folder.is_dir():
+        if not os.access(folder, os.F_OK) or not folder.is_dir():
             return found
-        for entry in sorted(folder.iterdir()):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError as exc:  # an unreadable folder: its extensions are not there, the rest works
+            diagnostics.append(Diagnostic(f"extensions:{kind}", f"{folder}: cannot be read: "
+                                          f"{(exc.strerror or str(exc)).lower()}; no {kind} of it is loaded",
+                                          path=str(folder)))
+            return found
+        for entry in entries:
             if entry.name.startswith(".") or (wanted is not None and entry.name not in wanted):
                 continue
             extension = self._entry(entry, kind, diagnostics, how)

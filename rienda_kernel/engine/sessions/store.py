@@ -286,12 +286,14 @@ class SessionStore:
         :class:`SessionWriteError` (and no file) if the header cannot be written.
         """
         session_id = new_session_id() if session_id is None else self._checked_id(session_id)
-        self.directory.mkdir(parents=True, exist_ok=True)
         path = self._path(session_id)
         try:
+            self.directory.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         except FileExistsError:
             raise SessionError(f"session {session_id!r} already exists: {path}") from None
+        except OSError as exc:
+            raise SessionError(f"cannot create the session file {path}: {exc.strerror or exc}") from exc
         writer = SessionWriter(session_id, path, fd, self.scrubber)
         header = {"type": "session", "version": SESSION_VERSION, "id": session_id, "agent": agent,
                   "model": model, "created": iso_now(), **(parent or {})}
@@ -336,15 +338,30 @@ class SessionStore:
     def list(self) -> list[SessionInfo]:
         """Every readable session, oldest first (sorted by id). Files that cannot be read
         or have a bad header are left out silently (:meth:`load` reports them)."""
-        if not self.directory.is_dir():
+        if not self._readable():
             return []
         found = (_summary(path) for path in self.directory.glob("*.jsonl") if _ID_RULE.fullmatch(path.stem))
         return sorted((info for info in found if info is not None), key=lambda info: info.id)
 
+    def unreadable(self) -> list[Path]:
+        """The session files this process cannot read (left out of :meth:`list`), by id."""
+        if not self._readable():
+            return []
+        return sorted(path for path in self.directory.glob("*.jsonl") if not os.access(path, os.R_OK))
+
     def _ids(self) -> list[str]:
-        if not self.directory.is_dir():
+        if not self._readable():
             return []
         return sorted(path.stem for path in self.directory.glob("*.jsonl"))
+
+    def _readable(self) -> bool:
+        """Whether the sessions folder exists; SessionError when it does but cannot be
+        listed (its sessions are not "none")."""
+        if not os.access(self.directory, os.F_OK) or not self.directory.is_dir():
+            return False
+        if not os.access(self.directory, os.R_OK | os.X_OK):
+            raise SessionError(f"{self.directory}: cannot be read: permission denied")
+        return True
 
     def _path(self, session_id: str) -> Path:
         return self.directory / f"{session_id}.jsonl"

@@ -175,7 +175,7 @@ def test_the_server_killed_mid_stream_is_an_error_naming_the_url(rig, keyless, t
     with started(tmp_path) as (origin, process):
         engine = engine_for(rig, {"providers": {"local": {"api": "openai", "base_url": origin + "/v1"}}},
                             {"temperature": 0})
-        ui = OnFirstText(lambda: (process.send_signal(signal.SIGKILL), process.wait()))
+        ui = OnFirstText(lambda: (process.send_signal(signal.SIGKILL), process.wait(60)))
         result = engine.conversation("small").run("Tell me a long story.", ui)
     assert result.reason == "error"
     assert result.error.startswith(f"{origin}/v1/chat/completions: ")

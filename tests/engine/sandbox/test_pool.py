@@ -22,6 +22,8 @@ from rienda_kernel.engine.errors import SandboxError
 
 from ...helpers.extensions import returning
 from ...helpers.processes import alive, wait_exit, wait_for
+from ...helpers.pipes import read_until
+from ...helpers.signals import interruptible
 
 MB = 1024 * 1024
 LIMIT = 64 * MB
@@ -215,11 +217,11 @@ def test_workers_exit_when_their_host_process_is_killed(tmp_path):
     host = subprocess.Popen([sys.executable, "-c", HOST_SCRIPT + "threading.Event().wait()\n"],
                             stdout=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
-        first = json.loads(host.stdout.readline())
+        first = json.loads(read_until(host, "stdout", "\n", 120))
         assert first["call"] == "ok" and first["pids"]
     finally:
         host.kill()
-        host.wait()
+        host.wait(60)
     assert all(wait_exit(pid) for pid in first["pids"]), "a worker outlived its killed host"
 
 
@@ -231,12 +233,12 @@ def test_ctrl_c_to_the_process_group_leaves_the_workers_to_the_host(tmp_path):
         except KeyboardInterrupt:
             print(json.dumps({"call": call(), "pids": pids()}), flush=True)
         """)
-    host = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=tmp_path,
-                            start_new_session=True)
+    host = subprocess.Popen(interruptible([sys.executable, "-c", script]), stdout=subprocess.PIPE, text=True,
+                            cwd=tmp_path, start_new_session=True)
     try:
-        before = json.loads(host.stdout.readline())
+        before = json.loads(read_until(host, "stdout", "\n", 120))
         os.killpg(host.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-        after = json.loads(host.stdout.readline())
+        after = json.loads(read_until(host, "stdout", "\n", 120).split("\n")[0])
         assert host.wait(60) == 0
     finally:
         host.kill()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ...helpers.homes import only_session_lines, write_agent, write_extension, write_script
 from ...helpers.processes import alive, wait_for_file
+from ...helpers.signals import to_another_thread
 
 SLEEPER = ('module.exports = { description: "s", parameters: { type: "object" }, execute(ctx) { ctx.log("sleeping");'
            ' ctx.system.exec("echo $$ > child.pid; exec sleep 60"); return "woke"; } };')
@@ -58,6 +59,23 @@ def test_sigterm_during_a_turn_ends_it_and_closes_the_session(python_kernel):
         sessions = [path.read_text() for path in (home / "sessions").glob("*.jsonl")]
         raise AssertionError(f"the kernel did not end: signals {before} -> {signal_state(pid)}; child alive: "
                              f"{alive(child)}; session: {sessions}") from None
+    assert not alive(child)
+    records = only_session_lines(home)
+    assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"
+
+
+def test_sigterm_that_the_system_gives_another_thread_still_ends_the_turn_and_the_kernel(python_kernel):
+    """A signal sent to a process lands on any thread that does not block it; Python runs
+    its handler on the main thread only, so the main thread must wake for it (this is what
+    made the test above fail now and then: it passed whenever the main thread got it)."""
+    home, fe, child = start_sleeping(python_kernel)
+    fe.disconnect()
+    pid = fe.km.provisioner.pid
+    to_another_thread(pid, signal.SIGTERM)
+    try:
+        fe.km.provisioner.process.wait(30)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the kernel did not end: child alive: {alive(child)}") from None
     assert not alive(child)
     records = only_session_lines(home)
     assert records[-1]["type"] == "run_end" and records[-1]["reason"] == "interrupted"
