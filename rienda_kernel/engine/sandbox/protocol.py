@@ -24,6 +24,12 @@ Contracts:
   :class:`OutOfMemory`; a return value that cannot be read (a throwing getter or Proxy, a
   throwing ``toJSON``, nesting past ``wire.MAX_DEPTH``) :class:`SandboxError`; a cancelled
   token :class:`Interrupted`, promptly, whatever the script is doing.
+- ``call_chain`` (optional: ``hooks.HookChain`` falls back to one ``call`` per hook) runs
+  one hook point's chain (:mod:`.chain`): each hook in a fresh isolate of its own, each
+  hook's output the next one's input, the first refusal ending it; ``on_step`` hears every
+  hook's outcome (its :class:`JSValue`, or the :class:`SandboxError` it failed with) as it
+  comes, and ``host_for(index)`` serves that hook's host calls. :class:`Interrupted` ends
+  the chain.
 - Host calls (``ctx.*``) are served synchronously by ``host`` on the calling thread.
 """
 
@@ -36,7 +42,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..cancel import CancelToken
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError
-from .wire import decode_error
+from .chain import ChainRule, Link, Outcome, Progress
+from .wire import decode_error, decode_outcome
 
 if TYPE_CHECKING:
     from .pool import WorkerPool
@@ -110,6 +117,7 @@ class Sandbox:
         self.memory_limit = memory_limit
         self.stop_grace = stop_grace
         self._pool = WorkerPool(memory_limit, spares=spares, max_workers=max_workers, stop_grace=stop_grace)
+        self.jobs = 0  # jobs sent to workers so far (a diagnostic for tests and the bench)
 
     @property
     def pool(self) -> WorkerPool:
@@ -151,13 +159,58 @@ class Sandbox:
         kind, value = reply["value"]
         return JSValue(kind, value)
 
+    def call_chain(self, links: Sequence[Link], export: str, payload: list[Any], rule: ChainRule,
+                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
+                   frozen: Sequence[tuple[int, str]] = (),
+                   on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
+        """One point's chain as one worker job (see the module's contracts). A worker that
+        dies mid-chain fails only the hook it was running; the hooks after it run in
+        another worker, from the input the hooks before it left."""
+        progress = Progress(rule, payload)
+        start = 0
+        while start < len(links):
+            cancel.raise_if_cancelled()
+            hosts: dict[int, HostHandler] = {}
+            at = [start]  # the hook running now: host calls are its own
+
+            def host(op: str, args: Any) -> Any:
+                if at[0] not in hosts:
+                    hosts[at[0]] = host_for(at[0])
+                return hosts[at[0]](op, args)
+
+            def step(message: list[Any]) -> None:
+                index, outcome = start + message[0], decode_outcome(message[1])
+                at[0] = index + 1
+                on_step(index, outcome)
+                if progress.after(outcome):
+                    at[0] = len(links)  # refused: nothing more runs
+
+            job = ["chain", [list(link) for link in links[start:]], export, json.dumps(progress.payload),
+                   rule.to_wire(), [list(f) for f in frozen]]
+            try:
+                self._run(job, host, cancel, None, step)
+                return
+            except Interrupted:
+                raise Interrupted(f"{links[min(at[0], len(links) - 1)][0]}: {export} was stopped") from None
+            except _Died as died:
+                if at[0] >= len(links):  # it died after the last hook's outcome came
+                    return
+                if died.cause.stopped or cancel.cancelled:
+                    raise Interrupted(f"{links[at[0]][0]}: {export} was stopped") from None
+                failed = OutOfMemory if died.cause.out_of_memory else SandboxError
+                outcome = failed(f"{links[at[0]][0]}: {export} {died.cause.reason}")
+                on_step(at[0], outcome)
+                progress.after(outcome)
+                start = at[0] + 1
+
     def _run(self, message: list[Any], host: HostHandler, cancel: CancelToken,
-             deadline: float | None) -> dict[str, Any]:
+             deadline: float | None, on_step: Callable[[list[Any]], None] | None = None) -> dict[str, Any]:
         from .worker_handle import WorkerDied
 
         worker = self._pool.acquire(cancel)
+        self.jobs += 1
         try:
-            reply = worker.run(message, host, cancel, deadline)
+            reply = worker.run(message, host, cancel, deadline, on_step)
         except WorkerDied as exc:
             raise _Died(exc) from None
         finally:

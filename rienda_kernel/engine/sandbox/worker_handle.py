@@ -123,8 +123,10 @@ class Worker:
 
     # -- one job -------------------------------------------------------------------------
     def run(self, message: list[Any], host: Callable[[str, Any], Any], cancel: CancelToken,
-            deadline: float | None = None) -> dict[str, Any]:
-        """Send ``message`` (a job), serve its host calls, return its reply.
+            deadline: float | None = None,
+            on_step: Callable[[list[Any]], None] | None = None) -> dict[str, Any]:
+        """Send ``message`` (a job), serve its host calls, return its reply; a chain job's
+        ``step`` messages (one per hook, as each ends) go to ``on_step`` in order.
 
         ``cancel`` stops the job (the worker terminates its isolate; past the grace, the
         worker is killed); ``deadline`` seconds after the start the worker is killed too.
@@ -144,6 +146,8 @@ class Worker:
                     self._data.send(["reply", host_reply(host, reply[1], reply[2])])
                 elif reply[0] == "note":  # a host call whose answer nobody waits for (ctx.log)
                     host_reply(host, reply[1], reply[2])
+                elif reply[0] == "step" and reply[1] == job and on_step is not None:
+                    on_step(reply[2:])
                 elif reply[0] == "done" and reply[1] == job:
                     self.retire = bool(reply[2].get("retire"))
                     return reply[2]

@@ -24,6 +24,7 @@ process decides what stops.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -33,8 +34,10 @@ import threading
 from typing import Any
 
 from ..cancel import CancelToken
+from .chain import ChainRule, Link, Outcome, run_chain
 from .inprocess import InProcessSandbox
-from .wire import Channel, ChannelClosed, HostReplyError, RawReply, encode_error
+from .protocol import JSValue
+from .wire import Channel, ChannelClosed, HostReplyError, RawReply, encode_error, encode_outcome
 
 __all__ = ["main"]
 
@@ -96,8 +99,8 @@ class WorkerLoop:
             with self._lock:
                 self._current = (job, token)
             try:
-                with self._sandbox.paused(), self._bounded:
-                    reply = self._run(kind, message[2:], token)
+                with self._sandbox.paused():
+                    reply = self._run(kind, job, message[2:], token)
             except BaseException as exc:  # noqa: BLE001 - every failure is the job's reply
                 reply = {"error": encode_error(exc)}
             finally:
@@ -106,14 +109,32 @@ class WorkerLoop:
             reply["retire"] = memory()[1] > self._retire_above
             self._send(["done", job, reply])
 
-    def _run(self, kind: str, fields: list[Any], token: CancelToken) -> dict[str, Any]:
+    def _run(self, kind: str, job: int, fields: list[Any], token: CancelToken) -> dict[str, Any]:
+        """One job; each invocation under the memory bound (one per hook of a chain)."""
         if kind == "inspect":
             path, source, timeout = fields
-            exports, values = self._sandbox.inspect(path, source, timeout=timeout, cancel=token)
+            with self._bounded:
+                exports, values = self._sandbox.inspect(path, source, timeout=timeout, cancel=token)
             return {"exports": [[e.name, e.kind] for e in exports], "values": values}
+        if kind == "chain":
+            links, export, payload, rule, frozen = fields
+            frozen = [tuple(f) for f in frozen]
+
+            def call_one(index: int, link: Link, args: list[Any]) -> JSValue:
+                with self._bounded:
+                    return self._sandbox.call_json(link[0], link[1], export, json.dumps(args), self._forward,
+                                                   token, frozen)
+
+            def on_step(index: int, outcome: Outcome) -> None:
+                self._send(["step", job, index, encode_outcome(outcome)])
+
+            run_chain([tuple(link) for link in links], json.loads(payload), ChainRule.from_wire(rule),
+                      call_one, on_step)
+            return {}
         path, source, export, payload, frozen = fields
-        value = self._sandbox.call_json(path, source, export, payload, self._forward, token,
-                                        [tuple(f) for f in frozen])
+        with self._bounded:
+            value = self._sandbox.call_json(path, source, export, payload, self._forward, token,
+                                            [tuple(f) for f in frozen])
         return {"value": [value.kind, value.value]}
 
     def _forward(self, op: str, args: Any) -> RawReply:
