@@ -248,3 +248,21 @@ def test_an_isolate_works_on_a_thread_started_before_v8_was_initialized():
 
     done = subprocess.run([sys.executable, "-c", THREAD_BEFORE_V8], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (0, "2\n42\n"), done.stderr[-2000:]
+
+
+def test_a_shadow_realm_is_a_fresh_context_made_through_v8s_own_api():
+    """mini_racer_compat assumption 8: with the realm factory installed on the isolate's
+    thread, `new ShadowRealm()` is a V8 context of its own (global object, intrinsics)."""
+    iso = Isolate(heap_limit=64 * 1024 * 1024, realms=True)
+    try:
+        seen = iso.eval("""
+          Object.prototype.outer = 1; globalThis.outerMark = 1;
+          const first = new ShadowRealm();
+          first.evaluate("Object.prototype.inner = 1; globalThis.innerMark = 1; Array.prototype.x = 1");
+          const second = new ShadowRealm();
+          [first.evaluate("typeof outerMark + ' ' + ({}).outer + ' ' + ({}).inner"),
+           second.evaluate("typeof innerMark + ' ' + ({}).inner + ' ' + [].x + ' ' + ({}).outer"),
+           typeof innerMark + ' ' + ({}).inner].join(' | ')""")
+        assert seen == "undefined undefined 1 | undefined undefined undefined undefined | undefined undefined"
+    finally:
+        iso.close()

@@ -1,0 +1,321 @@
+"""Fresh realms prepared ahead: each invocation in a ShadowRealm nobody used before.
+
+A fresh V8 *isolate* per invocation costs ~8 ms of CPU (isolate, kernel, prelude) and
+~0.75 MB while it waits; a fresh *realm* (a ShadowRealm: its own global object and its own
+intrinsics, in an isolate that stays) costs ~1 ms and ~0.1 MB. So invocations run in
+realms, each made ahead of need with the prelude *and the extension's module* already
+evaluated: on the critical path an invocation is only the call and its marshalling.
+
+- A :class:`Home` is one isolate made with ``realms=True`` (:mod:`.isolate`) and the
+  realms prepared in it. One invocation at a time runs in a home (a host call may block on
+  a person), so concurrent invocations get homes of their own.
+- :class:`Realms` leases a prepared realm for ``(path, source)``: the key is the source as
+  the caller loaded it, so a file that changed on disk (a new source) never gets a realm
+  prepared for its old text. Each realm is used once; the kernel forgets it when it runs.
+- A background thread (the *preparer*) replenishes each key up to its target, only while
+  its home is idle, not :meth:`paused` (a worker's job) and quiet for ``quiet_ms``. A
+  target starts at ``min_ready`` and doubles, up to ``max_ready``, each time a lease
+  finds none ready (a turn with many hooks), and falls back after ``idle_seconds`` unused.
+  It also runs a full GC in an idle home every :data:`GC_EVERY` invocations: V8 collects
+  dead realms only then, and mini-racer's hard limit counts them until it does.
+- A home whose invocation was stopped, ran out of memory, or left timers or waits behind
+  (``"left"`` in its outcome) is *retired*: closed, with its prepared realms, and replaced.
+  Nothing that ran in it can run again.
+
+The preparer waits on a condition without a timeout when nothing is to be done: an idle
+process spends no CPU here.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .isolate import Isolate
+
+__all__ = ["GC_EVERY", "Home", "Lease", "Realms"]
+
+GC_EVERY = 64
+MAX_KEYS = 64
+# A module's top level already finished within the load timeout when it was inspected; a
+# preparation that takes longer than this is stopped, and its key runs the old way.
+PREPARE_TIMEOUT = 10.0
+
+
+@dataclass(eq=False)
+class Home:
+    """One isolate hosting realms; ``ready`` maps a key to its prepared realms' ids."""
+
+    isolate: Isolate
+    ready: dict[Any, deque[int]] = field(default_factory=dict)
+    state: str = "idle"  # idle | preparing | invoking
+    since: float = 0.0  # when it started preparing
+    dirty: bool = False
+    uses: int = 0  # invocations since the last full GC
+    _ids: Iterator[int] = field(default_factory=lambda: iter(range(1, 1 << 62)))
+
+    def prepare(self, script: str) -> tuple[int, Any]:
+        """A new realm with ``script`` (a module script ending in ``null``) evaluated:
+        (its id, None) when it is ready, else (its id, the loading failure's outcome)."""
+        realm = next(self._ids)
+        loaded = self.isolate.eval(f"__kernel.prepare({realm}, {json.dumps(script)})")
+        return realm, None if loaded is None else json.loads(loaded)
+
+    def invoke(self, realm: int, export: str, payload: str, frozen: str) -> str:
+        """Run ``export`` in realm ``realm`` (once); the prelude's outcome, as JSON text."""
+        return self.isolate.eval(
+            f"__kernel.invoke({realm}, {json.dumps(export)}, {json.dumps(payload)}, {json.dumps(frozen)})")
+
+    def collect(self) -> None:
+        self.isolate.collect_garbage()
+        self.uses = 0
+
+
+@dataclass(eq=False)
+class Lease:
+    """A prepared realm, leased for one invocation (:meth:`Realms.release` it)."""
+
+    home: Home
+    realm: int
+
+
+class Realms:
+    """Prepared realms for the extensions in use (see the module's contracts)."""
+
+    def __init__(self, heap_limit: int, min_ready: int = 1, max_ready: int = 8, max_homes: int = 4,
+                 spare_homes: int = 2, quiet_ms: float = 1.0, idle_seconds: float = 60.0) -> None:
+        self.heap_limit = heap_limit
+        self.min_ready, self.max_ready, self.max_homes = min_ready, max_ready, max_homes
+        self.spare_homes = spare_homes
+        self.quiet = quiet_ms / 1000
+        self.idle_seconds = idle_seconds
+        self.misses = 0  # leases that found no realm ready (a diagnostic)
+        self.prepared = 0  # realms prepared so far, ahead or inline
+        self.retired = 0  # homes retired so far (stopped, out of memory, work left behind)
+        self._homes: list[Home] = []
+        self._scripts: OrderedDict[Any, str] = OrderedDict()  # key -> its module script
+        self._targets: dict[Any, int] = {}
+        self._last_use: dict[Any, float] = {}
+        self._failing: set[Any] = set()  # keys whose module failed while preparing
+        self._creating = 0
+        self._paused = 0
+        self._last_activity = 0.0
+        self._stopped = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._prepare_forever, name="rienda-realms", daemon=True)
+        self._thread.start()
+        atexit.register(self.shutdown)
+
+    # -- leasing -------------------------------------------------------------------------
+    def lease(self, key: Any, script: Callable[[], str]) -> Lease | None:
+        """A realm prepared for ``key`` (``script()`` is its module script), made now if
+        none is ready; None if the module fails in a realm (the caller runs it the old way,
+        which reports the failure)."""
+        with self._changed:
+            self._last_activity = now = time.perf_counter()
+            if key not in self._scripts:
+                self._scripts[key] = script()
+                self._targets[key] = self.min_ready
+                while len(self._scripts) > MAX_KEYS:
+                    self._forget(next(iter(self._scripts)))
+            self._scripts.move_to_end(key)
+            if now - self._last_use.get(key, now) > self.idle_seconds:
+                self._targets[key] = self.min_ready
+            self._last_use[key] = now
+            if key in self._failing:
+                return None
+            home = self._idle_home(key)
+            realm = home.ready[key].popleft() if home.ready.get(key) else None
+            if realm is None:
+                self.misses += 1
+                self._targets[key] = min(self.max_ready, self._targets[key] * 2)
+            self._changed.notify_all()
+        if realm is None:
+            try:
+                realm, failure = home.prepare(self._scripts[key])
+                self.prepared += 1
+            except BaseException:
+                self._end(home, dirty=True)
+                raise
+            if failure is not None:
+                with self._changed:
+                    self._failing.add(key)
+                self._end(home, dirty=False)
+                return None
+        return Lease(home, realm)
+
+    def release(self, lease: Lease, dirty: bool = False) -> None:
+        """The invocation in ``lease`` ended; ``dirty``: its home must not be used again."""
+        lease.home.uses += 1
+        self._end(lease.home, dirty)
+
+    def _idle_home(self, key: Any) -> Home:
+        """An idle home, one with a realm ready for ``key`` first (called holding the lock;
+        may release it to wait, or to make a home)."""
+        while True:
+            if self._stopped:
+                raise RuntimeError("the realms are shut down")
+            idle = [home for home in self._homes if home.state == "idle" and not home.dirty]
+            if idle:
+                home = next((h for h in idle if h.ready.get(key)), idle[0])
+                home.state = "invoking"
+                return home
+            preparing = [home for home in self._homes if home.state == "preparing"]
+            for home in preparing:
+                if time.perf_counter() - home.since > PREPARE_TIMEOUT:
+                    home.isolate.terminate()  # the preparer retires it and marks the key
+            if not preparing and len(self._homes) + self._creating < self.max_homes:
+                self._creating += 1
+                self._changed.release()
+                try:
+                    home = Home(Isolate(self.heap_limit, realms=True), state="invoking")
+                finally:
+                    self._changed.acquire()
+                    self._creating -= 1
+                self._homes.append(home)
+                return home
+            self._changed.wait(PREPARE_TIMEOUT if preparing else None)
+
+    def _end(self, home: Home, dirty: bool) -> None:
+        with self._changed:
+            self._last_activity = time.perf_counter()
+            home.state = "idle"
+            if dirty or home.dirty or home.isolate.out_of_memory():
+                home.dirty = True
+                self.retired += 1
+                self._homes.remove(home)
+            self._changed.notify_all()
+        if home.dirty:
+            home.isolate.close()
+
+    def _forget(self, key: Any) -> None:
+        del self._scripts[key]
+        self._targets.pop(key, None)
+        self._last_use.pop(key, None)
+        self._failing.discard(key)
+        for home in self._homes:
+            home.ready.pop(key, None)  # the kernel drops them with the home, or at its GC
+
+    # -- preparing -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Within the block nothing is prepared ahead (a lease may still prepare inline)."""
+        with self._changed:
+            self._paused += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._paused -= 1
+                self._changed.notify_all()
+
+    @property
+    def ready(self) -> int:
+        """Prepared realms waiting, over all keys and homes."""
+        with self._changed:
+            return sum(len(ids) for home in self._homes for ids in home.ready.values())
+
+    def warm(self) -> None:
+        """Make the first home now (V8's start, the kernel), not on the first lease."""
+        with self._changed:
+            home = self._idle_home(None)
+        self._end(home, dirty=False)
+
+    def shutdown(self) -> None:
+        with self._changed:
+            self._stopped = True
+            homes, self._homes = self._homes, []
+            self._changed.notify_all()
+        self._thread.join(timeout=5)
+        for home in homes:
+            home.isolate.close()
+
+    def _prepare_forever(self) -> None:
+        while True:
+            with self._changed:
+                work = self._next_work()
+                while work is None:
+                    if self._stopped:
+                        return
+                    pause = self._last_activity + self.quiet - time.perf_counter()
+                    self._changed.wait(pause if pause > 0 and not self._paused else None)
+                    work = self._next_work()
+                home, key = work
+                if home is None:
+                    self._creating += 1
+                else:
+                    home.state, home.since = "preparing", time.perf_counter()
+                script = self._scripts.get(key) if key is not None else None
+            if home is None:
+                self._add_home()
+                continue
+            try:
+                if key is None:
+                    home.collect()
+                else:
+                    realm, failure = home.prepare(script)
+                    self.prepared += 1
+            except Exception:  # noqa: BLE001 - stopped (too long), out of memory...: retire the home
+                with self._changed:
+                    if key is not None:
+                        self._failing.add(key)
+                self._end(home, dirty=True)
+                continue
+            with self._changed:
+                if key is not None:
+                    if failure is not None:
+                        self._failing.add(key)
+                    elif key in self._scripts:
+                        home.ready.setdefault(key, deque()).append(realm)
+                    else:
+                        home.isolate.eval(f"__kernel.discard({realm})")
+            self._end(home, dirty=False)
+
+    def _add_home(self) -> None:
+        try:
+            home = Home(Isolate(self.heap_limit, realms=True))
+        except Exception:  # noqa: BLE001 - leases make homes inline (and raise) if this fails
+            home = None
+        with self._changed:
+            self._creating -= 1
+            if home is not None and not self._stopped:
+                self._homes.append(home)
+                home = None
+            self._changed.notify_all()
+        if home is not None:
+            home.isolate.close()
+
+    def _next_work(self) -> tuple[Home | None, Any] | None:
+        """What to do next, when the time is right (called holding the lock): (None, None)
+        to make a home; (a home, None) for its GC; (a home, a key) to prepare a realm.
+
+        Realms are prepared in one idle home while another stays idle for leases: once a
+        key is in use there are two homes, and the preparer fills the one with fewer
+        realms ready for the key, so that a lease seldom waits for a preparation."""
+        if self._stopped or self._paused or time.perf_counter() - self._last_activity < self.quiet:
+            return None
+        if not self._scripts or self._creating:
+            return None
+        if len(self._homes) < self.spare_homes:
+            return None, None
+        homes = [home for home in self._homes if home.state == "idle" and not home.dirty]
+        for home in homes:
+            if home.uses >= GC_EVERY and len(homes) > 1:
+                return home, None
+        for key in reversed(self._scripts):  # the most recently used first
+            if key in self._failing:
+                continue
+            counts = [len(home.ready.get(key, ())) for home in homes]
+            if not homes or sum(len(h.ready.get(key, ())) for h in self._homes) >= self._targets[key]:
+                continue
+            poorest = min(range(len(homes)), key=counts.__getitem__)
+            if len(homes) > 1 or sum(counts) == 0:
+                return homes[poorest], key
+        return None
