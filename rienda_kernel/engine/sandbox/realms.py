@@ -12,12 +12,14 @@ evaluated: on the critical path an invocation is only the call and its marshalli
 - :class:`Realms` leases a prepared realm for ``(path, source)``: the key is the source as
   the caller loaded it, so a file that changed on disk (a new source) never gets a realm
   prepared for its old text. Each realm is used once; the kernel forgets it when it runs.
-- A background thread (the *preparer*) replenishes each key up to its target, only while
-  its home is idle, not :meth:`paused` (a worker's job) and quiet for ``quiet_ms``. A
-  target starts at ``min_ready`` and doubles, up to ``max_ready``, each time a lease
-  finds none ready (a turn with many hooks), and falls back after ``idle_seconds`` unused.
-  It also runs a full GC in an idle home every :data:`GC_EVERY` invocations: V8 collects
-  dead realms only then, and mini-racer's hard limit counts them until it does.
+- A background thread (the *preparer*) replenishes each key up to its target, in a home
+  that no invocation is using while another home is free for leases (with one home, only
+  when :meth:`paused` is not in force and nothing happened for ``quiet_ms``). A target
+  starts at ``min_ready`` and doubles, up to ``max_ready``, each time a lease finds none
+  ready (a turn with many hooks), and falls back after ``idle_seconds`` unused.
+  It also runs a full GC in an idle home every :data:`GC_EVERY` invocations: V8, which
+  does not know mini-racer's hard limit, lets dead realms pile up in its old generation,
+  and the limit counts them until a full GC (a lease collects inline past four times that).
 - A home whose invocation was stopped, ran out of memory, or left timers or waits behind
   (``"left"`` in its outcome) is *retired*: closed, with its prepared realms, and replaced.
   Nothing that ran in it can run again.
@@ -42,7 +44,11 @@ from .isolate import Isolate
 
 __all__ = ["GC_EVERY", "Home", "Lease", "Realms"]
 
-GC_EVERY = 64
+GC_EVERY = 32
+# Garbage from earlier invocations counts against a home's heap limit until a full GC, so
+# a home holds this much more than one invocation's limit (the worker's process bound is
+# what enforces the memory limit; V8's is the graceful stop before it).
+GARBAGE_ROOM = 16 * 1024 * 1024
 MAX_KEYS = 64
 # A module's top level already finished within the load timeout when it was inspected; a
 # preparation that takes longer than this is stopped, and its key runs the old way.
@@ -72,6 +78,9 @@ class Home:
         """Run ``export`` in realm ``realm`` (once); the prelude's outcome, as JSON text."""
         return self.isolate.eval(
             f"__kernel.invoke({realm}, {json.dumps(export)}, {json.dumps(payload)}, {json.dumps(frozen)})")
+
+    def total_ready(self) -> int:
+        return sum(len(ids) for ids in self.ready.values())
 
     def collect(self) -> None:
         self.isolate.collect_garbage()
@@ -132,11 +141,14 @@ class Realms:
             if key in self._failing:
                 return None
             home = self._idle_home(key)
+            overdue = home.uses >= 4 * GC_EVERY
             realm = home.ready[key].popleft() if home.ready.get(key) else None
             if realm is None:
                 self.misses += 1
                 self._targets[key] = min(self.max_ready, self._targets[key] * 2)
             self._changed.notify_all()
+        if overdue:
+            home.collect()
         if realm is None:
             try:
                 realm, failure = home.prepare(self._scripts[key])
@@ -163,8 +175,8 @@ class Realms:
             if self._stopped:
                 raise RuntimeError("the realms are shut down")
             idle = [home for home in self._homes if home.state == "idle" and not home.dirty]
-            if idle:
-                home = next((h for h in idle if h.ready.get(key)), idle[0])
+            if idle:  # one with a realm ready for the key, the fullest first (see _next_work)
+                home = max(idle, key=lambda h: (bool(h.ready.get(key)), h.total_ready()))
                 home.state = "invoking"
                 return home
             preparing = [home for home in self._homes if home.state == "preparing"]
@@ -175,7 +187,7 @@ class Realms:
                 self._creating += 1
                 self._changed.release()
                 try:
-                    home = Home(Isolate(self.heap_limit, realms=True), state="invoking")
+                    home = Home(Isolate(self.heap_limit + GARBAGE_ROOM, realms=True), state="invoking")
                 finally:
                     self._changed.acquire()
                     self._creating -= 1
@@ -221,6 +233,15 @@ class Realms:
         """Prepared realms waiting, over all keys and homes."""
         with self._changed:
             return sum(len(ids) for home in self._homes for ids in home.ready.values())
+
+    def quiescent(self) -> bool:
+        """Nothing is being prepared and nothing is left to prepare (tests, the bench)."""
+        with self._changed:
+            if self._creating or len(self._homes) < self.spare_homes or any(
+                    home.state == "preparing" for home in self._homes):
+                return False
+            return all(len(home.ready.get(key, ())) >= self._targets[key] or key in self._failing
+                       for home in self._homes for key in self._scripts)
 
     def warm(self) -> None:
         """Make the first home now (V8's start, the kernel), not on the first lease."""
@@ -280,7 +301,7 @@ class Realms:
 
     def _add_home(self) -> None:
         try:
-            home = Home(Isolate(self.heap_limit, realms=True))
+            home = Home(Isolate(self.heap_limit + GARBAGE_ROOM, realms=True))
         except Exception:  # noqa: BLE001 - leases make homes inline (and raise) if this fails
             home = None
         with self._changed:
@@ -293,29 +314,28 @@ class Realms:
             home.isolate.close()
 
     def _next_work(self) -> tuple[Home | None, Any] | None:
-        """What to do next, when the time is right (called holding the lock): (None, None)
-        to make a home; (a home, None) for its GC; (a home, a key) to prepare a realm.
+        """What to do next (called holding the lock): (None, None) to make a home; (a home,
+        None) for its GC; (a home, a key) to prepare a realm; None for nothing now.
 
-        Realms are prepared in one idle home while another stays idle for leases: once a
-        key is in use there are two homes, and the preparer fills the one with fewer
-        realms ready for the key, so that a lease seldom waits for a preparation."""
-        if self._stopped or self._paused or time.perf_counter() - self._last_activity < self.quiet:
-            return None
-        if not self._scripts or self._creating:
+        Two homes double-buffer: each holds up to the target of every key, leases take from
+        the fullest home that has the key, and the preparer fills the emptiest idle home
+        while another is free (idle or running an invocation), so a lease seldom finds the
+        realm it needs in a home busy preparing. With one home the preparer waits for
+        ``quiet`` and no :meth:`paused`."""
+        if self._stopped or not self._scripts or self._creating:
             return None
         if len(self._homes) < self.spare_homes:
             return None, None
-        homes = [home for home in self._homes if home.state == "idle" and not home.dirty]
-        for home in homes:
-            if home.uses >= GC_EVERY and len(homes) > 1:
+        quiet = not self._paused and time.perf_counter() - self._last_activity >= self.quiet
+        idle = [home for home in self._homes if home.state == "idle" and not home.dirty]
+
+        def allowed(home: Home) -> bool:
+            return quiet or any(other is not home and other.state != "preparing" for other in self._homes)
+
+        for home in sorted((h for h in idle if allowed(h)), key=Home.total_ready):
+            if home.uses >= GC_EVERY:
                 return home, None
-        for key in reversed(self._scripts):  # the most recently used first
-            if key in self._failing:
-                continue
-            counts = [len(home.ready.get(key, ())) for home in homes]
-            if not homes or sum(len(h.ready.get(key, ())) for h in self._homes) >= self._targets[key]:
-                continue
-            poorest = min(range(len(homes)), key=counts.__getitem__)
-            if len(homes) > 1 or sum(counts) == 0:
-                return homes[poorest], key
+            for key in reversed(self._scripts):  # the most recently used first
+                if key not in self._failing and len(home.ready.get(key, ())) < self._targets[key]:
+                    return home, key
         return None

@@ -55,7 +55,7 @@ def call(sandbox, source, host=None, path=PATH, cancel=None):
 def test_an_invocation_in_a_realm_prepared_ahead_sees_nothing_an_earlier_one_left(local):
     assert call(local, POLLUTER) == FRESH
     for _ in range(5):
-        wait_for(lambda: local.realms.ready >= 1, what="a realm prepared ahead")
+        wait_for(local.realms.quiescent, what="realms prepared ahead")
         misses = local.realms.misses
         assert call(local, POLLUTER) == FRESH
         assert local.realms.misses == misses, "the invocation should have used a realm prepared ahead"
