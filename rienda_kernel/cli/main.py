@@ -159,6 +159,7 @@ def _terminal_stdin() -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    _start_workers(args)
     from ..engine import NoModelError, run_interruptibly
     from .terminal import JsonLinesUI, TerminalUI, usage_summary
 
@@ -181,6 +182,16 @@ def _run(args: argparse.Namespace) -> int:
     if isinstance(result.failure, NoModelError):
         return NO_MODEL_EXIT
     return 128 + stopped_by if stopped_by else EXIT[result.reason]
+
+
+def _start_workers(args: argparse.Namespace) -> None:
+    """A home with JavaScript tools or hooks will want a V8 worker: start it now, so it
+    boots while the rest of the run imports (a home without any never starts one)."""
+    from ..engine import rienda_home, shared_sandbox
+
+    home = rienda_home(args.home)
+    if any(next(iter((home / kind).glob("*/index.js")), None) for kind in ("tools", "hooks")):
+        shared_sandbox()
 
 
 def _demo(args: argparse.Namespace) -> int:

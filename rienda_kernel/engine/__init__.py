@@ -50,7 +50,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "loop": ("RunResult",),
     "providers.choice": ("NoModelError",),
     "runtime": ("Conversation", "Rienda", "SavedExtension"),
-    "sandbox.protocol": ("Sandbox",),
+    "sandbox.protocol": ("Sandbox", "shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),
     "sessions.messages": ("Message", "ToolCall", "Usage"),
     "sessions.store": ("LoadedSession", "SessionInfo"),

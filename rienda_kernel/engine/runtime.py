@@ -10,7 +10,6 @@ agent declares, within ``load_timeout`` seconds each (``config.yaml``, default 2
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from .sessions.messages import Message
 from .providers.choice import choose_default_model
 from .providers import provider_for
 from .builtins.notebook import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
-from .sandbox.protocol import Sandbox
+from .sandbox.protocol import Sandbox, shared_sandbox
 from .secrets import redact_config, scrub_text
 from .sessions.store import LoadedSession, SessionInfo, SessionStore, SessionWriter, new_session_id
 from .tools.invoke import ToolResult
@@ -42,20 +41,6 @@ __all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda", "SavedExtension"]
 
 DEFAULT_MAX_TURNS = 50
 CONFIRM_ENV = "RIENDA_CONFIRM"
-
-_SHARED_SANDBOX: Sandbox | None = None
-_SHARED_LOCK = threading.Lock()
-
-
-def shared_sandbox() -> Sandbox:
-    """One sandbox (one pool of V8 worker processes) per process, made on first use; its
-    first worker starts in the background at once."""
-    global _SHARED_SANDBOX
-    with _SHARED_LOCK:
-        if _SHARED_SANDBOX is None:
-            _SHARED_SANDBOX = Sandbox()
-        return _SHARED_SANDBOX
-
 
 @dataclass(frozen=True)
 class SavedExtension:

@@ -5,7 +5,9 @@ A :class:`WorkerPool` keeps ``spares`` started workers (:class:`.worker_handle.W
 idle beyond those in use, starting them on background threads from the moment the pool is
 made, so an invocation never waits for a process to start unless workers are dying faster
 than they start. A worker that died, was killed or asked to retire is replaced in the
-background. This module never imports V8: the host process does not load it.
+background; a spare replacing a worker that was taken starts ``spare_delay`` seconds later
+(at once if someone waits for it), so that it does not boot on the two cores the job it
+was taken for needs. This module never imports V8: the host process does not load it.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ class WorkerPool:
     """
 
     def __init__(self, memory_limit: int, spares: int = 1, max_workers: int = 8, stop_grace: float = 0.5,
-                 start_timeout: float = 60.0) -> None:
+                 start_timeout: float = 60.0, spare_delay: float = 2.0) -> None:
         self.memory_limit = memory_limit
         self.spares = spares
         self.max_workers = max(1, max_workers)
         self.stop_grace = stop_grace
         self.start_timeout = start_timeout
+        self.spare_delay = spare_delay
+        self._hurry = threading.Event()  # a waiter needs the delayed spare now
         self.started = 0  # workers started so far (a diagnostic for tests and the bench)
         self._idle: list[Worker] = []
         self._busy: set[Worker] = set()
@@ -109,6 +113,7 @@ class WorkerPool:
         """Close idle workers (they exit); busy ones are closed when released."""
         with self._changed:
             self._closed = True
+            self._hurry.set()
             idle, self._idle = self._idle, []
             launching = list(self._launching)
             self._changed.notify_all()
@@ -119,14 +124,31 @@ class WorkerPool:
 
     # -- starting ----------------------------------------------------------------------
     def _fill(self) -> None:
-        """Start workers until ``spares`` (plus one per waiter) are idle or starting."""
-        wanted = self.spares + self._waiting
+        """Start workers until ``spares`` are idle or starting, or one per waiter if more
+        are waiting. A waiter takes the worker that is starting, and the spare that
+        replaces it starts once it did: two workers booting at once on two cores would
+        delay the first (a run's first tool call waits for it)."""
+        wanted = max(self.spares, self._waiting)
+        if self._waiting:
+            self._hurry.set()
+        elif not self._starting:
+            self._hurry.clear()
         while (not self._closed and len(self._idle) + self._starting < wanted
                and len(self._idle) + self._starting + len(self._busy) < self.max_workers):
             self._starting += 1
-            threading.Thread(target=self._start_one, name="rienda-worker-start", daemon=True).start()
+            # The first workers start at once; a spare replacing one that was taken waits
+            # ``spare_delay`` (or until someone waits for it), off a burst's two cores.
+            delay = self.spare_delay if self.started and not self._waiting else 0.0
+            threading.Thread(target=self._start_one, args=(delay,), name="rienda-worker-start", daemon=True).start()
 
-    def _start_one(self) -> None:
+    def _start_one(self, delay: float = 0.0) -> None:
+        if delay:
+            self._hurry.wait(delay)
+            with self._changed:
+                if self._closed:
+                    self._starting -= 1
+                    self._changed.notify_all()
+                    return
         worker = None
         failure = None
         try:

@@ -36,6 +36,7 @@ Contracts:
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -48,7 +49,8 @@ from .wire import decode_error, decode_outcome
 if TYPE_CHECKING:
     from .pool import WorkerPool
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "Export", "HostHandler", "JSValue", "Sandbox", "SandboxLike", "js_value"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "Export", "HostHandler", "JSValue", "Sandbox", "SandboxLike", "js_value",
+           "shared_sandbox"]
 
 DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024
 
@@ -225,6 +227,21 @@ class Sandbox:
     def close(self) -> None:
         """Let the workers exit (idle ones now, busy ones when their invocation ends)."""
         self._pool.close()
+
+
+_SHARED: Sandbox | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_sandbox() -> Sandbox:
+    """One sandbox (one pool of V8 worker processes) per process, made on first use; its
+    first worker starts in the background at once (a front end that knows it will run
+    JavaScript calls this first, so the worker starts while the rest imports)."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = Sandbox()
+        return _SHARED
 
 
 class _Died(Exception):

@@ -46,10 +46,13 @@ __all__ = ["GC_EVERY", "Home", "Lease", "Realms"]
 
 GC_EVERY = 32
 # Garbage from earlier invocations counts against a home's heap limit until a full GC, so
-# a home holds this much more than one invocation's limit (the worker's process bound is
-# what enforces the memory limit; V8's is the graceful stop before it).
-GARBAGE_ROOM = 16 * 1024 * 1024
+# a home holds this much more than one invocation's limit: GC_EVERY dead realms fit in it.
+# Not more: the heap overshoots its limit before the check, and at 16 MB more a worker's
+# heap reached its process bound first (V8 died, SIGTRAP, instead of stopping the script).
+GARBAGE_ROOM = 8 * 1024 * 1024
 MAX_KEYS = 64
+BLANK_READY = 1  # blank realms (the prelude, no module) per home, for a key with none ready
+_GC = object()  # the preparer's work item for a full GC
 # A module's top level already finished within the load timeout when it was inspected; a
 # preparation that takes longer than this is stopped, and its key runs the old way.
 PREPARE_TIMEOUT = 10.0
@@ -67,12 +70,19 @@ class Home:
     uses: int = 0  # invocations since the last full GC
     _ids: Iterator[int] = field(default_factory=lambda: iter(range(1, 1 << 62)))
 
-    def prepare(self, script: str) -> tuple[int, Any]:
-        """A new realm with ``script`` (a module script ending in ``null``) evaluated:
-        (its id, None) when it is ready, else (its id, the loading failure's outcome)."""
+    def prepare(self, script: str | None) -> tuple[int, Any]:
+        """A new realm, with ``script`` (a module script ending in ``null``) evaluated if
+        given: (its id, None) when it is ready, else (its id, the failure's outcome)."""
         realm = next(self._ids)
-        loaded = self.isolate.eval(f"__kernel.prepare({realm}, {json.dumps(script)})")
+        code = f"__kernel.create({realm})" if script is None else f"__kernel.prepare({realm}, {json.dumps(script)})"
+        loaded = self.isolate.eval(code)
         return realm, None if loaded is None else json.loads(loaded)
+
+    def load(self, realm: int, script: str) -> Any:
+        """Evaluate ``script`` in realm ``realm`` (made by ``prepare(None)``): None when it
+        is ready, else the failure's outcome."""
+        loaded = self.isolate.eval(f"__kernel.load({realm}, {json.dumps(script)})")
+        return None if loaded is None else json.loads(loaded)
 
     def invoke(self, realm: int, export: str, payload: str, frozen: str) -> str:
         """Run ``export`` in realm ``realm`` (once); the prelude's outcome, as JSON text."""
@@ -143,16 +153,21 @@ class Realms:
             home = self._idle_home(key)
             overdue = home.uses >= 4 * GC_EVERY
             realm = home.ready[key].popleft() if home.ready.get(key) else None
+            blank = None
             if realm is None:
                 self.misses += 1
                 self._targets[key] = min(self.max_ready, self._targets[key] * 2)
+                blank = home.ready[None].popleft() if home.ready.get(None) else None
             self._changed.notify_all()
         if overdue:
             home.collect()
         if realm is None:
-            try:
-                realm, failure = home.prepare(self._scripts[key])
-                self.prepared += 1
+            try:  # a blank realm (prelude only) takes just the module; else a whole new one
+                if blank is not None:
+                    realm, failure = blank, home.load(blank, self._scripts[key])
+                else:
+                    realm, failure = home.prepare(self._scripts[key])
+                    self.prepared += 1
             except BaseException:
                 self._end(home, dirty=True)
                 raise
@@ -229,6 +244,11 @@ class Realms:
                 self._changed.notify_all()
 
     @property
+    def failing(self) -> int:
+        """Keys whose module failed in a realm (their calls run in a fresh isolate)."""
+        return len(self._failing)
+
+    @property
     def ready(self) -> int:
         """Prepared realms waiting, over all keys and homes."""
         with self._changed:
@@ -237,11 +257,12 @@ class Realms:
     def quiescent(self) -> bool:
         """Nothing is being prepared and nothing is left to prepare (tests, the bench)."""
         with self._changed:
-            if self._creating or len(self._homes) < self.spare_homes or any(
+            if self._creating or len(self._homes) < (self.spare_homes if self._scripts else 1) or any(
                     home.state == "preparing" for home in self._homes):
                 return False
-            return all(len(home.ready.get(key, ())) >= self._targets[key] or key in self._failing
-                       for home in self._homes for key in self._scripts)
+            return all((len(home.ready.get(key, ())) >= self._targets[key] or key in self._failing
+                        for key in self._scripts) and len(home.ready.get(None, ())) >= BLANK_READY
+                       for home in self._homes)
 
     def warm(self) -> None:
         """Make the first home now (V8's start, the kernel), not on the first lease."""
@@ -273,27 +294,27 @@ class Realms:
                     self._creating += 1
                 else:
                     home.state, home.since = "preparing", time.perf_counter()
-                script = self._scripts.get(key) if key is not None else None
+                script = self._scripts.get(key) if key not in (None, _GC) else None
             if home is None:
                 self._add_home()
                 continue
             try:
-                if key is None:
+                if key is _GC:
                     home.collect()
                 else:
                     realm, failure = home.prepare(script)
                     self.prepared += 1
             except Exception:  # noqa: BLE001 - stopped (too long), out of memory...: retire the home
                 with self._changed:
-                    if key is not None:
+                    if key not in (None, _GC):
                         self._failing.add(key)
                 self._end(home, dirty=True)
                 continue
             with self._changed:
-                if key is not None:
+                if key is not _GC:
                     if failure is not None:
                         self._failing.add(key)
-                    elif key in self._scripts:
+                    elif key is None or key in self._scripts:
                         home.ready.setdefault(key, deque()).append(realm)
                     else:
                         home.isolate.eval(f"__kernel.discard({realm})")
@@ -315,16 +336,17 @@ class Realms:
 
     def _next_work(self) -> tuple[Home | None, Any] | None:
         """What to do next (called holding the lock): (None, None) to make a home; (a home,
-        None) for its GC; (a home, a key) to prepare a realm; None for nothing now.
+        _GC) for its GC; (a home, a key) to prepare a realm for that key, or a blank one for
+        the key None; None for nothing now.
 
         Two homes double-buffer: each holds up to the target of every key, leases take from
         the fullest home that has the key, and the preparer fills the emptiest idle home
         while another is free (idle or running an invocation), so a lease seldom finds the
         realm it needs in a home busy preparing. With one home the preparer waits for
         ``quiet`` and no :meth:`paused`."""
-        if self._stopped or not self._scripts or self._creating:
+        if self._stopped or self._creating:
             return None
-        if len(self._homes) < self.spare_homes:
+        if len(self._homes) < (self.spare_homes if self._scripts else 1):
             return None, None
         quiet = not self._paused and time.perf_counter() - self._last_activity >= self.quiet
         idle = [home for home in self._homes if home.state == "idle" and not home.dirty]
@@ -334,8 +356,10 @@ class Realms:
 
         for home in sorted((h for h in idle if allowed(h)), key=Home.total_ready):
             if home.uses >= GC_EVERY:
-                return home, None
+                return home, _GC
             for key in reversed(self._scripts):  # the most recently used first
                 if key not in self._failing and len(home.ready.get(key, ())) < self._targets[key]:
                     return home, key
+            if len(home.ready.get(None, ())) < BLANK_READY:
+                return home, None
         return None

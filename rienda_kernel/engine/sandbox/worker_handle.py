@@ -52,6 +52,7 @@ main(sys.argv[2:])
 """
 _STDERR_BYTES = 256 * 1024
 # What V8, the C++ runtime, glibc or Python print when an allocation fails.
+_SILENT_CRASHES = (-signal.SIGABRT, -signal.SIGTRAP, -signal.SIGILL)
 _OUT_OF_MEMORY = re.compile(r"out of memory|bad_alloc|MemoryError|Cannot allocate memory|allocation failed", re.I)
 
 
@@ -179,8 +180,9 @@ class Worker:
             self.kill()
             return WorkerDied("lost its V8 worker (it stopped answering); it was replaced")
         said = self._stderr_text()
-        # V8 aborts silently when it cannot map memory for an isolate at the bound.
-        if _OUT_OF_MEMORY.search(said) or (code == -signal.SIGABRT and not said):
+        # V8 aborts (or traps: its immediate crash) silently when it cannot map memory at
+        # the bound.
+        if _OUT_OF_MEMORY.search(said) or (code in _SILENT_CRASHES and not said):
             return WorkerDied("ran out of memory; its V8 worker was replaced", out_of_memory=True)
         first = next((line.strip() for line in said.splitlines() if line.strip() and line[0] not in " #="), "")
         detail = f" ({first[:200]})" if first else ""

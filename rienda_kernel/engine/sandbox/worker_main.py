@@ -80,6 +80,8 @@ class WorkerLoop:
         self._data = data
         self._control = control
         self._current: tuple[int, CancelToken] | None = None
+        self._last_job = 0
+        self._early_stop = 0  # a stop that came before its job (the control channel is faster)
         self._lock = threading.Lock()
         self._sandbox = InProcessSandbox(memory_limit, heap_limit=memory_limit // 2)
         self._sandbox.warm()
@@ -97,7 +99,9 @@ class WorkerLoop:
             kind, job = message[0], message[1]
             token = CancelToken()
             with self._lock:
-                self._current = (job, token)
+                self._current, self._last_job = (job, token), job
+                if self._early_stop == job:
+                    token.cancel()
             try:
                 with self._sandbox.paused():
                     reply = self._run(kind, job, message[2:], token)
@@ -174,10 +178,18 @@ class WorkerLoop:
                 self._stop(line)
 
     def _stop(self, line: bytes) -> None:
-        verb, _, job = line.decode("ascii", "replace").partition(" ")
+        """``stop <job>``: cancel that job, now or when it starts (a stop sent just after
+        its job can overtake it: they travel on different channels)."""
+        verb, _, text = line.decode("ascii", "replace").partition(" ")
+        if verb != "stop" or not text.isdigit():
+            return
+        job = int(text)
         with self._lock:
             current = self._current
-        if verb == "stop" and current is not None and str(current[0]) == job:
+            if (current is None or current[0] != job) and job > self._last_job:
+                self._early_stop = job
+                return
+        if current is not None and current[0] == job:
             current[1].cancel()
 
 

@@ -54,6 +54,7 @@ def call(sandbox, source, host=None, path=PATH, cancel=None):
 
 def test_an_invocation_in_a_realm_prepared_ahead_sees_nothing_an_earlier_one_left(local):
     assert call(local, POLLUTER) == FRESH
+    assert local.realms.failing == 0, "the module should run in realms, not in the isolate fallback"
     for _ in range(5):
         wait_for(local.realms.quiescent, what="realms prepared ahead")
         misses = local.realms.misses
@@ -68,6 +69,15 @@ def test_realms_prepared_side_by_side_share_nothing(local):
     assert call(local, other, path="/virtual/hooks/other/index.js") == FRESH
     assert call(local, "module.exports = { run: () => typeof Object.prototype.atLoad };") == "undefined"
     assert call(local, POLLUTER) == FRESH
+    assert local.realms.failing == 0
+
+
+def test_a_module_that_fails_in_a_realm_runs_in_a_fresh_isolate_which_reports_it(local):
+    source = "throw new TypeError('not today');\nmodule.exports = { run: () => 1 };"
+    with pytest.raises(Exception) as caught:
+        call(local, source)
+    assert "threw while loading" in str(caught.value) and "not today" in str(caught.value)
+    assert local.realms.failing == 1
 
 
 def test_a_realm_prepared_for_an_older_source_is_never_used(local):

@@ -138,30 +138,46 @@
       // Rings once with op "hello" (Python installs the realm factory on this thread).
       hello() { writeRequest(['[0,"hello",null]']); ring(); return readReply(); },
       setPrelude(text) { if (prelude === null) prelude = text; },
-      // A fresh realm for invocation `id`: the prelude installed, `moduleScript` (the
-      // module wrapped by inprocess.py, ending in `null`) evaluated. Returns null when it is
-      // ready, else the outcome of its failure (JSON text).
-      prepare(id, moduleScript) {
-        let realm, loaded;
+      // A fresh realm for invocation `id`, with the prelude installed. Returns null when
+      // it is ready, else the outcome of its failure (JSON text).
+      create(id) {
         try {
-          realm = new ShadowRealmCtor();
+          const realm = new ShadowRealmCtor();
           const install = evaluateIn(realm, prelude);
-          mapSet(realms, id, install(transport(id)));
-          loaded = evaluateIn(realm, moduleScript);
-          if (loaded === null) mapGet(realms, id)(null, "", "");
+          mapSet(realms, id, { __proto__: null, realm, call: install(transport(id)) });
         } catch (e) {
           mapDelete(realms, id);
           return failure("the realm could not be prepared: " + StringCtor(e && e.message));
         }
+        return null;
+      },
+      // Evaluates `moduleScript` (the module wrapped by inprocess.py, ending in `null`) in
+      // realm `id`, then rehearses a call there. Returns null when the realm is ready, else
+      // the outcome of its failure (JSON text; the realm is forgotten).
+      load(id, moduleScript) {
+        const entry = mapGet(realms, id);
+        let loaded;
+        try {
+          loaded = evaluateIn(entry.realm, moduleScript);
+          const call = entry.call; // a wrapped function: called with no `this` (an object
+          if (loaded === null) call(null, "", ""); // as `this` would not cross the boundary)
+        } catch (e) {
+          loaded = failure("the module could not be loaded in a realm: " + StringCtor(e && e.message));
+        }
         if (loaded !== null) mapDelete(realms, id);
         return loaded;
+      },
+      prepare(id, moduleScript) {
+        const created = this.create(id);
+        return created === null ? this.load(id, moduleScript) : created;
       },
       // Runs export `name` in realm `id` (once: the realm is forgotten), returning the
       // prelude's outcome (JSON text).
       invoke(id, name, payload, frozen) {
-        const call = mapGet(realms, id);
+        const entry = mapGet(realms, id);
         mapDelete(realms, id);
-        if (call === undefined) return failure("no prepared realm " + StringCtor(id));
+        if (entry === undefined) return failure("no prepared realm " + StringCtor(id));
+        const call = entry.call;
         return call(name, payload, frozen);
       },
       discard(id) { mapDelete(realms, id); },
