@@ -86,8 +86,11 @@ class Rienda:
         return self._loader
 
     def prepare_sandbox(self) -> None:
-        """Start the sandbox's V8 workers now, in the background."""
-        self.sandbox  # noqa: B018 - taking it starts them
+        """Start the sandbox's V8 workers now, in the background (again, if a quiet period
+        released them)."""
+        prepare = getattr(self.sandbox, "prepare", None)  # the in-process sandbox has none
+        if prepare is not None:
+            prepare()
 
     # -- what exists ------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
@@ -310,6 +313,8 @@ class Conversation:
     def _setup(self, ui: UI, cancel: CancelToken) -> TurnSetup:
         config, config_diagnostics = read_config(self.rienda.home)
         agent, diagnostics = self.rienda.agent(self.agent_id)
+        if (agent.hooks or agent.tools) and self.rienda._sandbox is not None:
+            self.rienda.prepare_sandbox()  # workers a quiet period released start again now
         catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
         for diagnostic in config_diagnostics + diagnostics:
             ui.emit(diagnostic)

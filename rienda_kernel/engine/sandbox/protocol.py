@@ -108,23 +108,30 @@ class Sandbox:
     ``memory_limit`` bounds what one invocation may allocate, all kinds together (the
     worker process's growth). ``spares`` workers are kept started beyond those in use
     (the first ones start, in the background, when the sandbox is made); a stop that
-    does not end an invocation within ``stop_grace`` seconds kills its worker.
+    does not end an invocation within ``stop_grace`` seconds kills its worker. After
+    ``idle_release`` seconds without an invocation the workers exit (None: never), and the
+    next invocation waits for one to start.
     """
 
     def __init__(self, memory_limit: int = DEFAULT_MEMORY_LIMIT, spares: int = 1, max_workers: int = 8,
-                 stop_grace: float = 0.5) -> None:
+                 stop_grace: float = 0.5, idle_release: float | None = 30.0) -> None:
         # Imported here: a worker process imports this module for its types only.
         from .pool import WorkerPool
 
         self.memory_limit = memory_limit
         self.stop_grace = stop_grace
-        self._pool = WorkerPool(memory_limit, spares=spares, max_workers=max_workers, stop_grace=stop_grace)
+        self._pool = WorkerPool(memory_limit, spares=spares, max_workers=max_workers, stop_grace=stop_grace,
+                                idle_release=idle_release)
         self.jobs = 0  # jobs sent to workers so far (a diagnostic for tests and the bench)
 
     @property
     def pool(self) -> WorkerPool:
         """The :class:`.workers.WorkerPool` (diagnostics: tests and the bench)."""
         return self._pool
+
+    def prepare(self) -> None:
+        """JavaScript will run soon: start a worker now if a quiet period released them."""
+        self._pool.wake_up()
 
     def inspect(self, path: str, source: str, *, timeout: float | None = None,
                 cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]:

@@ -314,3 +314,16 @@ def test_a_stop_that_overtakes_its_job_still_stops_it():
         assert reply["error"]["type"] == "Interrupted"
     finally:
         worker.kill()
+
+
+def test_workers_exit_after_a_quiet_period_and_come_back_for_the_next_invocation():
+    sandbox = Sandbox(memory_limit=LIMIT, idle_release=1.0)
+    try:
+        assert call(sandbox, "module.exports = { run: () => 'first' };").value == "first"
+        idle, busy = wait_for(lambda: sandbox.pool.pids(), what="workers")
+        pids = idle + busy
+        wait_for(lambda: sandbox.pool.pids() == ([], []), what="the workers to be released")
+        assert all(wait_exit(pid) for pid in pids)
+        assert call(sandbox, "module.exports = { run: () => 'again' };").value == "again"
+    finally:
+        sandbox.close()
