@@ -12,11 +12,11 @@ evaluated: on the critical path an invocation is only the call and its marshalli
 - :class:`Realms` leases a prepared realm for ``(path, source)``: the key is the source as
   the caller loaded it, so a file that changed on disk (a new source) never gets a realm
   prepared for its old text. Each realm is used once; the kernel forgets it when it runs.
-- A background thread (the *preparer*) replenishes each key up to its target, in a home
-  that no invocation is using while another home is free for leases (with one home, only
-  when :meth:`paused` is not in force and nothing happened for ``quiet_ms``). A target
-  starts at ``min_ready`` and doubles, up to ``max_ready``, each time a lease finds none
-  ready (a turn with many hooks), and falls back after ``idle_seconds`` unused.
+- A background thread (the *preparer*) replenishes each key up to its target once nothing
+  happened for ``quiet_ms`` and :meth:`paused` is not in force, in a home no invocation is
+  using while another home is free for leases. A target starts at ``min_ready`` and
+  doubles, up to ``max_ready``, each time a lease finds none ready (a turn with many
+  hooks), and falls back after ``idle_seconds`` unused.
   It also runs a full GC in an idle home every :data:`GC_EVERY` invocations: V8, which
   does not know mini-racer's hard limit, lets dead realms pile up in its old generation,
   and the limit counts them until a full GC (a lease collects inline past four times that).
@@ -109,7 +109,7 @@ class Realms:
     """Prepared realms for the extensions in use (see the module's contracts)."""
 
     def __init__(self, heap_limit: int, min_ready: int = 1, max_ready: int = 8, max_homes: int = 4,
-                 spare_homes: int = 2, quiet_ms: float = 1.0, idle_seconds: float = 60.0) -> None:
+                 spare_homes: int = 2, quiet_ms: float = 3.0, idle_seconds: float = 60.0) -> None:
         self.heap_limit = heap_limit
         self.min_ready, self.max_ready, self.max_homes = min_ready, max_ready, max_homes
         self.spare_homes = spare_homes
@@ -119,6 +119,7 @@ class Realms:
         self.prepared = 0  # realms prepared so far, ahead or inline
         self.retired = 0  # homes retired so far (stopped, out of memory, work left behind)
         self._homes: list[Home] = []
+        self._serving: Home | None = None  # the home leases take from; the other is the standby
         self._scripts: OrderedDict[Any, str] = OrderedDict()  # key -> its module script
         self._targets: dict[Any, int] = {}
         self._last_use: dict[Any, float] = {}
@@ -184,13 +185,32 @@ class Realms:
         self._end(lease.home, dirty)
 
     def _idle_home(self, key: Any) -> Home:
-        """An idle home, one with a realm ready for ``key`` first (called holding the lock;
-        may release it to wait, or to make a home)."""
+        """The home to lease from (called holding the lock; may release it to wait, or to
+        make a home): the *serving* home; the standby instead, which then serves, when it
+        has a realm for ``key`` and the serving home none (waiting for its preparation in
+        progress, once, rather than preparing one inline); another idle home when the
+        serving one is busy (concurrent invocations)."""
+        waited = False
         while True:
             if self._stopped:
                 raise RuntimeError("the realms are shut down")
-            idle = [home for home in self._homes if home.state == "idle" and not home.dirty]
-            if idle:  # one with a realm ready for the key, the fullest first (see _next_work)
+            live = [home for home in self._homes if not home.dirty]
+            if self._serving not in live:
+                self._serving = live[0] if live else None
+            serving = self._serving
+            if serving is not None and serving.state == "idle":
+                if not serving.ready.get(key):
+                    standby = next((h for h in live if h is not serving and h.ready.get(key)), None)
+                    if standby is not None and standby.state == "idle":
+                        self._serving = serving = standby
+                    elif standby is not None and standby.state == "preparing" and not waited:
+                        waited = True
+                        self._changed.wait(PREPARE_TIMEOUT)
+                        continue
+                serving.state = "invoking"
+                return serving
+            idle = [home for home in live if home.state == "idle"]
+            if idle:
                 home = max(idle, key=lambda h: (bool(h.ready.get(key)), h.total_ready()))
                 home.state = "invoking"
                 return home
@@ -255,14 +275,13 @@ class Realms:
             return sum(len(ids) for home in self._homes for ids in home.ready.values())
 
     def quiescent(self) -> bool:
-        """Nothing is being prepared and nothing is left to prepare (tests, the bench)."""
+        """Nothing is being prepared and, quiet or not, nothing is left to prepare (tests,
+        the bench)."""
         with self._changed:
-            if self._creating or len(self._homes) < (self.spare_homes if self._scripts else 1) or any(
-                    home.state == "preparing" for home in self._homes):
+            if self._creating or any(home.state != "idle" for home in self._homes):
                 return False
-            return all((len(home.ready.get(key, ())) >= self._targets[key] or key in self._failing
-                        for key in self._scripts) and len(home.ready.get(None, ())) >= BLANK_READY
-                       for home in self._homes)
+            work = self._next_work(wait_for_quiet=False)
+            return work is None or work[1] is _GC
 
     def warm(self) -> None:
         """Make the first home now (V8's start, the kernel), not on the first lease."""
@@ -334,32 +353,43 @@ class Realms:
         if home is not None:
             home.isolate.close()
 
-    def _next_work(self) -> tuple[Home | None, Any] | None:
+    def _next_work(self, wait_for_quiet: bool = True) -> tuple[Home | None, Any] | None:
         """What to do next (called holding the lock): (None, None) to make a home; (a home,
         _GC) for its GC; (a home, a key) to prepare a realm for that key, or a blank one for
         the key None; None for nothing now.
 
-        Two homes double-buffer: each holds up to the target of every key, leases take from
-        the fullest home that has the key, and the preparer fills the emptiest idle home
-        while another is free (idle or running an invocation), so a lease seldom finds the
-        realm it needs in a home busy preparing. With one home the preparer waits for
-        ``quiet`` and no :meth:`paused`."""
+        It waits for ``quiet`` (nothing leased or released for ``quiet_ms``) and no
+        :meth:`paused`: on two cores a preparation beside a burst of invocations (a hook
+        point's chain) slowed each of them more than it saved. Two homes double-buffer:
+        leases take from the serving home, which drains, while the preparer fills the
+        standby, each key up to its target; when the serving home has no realm for a key
+        and the standby has, they swap. A lease never waits for a preparation in a home it
+        could use instead (nor, but once, in the one it must)."""
         if self._stopped or self._creating:
             return None
         if len(self._homes) < (self.spare_homes if self._scripts else 1):
             return None, None
-        quiet = not self._paused and time.perf_counter() - self._last_activity >= self.quiet
+        if wait_for_quiet and (self._paused or time.perf_counter() - self._last_activity < self.quiet):
+            return None
         idle = [home for home in self._homes if home.state == "idle" and not home.dirty]
 
         def allowed(home: Home) -> bool:
-            return quiet or any(other is not home and other.state != "preparing" for other in self._homes)
+            return len(self._homes) == 1 or any(other is not home and other.state != "preparing"
+                                                for other in self._homes)
 
-        for home in sorted((h for h in idle if allowed(h)), key=Home.total_ready):
-            if home.uses >= GC_EVERY:
+        for home in idle:
+            if home.uses >= GC_EVERY and allowed(home):
                 return home, _GC
-            for key in reversed(self._scripts):  # the most recently used first
-                if key not in self._failing and len(home.ready.get(key, ())) < self._targets[key]:
-                    return home, key
+        if len(self._homes) > 1:  # only the standby is prepared: the serving home drains
+            idle = [home for home in idle if home is not self._serving]
+        for home in sorted((h for h in idle if allowed(h)), key=Home.total_ready):
+            # the key furthest below its target first, so that a half-filled standby holds
+            # some of every key (a swap then finds what the next leases need)
+            short = [(len(home.ready.get(key, ())) / self._targets[key], -order, key)
+                     for order, key in enumerate(self._scripts)
+                     if key not in self._failing and len(home.ready.get(key, ())) < self._targets[key]]
+            if short:
+                return home, min(short)[2]
             if len(home.ready.get(None, ())) < BLANK_READY:
                 return home, None
         return None
