@@ -194,6 +194,9 @@ def _terminal_stdin() -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ..engine import rienda_home, warm_shared_sandbox
+
+    warm_shared_sandbox(rienda_home(args.home))  # its first V8 worker boots while the rest imports
     from ..engine import NoModelError, run_interruptibly
     from .terminal import JsonLinesUI, TerminalUI, usage_summary
 
@@ -209,7 +212,8 @@ def _run(args: argparse.Namespace) -> int:
     for warning in conversation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     cancel = CancelToken()
-    closed = _stop_when_output_closes(cancel)
+    closed = sys.stdout  # closed (| head -1): the run stops as interrupted, on a thread of its own
+    closed.on_closed = lambda: threading.Thread(target=cancel.cancel, name="rienda-stop", daemon=True).start()
     result, stopped_by = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel), cancel,
                                            signals=STOP_SIGNALS)
     conversation.close()
@@ -223,16 +227,6 @@ def _run(args: argparse.Namespace) -> int:
     if isinstance(result.failure, NoModelError):
         return NO_MODEL_EXIT
     return 128 + stopped_by if stopped_by else EXIT[result.reason]
-
-
-def _stop_when_output_closes(cancel: CancelToken) -> Any:
-    """A closed stdout (``| head -1``) stops the run like an interrupt: afterRun runs and
-    the session gets its run_end. The stop runs on a thread of its own (the write that
-    found the pipe closed is inside an engine callback). Returns the stream to ask."""
-    out = sys.stdout
-    if isinstance(out, Output):
-        out.on_closed = lambda: threading.Thread(target=cancel.cancel, name="rienda-stop", daemon=True).start()
-    return out
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -330,18 +324,10 @@ def _replay(args: argparse.Namespace) -> int:
     ui = TerminalUI(_policy(args, rienda), None)
     report = rienda.replay(args.session, hooks=hooks, agent_id=args.agent, run_tools=args.run_tools, ui=ui)
     if args.json:
-        print(json.dumps(_report_dict(report), ensure_ascii=False))  # scrubbed by the one Output
+        print(json.dumps(report.to_dict(), ensure_ascii=False))  # scrubbed by the one Output
     else:
         print("\n".join(report.lines()))
     return 1 if report.changed else 0
-
-
-def _report_dict(report: Any) -> dict[str, Any]:
-    """``rienda replay --json``: the report, a sub-agent's session's report in ``children``."""
-    return {"session_id": report.session_id, "hooks": report.hooks, "changed": report.changed,
-            "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in report.calls],
-            "texts": [{"recorded": r, "now": n} for r, n in report.texts],
-            "unmatched_expectations": report.unmatched, "children": [_report_dict(c) for c in report.children]}
 
 
 def _script(args: argparse.Namespace) -> int:

@@ -10,7 +10,12 @@ Contracts (Rienda's hooks documentation):
   no further hook is consulted.
 - A hook that throws is reported (a :class:`Diagnostic`) and skipped, as if it returned
   nothing; it never fails the run. Only :class:`Interrupted` escapes.
-- Every hook call is recorded as a :class:`HookDecision` event (the decision ledger).
+- Every hook call is recorded as a :class:`HookDecision` event (the decision ledger), as
+  soon as its outcome is known.
+
+The rules of what a returned field replaces live in :mod:`.sandbox.chain`, which the
+sandbox follows too: a sandbox that offers ``call_chain`` runs one point's hooks as one
+job (one round trip to a worker process, each hook still in a fresh runtime of its own).
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cancel import CancelToken
-from .errors import Interrupted, SandboxError
+from .errors import SandboxError
 from .events import Diagnostic, HookDecision
 from .home.extensions import Hook
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
+from .sandbox.chain import ChainRule, Link, Outcome, merge, refuses, run_chain
 from .sandbox.protocol import SandboxLike
 from .tools.invoke import ToolResult
 
@@ -66,88 +72,105 @@ class HookChain:
     # -- the six points ----------------------------------------------------------------
     def before_run(self, session_id: str, agent_id: str, model_id: str, cancel: CancelToken) -> None:
         payload = {"sessionId": session_id, "agentId": agent_id, "modelId": model_id}
-        for hook in self._handling("beforeRun"):
-            self._apply(hook, "beforeRun", self._call(hook, "beforeRun", [payload], cancel), {}, {})
+        self._point("beforeRun", [payload], _NOTHING_CARRIED, cancel)
 
     def after_run(self, reason: str, cancel: CancelToken) -> None:
-        for hook in self._handling("afterRun"):
-            self._apply(hook, "afterRun", self._call(hook, "afterRun", [{"reason": reason}], cancel), {}, {})
+        self._point("afterRun", [{"reason": reason}], _NOTHING_CARRIED, cancel)
 
     def before_model_request(
         self, system: str, model: str, messages: Sequence[Message], cancel: CancelToken
     ) -> str:
         """The system prompt for this turn only."""
         snapshot = [{"role": m.role, "text": m.text} for m in messages]
-        for hook in self._handling("beforeModelRequest"):
-            request = {"system": system, "model": model, "messages": snapshot}
-            reply = self._call(hook, "beforeModelRequest", [request], cancel, frozen=[(0, "messages")])
-            system = self._apply(hook, "beforeModelRequest", reply, {"system": system}, {"system": str})["system"]
-        return system
+        request = {"system": system, "model": model, "messages": snapshot}
+        return self._point("beforeModelRequest", [request], _SYSTEM, cancel, frozen=[(0, "messages")]).fields["system"]
 
     def after_model_response(self, response: ModelResponse, cancel: CancelToken) -> ModelResponse:
-        for hook in self._handling("afterModelResponse"):
-            payload = {"text": response.text, "thinking": response.thinking, "toolCalls": [c.to_dict() for c in response.tool_calls]}
-            reply = self._call(hook, "afterModelResponse", [payload], cancel, frozen=[(0, "toolCalls")])
-            fields = self._apply(hook, "afterModelResponse", reply,
-                                 {"text": response.text, "thinking": response.thinking},
-                                 {"text": str, "thinking": str})
-            response = ModelResponse(fields["text"], fields["thinking"], response.tool_calls)
-        return response
+        payload = {"text": response.text, "thinking": response.thinking,
+                   "toolCalls": [c.to_dict() for c in response.tool_calls]}
+        fields = self._point("afterModelResponse", [payload], _RESPONSE, cancel, frozen=[(0, "toolCalls")]).fields
+        return ModelResponse(fields["text"], fields["thinking"], response.tool_calls)
 
     def before_tool_execute(self, call_id: str, name: str, arguments: Any, cancel: CancelToken) -> ToolGate:
-        for hook in self._handling("beforeToolExecute"):
-            call = {"id": call_id, "name": name, "arguments": arguments}
-            reply = self._call(hook, "beforeToolExecute", [call], cancel, call_id=call_id)
-            if reply.value and reply.value.get("allow") is False:
-                reason = reply.value.get("reason")
-                reason = reason if isinstance(reason, str) and reason else None
-                self._decided(hook, "beforeToolExecute", reply, "refused", call_id=call_id, reason=reason)
-                return ToolGate(False, arguments, reason, hook.name)
-            fields = self._apply(hook, "beforeToolExecute", reply, {"arguments": arguments},
-                                 {"arguments": dict, "allow": bool, "reason": str}, call_id=call_id)
-            arguments = fields["arguments"]
-        return ToolGate(True, arguments)
+        call = {"id": call_id, "name": name, "arguments": arguments}
+        end = self._point("beforeToolExecute", [call], _GATE, cancel, call_id=call_id)
+        if end.refused_by is not None:
+            return ToolGate(False, end.fields["arguments"], end.reason, end.refused_by)
+        return ToolGate(True, end.fields["arguments"])
 
     def after_tool_execute(
         self, call_id: str, name: str, arguments: Any, result: ToolResult, cancel: CancelToken
     ) -> ToolResult:
-        for hook in self._handling("afterToolExecute"):
-            call = {"id": call_id, "name": name, "arguments": arguments}
-            reply = self._call(hook, "afterToolExecute", [call, result.to_js()], cancel, call_id=call_id)
-            fields = self._apply(hook, "afterToolExecute", reply,
-                                 {"text": result.text, "isError": result.is_error},
-                                 {"text": str, "isError": bool}, call_id=call_id)
-            result = ToolResult(fields["text"], fields["isError"])
-        return result
+        call = {"id": call_id, "name": name, "arguments": arguments}
+        fields = self._point("afterToolExecute", [call, result.to_js()], _RESULT, cancel, call_id=call_id).fields
+        return ToolResult(fields["text"], fields["isError"])
 
     # -- machinery -----------------------------------------------------------------------
     def _handling(self, point: str) -> list[Hook]:
         return [hook for hook in self.hooks if point in hook.points]
 
-    def _call(
-        self, hook: Hook, point: str, payload: list[Any], cancel: CancelToken,
+    def _point(
+        self, point: str, payload: list[Any], rule: ChainRule, cancel: CancelToken,
         frozen: Sequence[tuple[int, str]] = (), call_id: str | None = None,
-    ) -> _Reply:
-        """Run one handler; its returned object, or None for no opinion (or a throw)."""
+    ) -> _End:
+        """Run the point's hooks in order; each outcome is judged and recorded as it comes.
+
+        A sandbox with ``call_chain`` runs the whole chain as one job (each hook still in a
+        runtime of its own); any other runs it one ``call`` at a time. Both follow
+        :func:`.sandbox.chain.run_chain`, so the input each hook sees is the same.
+        """
+        hooks = self._handling(point)
+        end = _End(rule.current(payload))
+        if not hooks:
+            return end
+        types = rule.python_types()
+        clock = [time.perf_counter()]
+
+        def on_step(index: int, outcome: Outcome) -> None:
+            hook = hooks[index]
+            reply = self._judge(hook, point, outcome, clock[0], call_id)
+            clock[0] = time.perf_counter()
+            if reply.value is None:
+                return
+            if rule.refusable and refuses(reply.value):
+                reason = reply.value.get("reason")
+                end.reason = reason if isinstance(reason, str) and reason else None
+                end.refused_by = hook.name
+                self._decided(hook, point, reply, "refused", call_id=call_id, reason=end.reason)
+                return
+            end.fields = self._apply(hook, point, reply, end.fields, types, call_id=call_id)
+
+        def host(index: int) -> Host:
+            return Host(self.run, f"hook:{hooks[index].name}.{point}", cancel)
+
+        links = [(hook.path, hook.source) for hook in hooks]
+        call_chain = getattr(self.sandbox, "call_chain", None)
+        if call_chain is not None:
+            call_chain(links, point, payload, rule, host, cancel, frozen, on_step)
+        else:
+            def call_one(index: int, link: Link, args: list[Any]) -> Any:
+                return self.sandbox.call(link[0], link[1], point, args, host(index), cancel, frozen)
+
+            run_chain(links, payload, rule, call_one, on_step)
+        return end
+
+    def _judge(self, hook: Hook, point: str, outcome: Outcome, started: float, call_id: str | None) -> _Reply:
+        """A handler's outcome as a reply: its returned object, or None for no opinion (or
+        a failure, reported). Records the decision unless the object is still to apply."""
         source = f"hook:{hook.name}.{point}"
-        started = time.perf_counter()
-        try:
-            returned = self.sandbox.call(hook.path, hook.source, point, payload,
-                                         Host(self.run, source, cancel), cancel, frozen)
-        except Interrupted:
-            raise
-        except SandboxError as exc:
+        if isinstance(outcome, SandboxError):
             reply = _Reply(None, _ms_since(started))
-            self._emit(Diagnostic(source, f"hook {hook.name} threw in {point} and was skipped: {exc}", path=hook.path))
-            self._decided(hook, point, reply, "threw", call_id=call_id, error=str(exc))
+            self._emit(Diagnostic(source, f"hook {hook.name} threw in {point} and was skipped: {outcome}",
+                                  path=hook.path))
+            self._decided(hook, point, reply, "threw", call_id=call_id, error=str(outcome))
             return reply
-        reply = _Reply(returned.value if returned.kind == "object" else None, _ms_since(started))
-        if returned.kind in ("undefined", "null"):
+        reply = _Reply(outcome.value if outcome.kind == "object" else None, _ms_since(started))
+        if outcome.kind in ("undefined", "null"):
             self._decided(hook, point, reply, "none", call_id=call_id)
-        elif returned.kind != "object":
-            self._emit(Diagnostic(source, f"hook {hook.name} returned {returned.kind} from {point}; "
+        elif outcome.kind != "object":
+            self._emit(Diagnostic(source, f"hook {hook.name} returned {outcome.kind} from {point}; "
                                   "expected an object or nothing; ignored", path=hook.path))
-            self._decided(hook, point, reply, "invalid", call_id=call_id, error=f"returned {returned.kind}")
+            self._decided(hook, point, reply, "invalid", call_id=call_id, error=f"returned {outcome.kind}")
         return reply
 
     def _apply(
@@ -158,18 +181,7 @@ class HookChain:
         returned = reply.value
         if returned is None:
             return current
-        updated = dict(current)
-        problems = []
-        for key, value in returned.items():
-            if value is None or key not in types:
-                continue
-            if not isinstance(value, types[key]) or (types[key] is not bool and isinstance(value, bool)):
-                problems.append(f"{key} must be {_type_name(types[key])}, got {_js_type(value)}")
-            elif key in updated:
-                updated[key] = value
-        unknown = sorted(set(returned) - set(types))
-        if unknown:
-            problems.append(f"unknown field(s) {', '.join(unknown)}")
+        updated, problems = merge(current, returned, types)
         if problems:
             self._emit(Diagnostic(f"hook:{hook.name}.{point}",
                                   f"hook {hook.name} {point}: {'; '.join(problems)}; ignored", path=hook.path))
@@ -183,6 +195,24 @@ class HookChain:
 
     def _emit(self, event: Any) -> None:
         self.run.ui.emit(event)
+
+
+# What each point carries from one hook to the next (field -> payload argument), and the
+# types of the fields its hooks may return.
+_NOTHING_CARRIED = ChainRule()
+_SYSTEM = ChainRule({"system": 0}, {"system": "string"})
+_RESPONSE = ChainRule({"text": 0, "thinking": 0}, {"text": "string", "thinking": "string"})
+_GATE = ChainRule({"arguments": 0}, {"arguments": "object", "allow": "boolean", "reason": "string"}, refusable=True)
+_RESULT = ChainRule({"text": 1, "isError": 1}, {"text": "string", "isError": "boolean"})
+
+
+@dataclass
+class _End:
+    """Where a point's chain ended: the carried fields, and who refused (if anyone)."""
+
+    fields: dict[str, Any]
+    refused_by: str | None = None
+    reason: str | None = None
 
 
 def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -222,12 +252,3 @@ class _Reply:
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
-
-
-def _type_name(kind: type) -> str:
-    return {str: "a string", bool: "a boolean", dict: "an object"}[kind]
-
-
-def _js_type(value: Any) -> str:
-    return {str: "a string", bool: "a boolean", dict: "an object", list: "an array",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)

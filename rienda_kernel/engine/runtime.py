@@ -10,7 +10,6 @@ agent declares, within ``load_timeout`` seconds each (``config.yaml``, default 2
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from .events import Diagnostic
 from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool, summary
 from .ctx.host import RunContext
 from .providers import provider_for
-from .sandbox.protocol import Sandbox
+from .sandbox.protocol import Sandbox, shared_sandbox
 from .secrets import redact_config
 from .sessions.conversation import DEFAULT_MAX_TURNS, Conversation
 from .sessions.store import LoadedSession, SessionInfo, SessionStore
@@ -39,20 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda", "SavedExtension"]
 
 CONFIRM_ENV = "RIENDA_CONFIRM"
-
-_SHARED_SANDBOX: Sandbox | None = None
-_SHARED_LOCK = threading.Lock()
-
-
-def shared_sandbox() -> Sandbox:
-    """One sandbox (one pool of V8 worker processes) per process, made on first use; its
-    first worker starts in the background at once."""
-    global _SHARED_SANDBOX
-    with _SHARED_LOCK:
-        if _SHARED_SANDBOX is None:
-            _SHARED_SANDBOX = Sandbox()
-        return _SHARED_SANDBOX
-
 
 @dataclass(frozen=True)
 class SavedExtension:
@@ -99,8 +84,11 @@ class Rienda:
         return self._loader
 
     def prepare_sandbox(self) -> None:
-        """Start the sandbox's V8 workers now, in the background."""
-        self.sandbox  # noqa: B018 - taking it starts them
+        """Start the sandbox's V8 workers now, in the background (again, if a quiet period
+        released them)."""
+        prepare = getattr(self.sandbox, "prepare", None)  # the in-process sandbox has none
+        if prepare is not None:
+            prepare()
 
     def close(self) -> None:
         """Stop the MCP servers this Rienda started, within seconds (it may be used again)."""

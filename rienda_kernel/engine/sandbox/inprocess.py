@@ -17,13 +17,14 @@ import contextlib
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..cancel import CancelToken
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError, ScriptError
 from .protocol import DEFAULT_MEMORY_LIMIT, Export, JSValue, js_value
 from .isolate import HostHandler, Isolate, IsolatePool
+from .realms import Realms
 from .wire import from_v8
 
 __all__ = ["InProcessSandbox"]
@@ -91,23 +92,35 @@ def _caret_column(text: str, line: int) -> int | None:
 
 
 class InProcessSandbox:
-    """Runs extension code on isolates in this process; owns the pool of prepared isolates.
+    """Runs extension code on V8 in this process.
 
+    Each ``call`` runs in a fresh realm prepared ahead with its module (:mod:`.realms`);
+    a module that fails in a realm (or never finishes loading there) runs, like ``inspect``,
+    in a fresh isolate of the pool, which reports its failure with the file's own lines.
     ``heap_limit`` is V8's heap limit per isolate (this process is not otherwise bounded).
     """
 
-    def __init__(self, memory_limit: int = DEFAULT_MEMORY_LIMIT, pool_size: int = 2,
-                 pool_max: int = 32, heap_limit: int | None = None) -> None:
+    def __init__(self, memory_limit: int = DEFAULT_MEMORY_LIMIT, pool_size: int = 1,
+                 pool_max: int = 4, heap_limit: int | None = None) -> None:
         self.memory_limit = memory_limit
         self._pool = IsolatePool(size=pool_size, heap_limit=heap_limit or memory_limit, max_size=pool_max)
+        self._realms = Realms(heap_limit or memory_limit)
+
+    @property
+    def realms(self) -> Realms:
+        """The prepared realms (diagnostics: tests and the bench)."""
+        return self._realms
 
     def warm(self) -> None:
-        """Start V8 and prepare an isolate now, rather than on the first invocation."""
+        """Start V8 and prepare an isolate and a realm home now, not on first use."""
         self._pool.release(self._pool.acquire())
+        self._realms.warm()
 
-    def paused(self) -> contextlib.AbstractContextManager[None]:
-        """A block during which the isolate pool does not grow (see ``IsolatePool.paused``)."""
-        return self._pool.paused()
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """A block during which nothing is prepared ahead (a worker's job)."""
+        with self._pool.paused(), self._realms.paused():
+            yield
 
     def inspect(self, path: str, source: str, *, timeout: float | None = None,
                 cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]:
@@ -193,6 +206,35 @@ class InProcessSandbox:
                   cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue:
         """:meth:`call` with the payload already JSON text (an array of arguments)."""
         cancel.raise_if_cancelled()
+        lease = self._realms.lease((path, source), lambda: _module_script(path, source, "null"))
+        if lease is None:
+            return self._call_on_isolate(path, source, export, payload, host, cancel, frozen)
+        invocation = _Invocation(lease.home.isolate, host, cancel, export, lease.realm)
+        unregister = cancel.on_cancel(invocation.stop)
+        dirty = True
+        try:
+            outcome = from_v8(lease.home.invoke(lease.realm, export, payload, json.dumps(list(frozen))))
+            if outcome.get("pending"):
+                outcome = invocation.wait_settled()
+            dirty = bool(outcome.get("left"))
+            cancel.raise_if_cancelled()
+        except Interrupted:
+            raise Interrupted(f"{path}: {export} was stopped") from None
+        except OutOfMemory:
+            raise OutOfMemory(f"{path}: {export} ran out of memory and was stopped") from None
+        except SandboxError as exc:
+            dirty = lease.home.isolate.out_of_memory()
+            raise SandboxError(f"{path}: {export} returned a value that cannot be read: {exc}") from exc
+        finally:
+            unregister()
+            self._realms.release(lease, dirty or invocation.stopped)
+        if not outcome["ok"]:
+            raise _script_error(outcome["error"], path)
+        return js_value(outcome)
+
+    def _call_on_isolate(self, path: str, source: str, export: str, payload: str, host: HostHandler,
+                         cancel: CancelToken, frozen: Sequence[tuple[int, str]]) -> JSValue:
+        """The module and the call in one fresh isolate (a module that fails in a realm)."""
         isolate = self._pool.acquire()
         invocation = _Invocation(isolate, host, cancel, export)
         unregister = cancel.on_cancel(invocation.stop)
@@ -227,7 +269,8 @@ def _while_loading(exc: SandboxError) -> str:
 class _Invocation:
     """One call in flight: serves ``settled``/``stuck`` itself and forwards the rest."""
 
-    def __init__(self, isolate: Isolate, host: HostHandler, cancel: CancelToken, export: str) -> None:
+    def __init__(self, isolate: Isolate, host: HostHandler, cancel: CancelToken, export: str,
+                 realm: int = 0) -> None:
         self._isolate = isolate
         self._export = export
         self._host = host
@@ -235,7 +278,8 @@ class _Invocation:
         self._done = threading.Event()
         self._outcome: dict[str, Any] | None = None
         self._failure: SandboxError | None = None
-        isolate.set_host(self._serve)
+        self.stopped = False
+        isolate.set_host(self._serve, realm)
 
     def _serve(self, op: str, args: Any) -> Any:
         if op == "settled":
@@ -264,6 +308,7 @@ class _Invocation:
             self._done.set()
 
     def stop(self) -> None:
+        self.stopped = True
         self._isolate.terminate()
         self._done.set()
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import queue
 import threading
 import time
@@ -37,10 +38,10 @@ from typing import Any
 
 from ..errors import SandboxError
 from .protocol import DEFAULT_MEMORY_LIMIT, HostHandler
-from .mini_racer_compat import RawContext
+from .mini_racer_compat import RawContext, RealmFactory
 from .wire import RawReply, error_reply, from_v8, host_reply
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "HostHandler", "Isolate", "IsolatePool"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "PRELUDE", "HostHandler", "Isolate", "IsolatePool"]
 
 MAILBOX_BYTES = 1024 * 1024
 _HEADER_BYTES = 16
@@ -48,27 +49,39 @@ _KIND_REQUEST = 1
 _KIND_MORE = 2
 _RESULT_CALLBACK = 1
 _DOORBELL_CALLBACK = 2
+_NULL = RawReply('{"value":null}')
 
-# prelude/: one function in two files, joined in this order.
-_PRELUDE = (
-    "".join((Path(__file__).parent / "prelude" / name).read_text(encoding="utf-8")
-            for name in ("bridge.js", "outcomes.js"))
-    .replace("__RIENDA_MAILBOX_BYTES__", str(MAILBOX_BYTES))
+_HERE = Path(__file__).parent / "prelude"
+# prelude/kernel.js: the mailbox, the doorbell, the realms; in every isolate's main context.
+_KERNEL = (_HERE / "kernel.js").read_text(encoding="utf-8").replace("__RIENDA_MAILBOX_BYTES__", str(MAILBOX_BYTES))
+# prelude/bridge.js + outcomes.js: one function of a transport, in every realm. Every realm
+# compiles it anew (V8 caches no compilation across contexts), so it goes in without its
+# comment lines and indentation (a third less to scan; nothing in it spans lines).
+PRELUDE = "\n".join(
+    line.strip()
+    for name in ("bridge.js", "outcomes.js")
+    for line in (_HERE / name).read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.strip().startswith("//")
 )
 
 
 class Isolate:
-    """One fresh V8 isolate with Rienda's prelude installed.
+    """One fresh V8 isolate with Rienda's kernel and prelude installed.
 
     ``eval`` is synchronous and may be stopped from another thread with ``terminate``.
     Host calls from JS go to the handler set with ``set_host``; the handler's exceptions
     become JS ``Error`` objects whose ``name`` is the Python class name.
     ``heap_limit`` is V8's hard heap limit (checked after each GC).
+
+    With ``realms``, the prelude is not installed in the main context: the isolate hosts
+    fresh ShadowRealms instead (:mod:`.realms`), and a host call is answered only when it
+    comes from the realm ``set_host`` named (a realm whose invocation ended gets an error).
     """
 
-    def __init__(self, heap_limit: int = DEFAULT_MEMORY_LIMIT) -> None:
+    def __init__(self, heap_limit: int = DEFAULT_MEMORY_LIMIT, realms: bool = False) -> None:
         self._results: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._host: HostHandler | None = None
+        self._live = 0  # the realm whose host calls are answered (0: the main context)
         self._request_parts: list[bytes] = []
         self._request_units = 0
         self._reply = b""
@@ -79,25 +92,33 @@ class Isolate:
         self._closed = False
         self._raw = RawContext(self._on_callback)
         self._raw.set_hard_memory_limit(heap_limit)
-        self._install_prelude()
+        self.realms = realms
+        self._install_kernel()
 
     # -- setup -----------------------------------------------------------------------
-    def _install_prelude(self) -> None:
-        self.eval(_PRELUDE)
-        self._mailbox = self.eval("__rienda.mailbox")
+    def _install_kernel(self) -> None:
+        self.eval(_KERNEL)
+        self._mailbox = self.eval("__kernel.mailbox")
         self._header = self._mailbox[:_HEADER_BYTES].cast("i")
         argv = self.eval("[]")
         argv.append(self._raw.js_callback(_DOORBELL_CALLBACK))
-        self._raw.start_call(self.eval("__rienda.installDoorbell"), argv, _RESULT_CALLBACK)
+        self._raw.start_call(self.eval("__kernel.installDoorbell"), argv, _RESULT_CALLBACK)
         self._take_result()
+        if self.realms:
+            self.eval(f"__kernel.setPrelude({json.dumps(PRELUDE)})")
+            self.eval("__kernel.hello()")  # installs the ShadowRealm factory (on V8's thread)
+            return
+        self.eval(PRELUDE + "(__kernel.transport(0))")
         self._host = lambda op, args: args
         self.eval("__rienda.warm()")  # compiles the bridge's functions before any real call
         self._host = None
 
     # -- evaluation --------------------------------------------------------------------
-    def set_host(self, handler: HostHandler | None) -> None:
-        """Route this isolate's host calls to ``handler`` (None: every call fails)."""
+    def set_host(self, handler: HostHandler | None, realm: int = 0) -> None:
+        """Route the host calls of ``realm`` (0: the main context) to ``handler`` (None:
+        every call fails); calls from any other realm fail."""
         self._host = handler
+        self._live = realm
 
     def eval(self, code: str) -> Any:
         """Evaluate ``code``; return a primitive result (use :meth:`eval_json` for data).
@@ -137,6 +158,10 @@ class Isolate:
         """Whether the isolate hit its hard memory limit (also in async continuations)."""
         return self._raw.hard_memory_limit_reached()
 
+    def collect_garbage(self) -> None:
+        """A full garbage collection (between evaluations: dead realms go only then)."""
+        self._raw.collect_garbage()
+
     def close(self) -> None:
         """Free the isolate, stopping whatever still runs in it (timers, promises)."""
         if not self._closed:
@@ -170,7 +195,14 @@ class Isolate:
         self._start_reply(self._dispatch(request))
 
     def _dispatch(self, request: str) -> RawReply:
-        op, args = from_v8(request)
+        realm, op, args = from_v8(request)
+        if op == "hello" and realm == 0:
+            RealmFactory.get().install()
+            return _NULL
+        if op == "warm":  # a rehearsal while a realm is prepared: nothing to do
+            return _NULL
+        if realm != self._live:
+            raise SandboxError(f"this invocation has ended (a late call {op!r})")
         if self._host is None:
             raise SandboxError(f"no host is attached to this isolate (call {op!r})")
         return host_reply(self._host, op, args)

@@ -22,6 +22,14 @@ functions are async in JavaScript). The bridge therefore relies on private parts
    ``_value_handle_to_python`` (raising ``_exc.JSOOMException``,
    ``JSTerminatedException``, ``JSEvalException``), ``_python_to_value_handle``, ``_free``.
    A SharedArrayBuffer converts to a writable memoryview over the same memory.
+8. ``libmini_racer.so`` exports V8's own C++ API (V8 14.4, x86-64 System V ABI), of which
+   :class:`RealmFactory` calls four functions: ``v8::Isolate::GetCurrent()``,
+   ``v8::Isolate::SetHostCreateShadowRealmContextCallback(cb)``, ``v8::Context::New(...)``
+   (every argument but the isolate empty) and ``v8::Context::{Get,Set}SecurityToken``. A
+   ``Local``/``MaybeLocal`` is one pointer, passed and returned in a register. mini-racer
+   sets no ShadowRealm callback of its own (``new ShadowRealm()`` throws "Not supported"),
+   so with ``--harmony-shadow-realm`` and this callback (what d8 does) a ShadowRealm is a
+   fresh V8 context in the same isolate.
 
 :func:`check_version` runs at import and refuses any other version with an error naming
 both; ``tests/engine/sandbox/test_v8_bridge.py`` exercises every assumption.
@@ -30,6 +38,7 @@ both; ``tests/engine/sandbox/test_v8_bridge.py`` exercises every assumption.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import threading
 from collections.abc import Callable
 from itertools import count
@@ -40,7 +49,7 @@ import py_mini_racer
 
 from ..errors import Interrupted, OutOfMemory, SandboxError
 
-__all__ = ["PINNED_VERSION", "RawContext", "check_version", "installed_version"]
+__all__ = ["PINNED_VERSION", "RawContext", "RealmFactory", "check_version", "installed_version"]
 
 PINNED_VERSION = "0.14.1"
 
@@ -76,7 +85,8 @@ from py_mini_racer._objects import ObjectFactoryImpl  # noqa: E402
 # memory protection keys (x86 PKU), V8 guards its code space with a key that only threads
 # started after V8's initialization may touch; an isolate used from a thread that existed
 # before (a worker's pool thread, a kernel's executor) crashed the process with SIGSEGV.
-V8_FLAGS = ("--single-threaded", "--no-memory-protection-keys")
+# --harmony-shadow-realm: ShadowRealm, a fresh context per invocation (see RealmFactory).
+V8_FLAGS = ("--single-threaded", "--no-memory-protection-keys", "--harmony-shadow-realm")
 
 # Context wants an asyncio loop for the public async paths; the bridge never uses them.
 _UNUSED_LOOP = asyncio.new_event_loop()
@@ -142,5 +152,73 @@ class RawContext:
     def hard_memory_limit_reached(self) -> bool:
         return bool(self._dll.mr_hard_memory_limit_reached(self._handle))
 
+    def collect_garbage(self) -> None:
+        """A full GC now (V8's low-memory notification), on the isolate's thread."""
+        self._dll.mr_low_memory_notification(self._handle)
+
     def close(self) -> None:
         self._dll.mr_free_context(self._handle)
+
+
+class _Pair(ctypes.Structure):
+    """V8's ``Deserialize*Callback`` structs: a function pointer and its data (empty here)."""
+
+    _fields_ = [("callback", ctypes.c_void_p), ("data", ctypes.c_void_p)]
+
+
+_CREATE_REALM = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+
+
+class RealmFactory:
+    """Makes ``new ShadowRealm()`` work: a fresh V8 context in the calling isolate.
+
+    :meth:`install` must run on an isolate's own thread while V8 is inside it (from a
+    doorbell callback): it sets, for that isolate, the callback V8 calls to create a
+    ShadowRealm's context, which makes one with ``v8::Context::New`` and gives it the
+    initiating context's security token.
+    """
+
+    _instance: RealmFactory | None = None
+
+    def __init__(self) -> None:
+        dll = init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
+        ptr, pair = ctypes.c_void_p, _Pair
+        self._current = self._bind(dll, "_ZN2v87Isolate10GetCurrentEv", ptr, [])
+        self._set_callback = self._bind(
+            dll, "_ZN2v87Isolate39SetHostCreateShadowRealmContextCallbackEPFNS_10MaybeLocalINS_7ContextEEENS_5LocalIS2_EEE",
+            None, [ptr, _CREATE_REALM])
+        self._new_context = self._bind(
+            dll, "_ZN2v87Context3NewEPNS_7IsolateEPNS_22ExtensionConfigurationENS_10MaybeLocalINS_14ObjectTemplateEEENS5_"
+                 "INS_5ValueEEENS_33DeserializeInternalFieldsCallbackEPNS_14MicrotaskQueueENS_30DeserializeContextData"
+                 "CallbackENS_29DeserializeAPIWrapperCallbackE",
+            ptr, [ptr, ptr, ptr, ptr, pair, ptr, pair, pair])
+        self._get_token = self._bind(dll, "_ZN2v87Context16GetSecurityTokenEv", ptr, [ptr])
+        self._set_token = self._bind(dll, "_ZN2v87Context16SetSecurityTokenENS_5LocalINS_5ValueEEE", None, [ptr, ptr])
+        self._empty = _Pair(None, None)
+        self._callback = _CREATE_REALM(self._create)  # kept alive for the process
+
+    @classmethod
+    def get(cls) -> RealmFactory:
+        if cls._instance is None:
+            cls._instance = cls()
+        return cls._instance
+
+    @staticmethod
+    def _bind(dll: Any, symbol: str, restype: Any, argtypes: list[Any]) -> Any:
+        try:
+            function = getattr(dll, symbol)
+        except AttributeError:
+            raise SandboxError(f"this mini-racer build does not export {symbol} (needed for ShadowRealm)") from None
+        function.restype, function.argtypes = restype, argtypes
+        return function
+
+    def install(self) -> None:
+        """Enable ShadowRealm in the isolate whose thread this is (see the class)."""
+        self._set_callback(self._current(), self._callback)
+
+    def _create(self, initiator: int) -> int | None:
+        empty = self._empty
+        context = self._new_context(self._current(), None, None, None, empty, None, empty, empty)
+        if context:
+            self._set_token(context, self._get_token(initiator))
+        return context

@@ -5,7 +5,12 @@ A :class:`WorkerPool` keeps ``spares`` started workers (:class:`.worker_handle.W
 idle beyond those in use, starting them on background threads from the moment the pool is
 made, so an invocation never waits for a process to start unless workers are dying faster
 than they start. A worker that died, was killed or asked to retire is replaced in the
-background. This module never imports V8: the host process does not load it.
+background; a spare replacing a worker that was taken starts ``spare_delay`` seconds later
+(at once if someone waits for it), so that it does not boot on the two cores the job it
+was taken for needs. After ``idle_release`` seconds without a job every idle worker is
+closed and none is kept until the next :meth:`~WorkerPool.acquire` (which then waits for a
+worker to start): an idle process holds no V8 worker's memory, and nothing in it wakes up.
+This module never imports V8: the host process does not load it.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import time
 import weakref
 
 from ..cancel import CancelToken
@@ -31,12 +37,14 @@ class WorkerPool:
     """
 
     def __init__(self, memory_limit: int, spares: int = 1, max_workers: int = 8, stop_grace: float = 0.5,
-                 start_timeout: float = 60.0) -> None:
+                 start_timeout: float = 60.0, spare_delay: float = 2.0, idle_release: float | None = 30.0) -> None:
         self.memory_limit = memory_limit
         self.spares = spares
         self.max_workers = max(1, max_workers)
         self.stop_grace = stop_grace
         self.start_timeout = start_timeout
+        self.spare_delay = spare_delay
+        self._hurry = threading.Event()  # a waiter needs the delayed spare now
         self.started = 0  # workers started so far (a diagnostic for tests and the bench)
         self._idle: list[Worker] = []
         self._busy: set[Worker] = set()
@@ -46,6 +54,12 @@ class WorkerPool:
         self._failure: str | None = None
         self._closed = False
         self._changed = threading.Condition()
+        self.idle_release = idle_release
+        self._last_use = time.monotonic()
+        self._dormant = False  # quiet for idle_release: no worker is kept until the next acquire
+        self._activity = threading.Event()  # there are workers to release when it is quiet
+        self._stopping = threading.Event()
+        self._releaser: threading.Thread | None = None
         with self._changed:
             self._fill()
         pool = weakref.ref(self)
@@ -68,6 +82,8 @@ class WorkerPool:
         try:
             with self._changed:
                 self._waiting += 1
+                self._dormant = False
+                self._last_use = time.monotonic()
                 try:
                     return self._take(cancel)
                 finally:
@@ -93,8 +109,20 @@ class WorkerPool:
             self._fill()
             self._changed.wait()
 
+    def wake_up(self) -> None:
+        """After a quiet period's release: start the spares now, ahead of the next acquire."""
+        with self._changed:
+            if self._dormant and not self._closed:
+                self._dormant = False
+                self._last_use = time.monotonic()
+                self._watch_quiet()
+                self._hurry.set()
+                self._fill()
+
     def release(self, worker: Worker) -> None:
         with self._changed:
+            self._last_use = time.monotonic()
+            self._watch_quiet()
             self._busy.discard(worker)
             if not worker.usable():
                 worker.kill()
@@ -109,6 +137,9 @@ class WorkerPool:
         """Close idle workers (they exit); busy ones are closed when released."""
         with self._changed:
             self._closed = True
+            self._hurry.set()
+            self._stopping.set()
+            self._activity.set()
             idle, self._idle = self._idle, []
             launching = list(self._launching)
             self._changed.notify_all()
@@ -119,14 +150,31 @@ class WorkerPool:
 
     # -- starting ----------------------------------------------------------------------
     def _fill(self) -> None:
-        """Start workers until ``spares`` (plus one per waiter) are idle or starting."""
-        wanted = self.spares + self._waiting
+        """Start workers until ``spares`` are idle or starting, or one per waiter if more
+        are waiting. A waiter takes the worker that is starting, and the spare that
+        replaces it starts once it did: two workers booting at once on two cores would
+        delay the first (a run's first tool call waits for it)."""
+        wanted = self._waiting if self._dormant else max(self.spares, self._waiting)
+        if self._waiting:
+            self._hurry.set()
+        elif not self._starting:
+            self._hurry.clear()
         while (not self._closed and len(self._idle) + self._starting < wanted
                and len(self._idle) + self._starting + len(self._busy) < self.max_workers):
             self._starting += 1
-            threading.Thread(target=self._start_one, name="rienda-worker-start", daemon=True).start()
+            # The first workers start at once; a spare replacing one that was taken waits
+            # ``spare_delay`` (or until someone waits for it), off a burst's two cores.
+            delay = self.spare_delay if self.started and not self._waiting else 0.0
+            threading.Thread(target=self._start_one, args=(delay,), name="rienda-worker-start", daemon=True).start()
 
-    def _start_one(self) -> None:
+    def _start_one(self, delay: float = 0.0) -> None:
+        if delay:
+            self._hurry.wait(delay)
+            with self._changed:
+                if self._closed:
+                    self._starting -= 1
+                    self._changed.notify_all()
+                    return
         worker = None
         failure = None
         try:
@@ -150,6 +198,42 @@ class WorkerPool:
             else:
                 self._failure = failure
             self._changed.notify_all()
+
+    # -- releasing when quiet -------------------------------------------------------------
+    def _watch_quiet(self) -> None:
+        """Have the releaser watch for ``idle_release`` seconds without a job (holding the lock)."""
+        if self.idle_release is None:
+            return
+        self._activity.set()
+        if self._releaser is None:
+            self._releaser = threading.Thread(target=self._release_when_quiet, name="rienda-worker-release",
+                                              daemon=True)
+            self._releaser.start()
+
+    def _release_when_quiet(self) -> None:
+        """Closes every idle worker once no job ran for ``idle_release`` seconds, and keeps
+        none (no spare) until the next acquire: an idle process holds no V8 worker's
+        memory. Wakes once per period while jobs come, never while dormant."""
+        while True:
+            self._activity.wait()
+            with self._changed:
+                if self._closed:
+                    return
+                remaining = self._last_use + self.idle_release - time.monotonic()
+                if remaining <= 0 and not self._busy and not self._waiting:
+                    idle, self._idle = self._idle, []
+                    self._dormant = True
+                    self._activity.clear()
+                else:
+                    idle = None
+            if idle is None:
+                self._activity.clear()
+                if self._stopping.wait(max(remaining, 0.05)):
+                    return
+                self._activity.set()
+                continue
+            for worker in idle:
+                worker.close()
 
     def _wake(self) -> None:
         with self._changed:

@@ -33,7 +33,9 @@ __all__ = [
     "HostReplyError",
     "RawReply",
     "decode_error",
+    "decode_outcome",
     "encode_error",
+    "encode_outcome",
     "from_v8",
     "host_reply",
 ]
@@ -127,6 +129,22 @@ def decode_error(data: dict[str, Any]) -> Exception:
     if kind == "ExtensionError":
         return ExtensionError(message, path=data.get("path"), line=data.get("line"))
     return {"OutOfMemory": OutOfMemory, "Interrupted": Interrupted}.get(kind, SandboxError)(message)
+
+
+def encode_outcome(outcome: Any) -> dict[str, Any]:
+    """A chain step's outcome (a protocol.JSValue, or the exception it failed with) as JSON."""
+    if isinstance(outcome, BaseException):
+        return {"error": encode_error(outcome)}
+    return {"value": [outcome.kind, outcome.value]}
+
+
+def decode_outcome(data: dict[str, Any]) -> Any:
+    from .protocol import JSValue  # protocol imports this module
+
+    if "error" in data:
+        return decode_error(data["error"])
+    kind, value = data["value"]
+    return JSValue(kind, value)
 
 
 # -- framing -------------------------------------------------------------------------

@@ -52,6 +52,7 @@ main(sys.argv[2:])
 """
 _STDERR_BYTES = 256 * 1024
 # What V8, the C++ runtime, glibc or Python print when an allocation fails.
+_SILENT_CRASHES = (-signal.SIGABRT, -signal.SIGTRAP, -signal.SIGILL)
 _OUT_OF_MEMORY = re.compile(r"out of memory|bad_alloc|MemoryError|Cannot allocate memory|allocation failed", re.I)
 
 
@@ -128,8 +129,10 @@ class Worker:
 
     # -- one job -------------------------------------------------------------------------
     def run(self, message: list[Any], host: Callable[[str, Any], Any], cancel: CancelToken,
-            deadline: float | None = None) -> dict[str, Any]:
-        """Send ``message`` (a job), serve its host calls, return its reply.
+            deadline: float | None = None,
+            on_step: Callable[[list[Any]], None] | None = None) -> dict[str, Any]:
+        """Send ``message`` (a job), serve its host calls, return its reply; a chain job's
+        ``step`` messages (one per hook, as each ends) go to ``on_step`` in order.
 
         ``cancel`` stops the job (the worker terminates its isolate; past the grace, the
         worker is killed); ``deadline`` seconds after the start the worker is killed too.
@@ -149,6 +152,8 @@ class Worker:
                     self._data.send(["reply", host_reply(host, reply[1], reply[2])])
                 elif reply[0] == "note":  # a host call whose answer nobody waits for (ctx.log)
                     host_reply(host, reply[1], reply[2])
+                elif reply[0] == "step" and reply[1] == job and on_step is not None:
+                    on_step(reply[2:])
                 elif reply[0] == "done" and reply[1] == job:
                     self.retire = bool(reply[2].get("retire"))
                     return reply[2]
@@ -180,8 +185,9 @@ class Worker:
             self.kill()
             return WorkerDied("lost its V8 worker (it stopped answering); it was replaced")
         said = self._stderr_text()
-        # V8 aborts silently when it cannot map memory for an isolate at the bound.
-        if _OUT_OF_MEMORY.search(said) or (code == -signal.SIGABRT and not said):
+        # V8 aborts (or traps: its immediate crash) silently when it cannot map memory at
+        # the bound.
+        if _OUT_OF_MEMORY.search(said) or (code in _SILENT_CRASHES and not said):
             return WorkerDied("ran out of memory; its V8 worker was replaced", out_of_memory=True)
         first = next((line.strip() for line in said.splitlines() if line.strip() and line[0] not in " #="), "")
         detail = f" ({first[:200]})" if first else ""

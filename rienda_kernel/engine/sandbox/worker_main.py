@@ -24,6 +24,7 @@ process decides what stops.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -33,8 +34,10 @@ import threading
 from typing import Any
 
 from ..cancel import CancelToken
+from .chain import ChainRule, Link, Outcome, run_chain
 from .inprocess import InProcessSandbox
-from .wire import Channel, ChannelClosed, HostReplyError, RawReply, encode_error
+from .protocol import JSValue
+from .wire import Channel, ChannelClosed, HostReplyError, RawReply, encode_error, encode_outcome
 
 __all__ = ["main"]
 
@@ -77,6 +80,8 @@ class WorkerLoop:
         self._data = data
         self._control = control
         self._current: tuple[int, CancelToken] | None = None
+        self._last_job = 0
+        self._early_stop = 0  # a stop that came before its job (the control channel is faster)
         self._lock = threading.Lock()
         self._sandbox = InProcessSandbox(memory_limit, heap_limit=memory_limit // 2)
         self._sandbox.warm()
@@ -94,10 +99,12 @@ class WorkerLoop:
             kind, job = message[0], message[1]
             token = CancelToken()
             with self._lock:
-                self._current = (job, token)
+                self._current, self._last_job = (job, token), job
+                if self._early_stop == job:
+                    token.cancel()
             try:
-                with self._sandbox.paused(), self._bounded:
-                    reply = self._run(kind, message[2:], token)
+                with self._sandbox.paused():
+                    reply = self._run(kind, job, message[2:], token)
             except BaseException as exc:  # noqa: BLE001 - every failure is the job's reply
                 reply = {"error": encode_error(exc)}
             finally:
@@ -106,14 +113,32 @@ class WorkerLoop:
             reply["retire"] = memory()[1] > self._retire_above
             self._send(["done", job, reply])
 
-    def _run(self, kind: str, fields: list[Any], token: CancelToken) -> dict[str, Any]:
+    def _run(self, kind: str, job: int, fields: list[Any], token: CancelToken) -> dict[str, Any]:
+        """One job; each invocation under the memory bound (one per hook of a chain)."""
         if kind == "inspect":
             path, source, timeout = fields
-            exports, values = self._sandbox.inspect(path, source, timeout=timeout, cancel=token)
+            with self._bounded:
+                exports, values = self._sandbox.inspect(path, source, timeout=timeout, cancel=token)
             return {"exports": [[e.name, e.kind] for e in exports], "values": values}
+        if kind == "chain":
+            links, export, payload, rule, frozen = fields
+            frozen = [tuple(f) for f in frozen]
+
+            def call_one(index: int, link: Link, args: list[Any]) -> JSValue:
+                with self._bounded:
+                    return self._sandbox.call_json(link[0], link[1], export, json.dumps(args), self._forward,
+                                                   token, frozen)
+
+            def on_step(index: int, outcome: Outcome) -> None:
+                self._send(["step", job, index, encode_outcome(outcome)])
+
+            run_chain([tuple(link) for link in links], json.loads(payload), ChainRule.from_wire(rule),
+                      call_one, on_step)
+            return {}
         path, source, export, payload, frozen = fields
-        value = self._sandbox.call_json(path, source, export, payload, self._forward, token,
-                                        [tuple(f) for f in frozen])
+        with self._bounded:
+            value = self._sandbox.call_json(path, source, export, payload, self._forward, token,
+                                            [tuple(f) for f in frozen])
         return {"value": [value.kind, value.value]}
 
     def _forward(self, op: str, args: Any) -> RawReply:
@@ -153,10 +178,18 @@ class WorkerLoop:
                 self._stop(line)
 
     def _stop(self, line: bytes) -> None:
-        verb, _, job = line.decode("ascii", "replace").partition(" ")
+        """``stop <job>``: cancel that job, now or when it starts (a stop sent just after
+        its job can overtake it: they travel on different channels)."""
+        verb, _, text = line.decode("ascii", "replace").partition(" ")
+        if verb != "stop" or not text.isdigit():
+            return
+        job = int(text)
         with self._lock:
             current = self._current
-        if verb == "stop" and current is not None and str(current[0]) == job:
+            if (current is None or current[0] != job) and job > self._last_job:
+                self._early_stop = job
+                return
+        if current is not None and current[0] == job:
             current[1].cancel()
 
 

@@ -47,6 +47,8 @@ def loads(text: str | bytes, *, max_bytes: int = MAX_BYTES, unique_keys: bool = 
         raise Unreadable(TOO_DEEP) from None
     except json.JSONDecodeError as exc:
         raise Unreadable(f"not valid JSON: {exc}") from None
+    except UnicodeDecodeError as exc:  # bytes that are not UTF-8 (nor UTF-16/32)
+        raise Unreadable(f"not valid JSON: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     if _nesting_possible(text) and too_deep(value):
         raise Unreadable(TOO_DEEP)
     return value

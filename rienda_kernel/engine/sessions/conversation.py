@@ -99,6 +99,8 @@ class Conversation:
                               f"{self.parent_session_id}: resume that session instead")
         config, config_diagnostics = read_config(self.rienda.home)
         agent, diagnostics = self.rienda.agent(self.agent_id)
+        if (agent.hooks or agent.tools) and self.rienda._sandbox is not None:
+            self.rienda.prepare_sandbox()  # workers a quiet period released start again now
         catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
         for diagnostic in config_diagnostics + diagnostics:
             ui.emit(diagnostic)

@@ -109,6 +109,9 @@ class Message:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
         """The message ``to_dict`` wrote; ValueError naming the first bad field."""
+        fast = _as_written(data)
+        if fast is not None:
+            return fast
         role = _get(data, "role", str)
         if role not in ROLES:
             raise ValueError(f"'role' must be one of {', '.join(ROLES)}, got {role!r:.40}")
@@ -128,6 +131,49 @@ class Message:
 
 
 _REQUIRED = object()
+
+
+def _as_written(data: dict[str, Any]) -> Message | None:
+    """The message, when ``data`` is what ``to_dict`` (and the writer) make: each field of
+    its type, no usage, tool calls of two strings and arguments; the same message the
+    field-by-field checks of ``from_dict`` would make. None for anything else, which those
+    checks then read (and name). Resuming a long session reads thousands: its hot path."""
+    get = data.get
+    role, text, calls, meta = get("role"), get("text"), get("tool_calls"), get("meta")
+    if role not in ROLES or type(text) is not str or get("usage") is not None:
+        return None
+    thinking = get("thinking", "")
+    if type(thinking) is not str or (meta is not None and type(meta) is not dict):
+        return None
+    tool_calls: tuple[ToolCall, ...] = ()
+    if calls is not None:
+        if type(calls) is not list:
+            return None
+        for call in calls:
+            if type(call) is not dict or type(call.get("id")) is not str or type(call.get("name")) is not str:
+                return None
+        tool_calls = tuple(_made(ToolCall, {"id": call["id"], "name": call["name"], "arguments": call.get("arguments")})
+                           for call in calls)
+    if role == "tool":
+        call_id, name, is_error = get("tool_call_id"), get("name"), get("isError", False)
+        if type(call_id) is not str or (name is not None and type(name) is not str) or type(is_error) is not bool:
+            return None
+    else:
+        call_id, name, is_error = get("tool_call_id"), get("name"), get("isError", False)
+        if call_id is not None or name is not None or is_error is not False:
+            return None
+    return _made(Message, {"role": role, "text": text, "thinking": thinking, "tool_calls": tool_calls,
+                           "tool_call_id": call_id, "name": name, "is_error": is_error, "usage": None,
+                           "meta": meta or {}})
+
+
+def _made(cls: type, fields: dict[str, Any]) -> Any:
+    """An instance of the frozen dataclass ``cls`` with ``fields`` (every field, checked by
+    the caller), without its ``__init__``: a frozen dataclass sets each field through
+    ``object.__setattr__``, a third of reading a long session."""
+    made = object.__new__(cls)
+    object.__setattr__(made, "__dict__", fields)
+    return made
 
 
 def _get(data: dict[str, Any], key: str, kind: type, default: Any = _REQUIRED) -> Any:

@@ -32,6 +32,7 @@ from . import bounded
 from .text import repair
 from .messages import Message
 from ..secrets import Scrubber
+from .reading import parse_body
 from .writer import SessionWriter, iso_now
 
 __all__ = [
@@ -50,7 +51,6 @@ SESSION_VERSION = 1
 TITLE_LENGTH = 60
 _ID_RULE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _MESSAGE_PREFIX = b'{"type": "message"'
-_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _ONE_MICROSECOND = timedelta(microseconds=1)
 
 _id_lock = threading.Lock()
@@ -149,42 +149,6 @@ def _read_bytes(path: Path) -> bytes:
         raise SessionError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
 
 
-def _parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSession) -> None:
-    """Sort lines 2.. into messages and records; skipped lines become warnings."""
-    last = len(lines)
-    for number in range(2, last + 1):
-        raw = lines[number - 1]
-        if not raw.strip():
-            continue
-        try:
-            obj = bounded.loads(raw)
-        except bounded.Unreadable as exc:
-            if torn and number == last:
-                session.warnings.append(
-                    f"{path}:{number}: the last line is incomplete "
-                    "(the session was interrupted while writing); ignored")
-            else:
-                problem = "not valid JSON" if str(exc).startswith("not valid JSON") else str(exc)
-                session.warnings.append(f"{path}:{number}: {problem}; skipped")
-            continue
-        if _ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
-            obj = repair(obj)
-        kind = obj.get("type") if isinstance(obj, dict) else None
-        if kind == "message":
-            try:
-                session.messages.append(Message.from_dict(obj))
-                session.entries.append((number, session.messages[-1]))
-            except ValueError as exc:
-                session.warnings.append(f"{path}:{number}: not a valid message ({exc}); skipped")
-        elif not isinstance(kind, str):
-            session.warnings.append(f"{path}:{number}: not a JSON object with a string 'type'; skipped")
-        elif kind == "session":
-            session.warnings.append(f"{path}:{number}: a second session header; skipped")
-        else:
-            session.records.append(obj)
-            session.entries.append((number, obj))
-
-
 def _split_lines(data: bytes) -> tuple[list[bytes], bool]:
     """The file's lines without their newlines, and whether the last one is torn."""
     torn = bool(data) and not data.endswith(b"\n")
@@ -257,7 +221,7 @@ def read_session(path: Path) -> LoadedSession:
         if key in header and not isinstance(header[key], str):
             session.warnings.append(f"{path}:1: the header's {key!r} is not a string "
                                     f"({type(header.pop(key)).__name__}); ignored")
-    _parse_body(path, lines, torn, session)
+    parse_body(path, lines, torn, session)
     return session
 
 

@@ -121,6 +121,14 @@ class ReplayReport:
         return (bool(self.texts) or bool(self.unmatched) or any(call.differences for call in self.calls)
                 or any(child.changed for child in self.children))
 
+    def to_dict(self) -> dict[str, Any]:
+        """``rienda replay --json``: the report, a sub-agent's session's report in ``children``."""
+        return {"session_id": self.session_id, "hooks": self.hooks, "changed": self.changed,
+                "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in self.calls],
+                "texts": [{"recorded": r, "now": n} for r, n in self.texts],
+                "unmatched_expectations": self.unmatched, "notes": self.notes,
+                "children": [child.to_dict() for child in self.children]}
+
     def lines(self) -> list[str]:
         out = [f"replayed session {self.session_id} through hooks: {', '.join(self.hooks) or '(none)'}"]
         if self.expected_from:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -265,3 +266,34 @@ def test_a_run_without_javascript_never_waits_for_a_worker(tmp_path):
         """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (0, "end_turn done\n"), done.stderr
+
+
+def test_a_stop_that_overtakes_its_job_still_stops_it():
+    """The stop travels on the control channel, the job on the data channel: a stop sent
+    just after its job can reach the worker first, and must stop the job when it starts."""
+    from rienda_kernel.engine.sandbox.worker_handle import Worker
+
+    worker = Worker(LIMIT, stop_grace=60)
+    try:
+        worker.wait_ready(60)
+        worker.stop(1)  # the first job's id, before the job is sent
+        time.sleep(0.2)
+        message = ["call", "/virtual/tools/probe/index.js", "module.exports = { run: () => { while (true) {} } };",
+                   "run", "[]", []]
+        reply = worker.run(message, lambda op, args: None, CancelToken(), deadline=30)
+        assert reply["error"]["type"] == "Interrupted"
+    finally:
+        worker.kill()
+
+
+def test_workers_exit_after_a_quiet_period_and_come_back_for_the_next_invocation():
+    sandbox = Sandbox(memory_limit=LIMIT, idle_release=1.0)
+    try:
+        assert call(sandbox, "module.exports = { run: () => 'first' };").value == "first"
+        idle, busy = wait_for(lambda: sandbox.pool.pids(), what="workers")
+        pids = idle + busy
+        wait_for(lambda: sandbox.pool.pids() == ([], []), what="the workers to be released")
+        assert all(wait_exit(pid) for pid in pids)
+        assert call(sandbox, "module.exports = { run: () => 'again' };").value == "again"
+    finally:
+        sandbox.close()

@@ -260,3 +260,21 @@ def test_a_worker_that_dies_at_start_is_reported_with_how_it_died_and_what_it_sa
     with pytest.raises(SandboxError) as raised:
         worker.wait_ready(60)
     assert str(raised.value) == "a V8 worker did not start: it exited with status 3; it said: no V8 here"
+
+
+def test_a_shadow_realm_is_a_fresh_context_made_through_v8s_own_api():
+    """mini_racer_compat assumption 8: with the realm factory installed on the isolate's
+    thread, `new ShadowRealm()` is a V8 context of its own (global object, intrinsics)."""
+    iso = Isolate(heap_limit=64 * 1024 * 1024, realms=True)
+    try:
+        seen = iso.eval("""
+          Object.prototype.outer = 1; globalThis.outerMark = 1;
+          const first = new ShadowRealm();
+          first.evaluate("Object.prototype.inner = 1; globalThis.innerMark = 1; Array.prototype.x = 1");
+          const second = new ShadowRealm();
+          [first.evaluate("typeof outerMark + ' ' + ({}).outer + ' ' + ({}).inner"),
+           second.evaluate("typeof innerMark + ' ' + ({}).inner + ' ' + [].x + ' ' + ({}).outer"),
+           typeof innerMark + ' ' + ({}).inner].join(' | ')""")
+        assert seen == "undefined undefined 1 | undefined undefined undefined undefined | undefined undefined"
+    finally:
+        iso.close()

@@ -480,3 +480,33 @@ def test_a_session_whose_header_cannot_be_written_leaves_no_file(tmp_path):
     [error] = under_a_file_size_limit(tmp_path, 20)
     assert "File too large" in error
     assert list((tmp_path / "sessions").iterdir()) == []
+
+
+def test_lines_the_fast_reader_does_not_take_whole_read_as_json_loads_reads_them(store):
+    """The reader hands each line to json's scanner; a line with whitespace around it, or
+    a file with one line that is not UTF-8, goes through json.loads as before."""
+    with store.create("a", "p/m") as writer:
+        writer.append_message(Message.user("one"))
+    with open(writer.path, "ab") as file:
+        file.write(b'  {"type": "message", "role": "user", "text": "padded"} \n')
+        file.write(b'{"type": "message", "role": "user", "text": "caf\xe9"}\n')  # Latin-1, not UTF-8
+        file.write(b'{"type": "message", "role": "assistant", "text": "x", "tool_calls": [{"id": "c", "name": "n"}]}\n')
+        file.write(b'{"type": "message", "role": "user", "text": "tail"} and more\n')
+    loaded = store.load(writer.id)
+    assert [(m.role, m.text, m.tool_calls) for m in loaded.messages] == [
+        ("user", "one", ()), ("user", "padded", ()), ("assistant", "x", (ToolCall("c", "n", None),))]
+    assert loaded.warnings == [f"{writer.path}:4: not valid JSON; skipped", f"{writer.path}:6: not valid JSON; skipped"]
+
+
+def test_a_message_read_back_is_the_message_written(store):
+    call = ToolCall("c1", "read", {"path": "a", "n": [1, None]})
+    messages = [Message.user("hi"), Message("assistant", "a", "why", (call,), usage=Usage(3, 4)),
+                Message("assistant", "b", "because", (call,)),
+                Message.tool_result(call, "r", True, meta={"refused_by": "guard"}),
+                Message("assistant", "", "", (call, ToolCall("c2", "x", "not json")))]
+    with store.create("a", "p/m") as writer:
+        for message in messages:
+            writer.append_message(message)
+    loaded = store.load(writer.id).messages
+    assert loaded == messages
+    assert [vars(m) for m in loaded] == [vars(m) for m in messages]

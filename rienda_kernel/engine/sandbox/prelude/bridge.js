@@ -1,7 +1,10 @@
-// Rienda's prelude: evaluated once in every fresh isolate, before any extension code.
-// It defines the synchronous host-call bridge, `ctx`, `console`, timers, and the
-// `__rienda` object the Python side drives. Python only ever sends strings in and takes
-// strings (JSON) out. See isolate.py for the Python half.
+// Rienda's prelude: evaluated in every fresh realm (or, where there are no realms, in a
+// fresh isolate's main context) before any extension code. It defines `ctx`, `console`,
+// timers, and the `__rienda` object the Python side drives. Python only ever sends strings
+// in and takes strings (JSON) out. The prelude is one function of a `transport`, the
+// kernel's (kernel.js) synchronous path to Python: transport(op, args) writes a host call
+// (op and arguments as JSON texts), transport() delivers it and returns the reply's JSON. It returns the function the kernel
+// calls to run an export: (name, payload JSON, frozen JSON) -> the outcome's JSON text.
 //
 // The prelude is one function in two files, joined in order (isolate.py): this one (the
 // bridge, ctx, console, timers) and outcomes.js (results, loading, invocations).
@@ -13,7 +16,8 @@
 // awaits only promises it made, with an own `constructor`, so `await` looks nothing up.
 // Every read of an extension's value is guarded: a throw becomes the invocation's error.
 "use strict";
-(function (global) {
+(function (transport) {
+  const global = globalThis;
   // -- primordials --------------------------------------------------------------------
   const ReflectApply = Reflect.apply;
   const ObjectCreate = Object.create;
@@ -21,95 +25,28 @@
   const ObjectFreeze = Object.freeze;
   const ObjectKeys = Object.keys;
   const ObjectHasOwn = Object.hasOwn;
-  const ObjectGetPrototypeOf = Object.getPrototypeOf;
   const FunctionBind = Function.prototype.bind;
   const FunctionCall = Function.prototype.call;
   const ArrayIsArray = Array.isArray;
   const JSONStringify = JSON.stringify;
   const JSONParse = JSON.parse;
   const StringCtor = String;
-  const StringFromCharCode = String.fromCharCode;
-  const StringCharCodeAt = String.prototype.charCodeAt;
+  const StringSlice = String.prototype.slice;
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
   const PromiseCtor = Promise;
   const SharedArrayBufferCtor = SharedArrayBuffer;
   const Int32ArrayCtor = Int32Array;
-  const Uint16ArrayCtor = Uint16Array;
   const AtomicsWaitAsync = Atomics.waitAsync;
-  const MathMin = Math.min;
   const MathMax = Math.max;
   const NumberCtor = Number;
-  // The mailbox code reads `length` of typed arrays (through Reflect.apply): freeze the
-  // typed-array prototypes it relies on (nothing legitimate patches them).
-  ObjectFreeze(ObjectGetPrototypeOf(Uint16Array.prototype));
-  ObjectFreeze(Uint16Array.prototype);
-  ObjectFreeze(Int32Array.prototype);
 
   // uncurry(f)(self, ...args) is f.call(self, ...args) through the captured `call`.
   const uncurry = (fn) => ReflectApply(FunctionBind, FunctionCall, [fn]);
-  const charCodeAt = uncurry(StringCharCodeAt);
+  const slice = uncurry(StringSlice);
   const quote = (text) => JSONStringify(text); // for strings only: no toJSON is consulted
   function own(value) { // a data-property descriptor no inherited field can alter
     return { __proto__: null, value, writable: true, enumerable: true, configurable: true };
-  }
-
-  // -- the mailbox ------------------------------------------------------------------------
-  const MAILBOX_BYTES = __RIENDA_MAILBOX_BYTES__;
-  const HEADER_INTS = 4; // [kind, total code units, chunk code units, unused]
-  const KIND_REQUEST = 1;
-  const KIND_MORE = 2;
-  const READ_SLICE = 8192;
-  const mailbox = new SharedArrayBufferCtor(MAILBOX_BYTES);
-  const header = new Int32ArrayCtor(mailbox, 0, HEADER_INTS);
-  const data = new Uint16ArrayCtor(mailbox, HEADER_INTS * 4);
-  const capacity = data.length;
-  let ring = null; // the doorbell: a synchronous call into Python, installed by v8.py
-
-  // Writes the concatenation of `pieces` (an array literal of strings), in chunks of the
-  // mailbox's capacity, without building the concatenated string.
-  function writeRequest(pieces) {
-    let total = 0;
-    for (let p = 0; p < pieces.length; p++) total += pieces[p].length;
-    let n = 0;
-    for (let p = 0; p < pieces.length; p++) {
-      const piece = pieces[p];
-      for (let i = 0; i < piece.length; i++) {
-        if (n === capacity) { send(total, n); n = 0; }
-        data[n++] = charCodeAt(piece, i);
-      }
-    }
-    header[0] = KIND_REQUEST;
-    header[1] = total;
-    header[2] = n;
-  }
-
-  function send(total, n) { // a full chunk, more to come
-    header[0] = KIND_REQUEST;
-    header[1] = total;
-    header[2] = n;
-    ring();
-  }
-
-  function readChunk() {
-    const n = header[2];
-    let text = "";
-    for (let i = 0; i < n; i += READ_SLICE) {
-      const view = new Uint16ArrayCtor(mailbox, HEADER_INTS * 4 + i * 2, MathMin(READ_SLICE, n - i));
-      text += ReflectApply(StringFromCharCode, null, view);
-    }
-    return text;
-  }
-
-  function readReply() {
-    const total = header[1];
-    let text = readChunk();
-    while (text.length < total) {
-      header[0] = KIND_MORE;
-      ring();
-      text += readChunk();
-    }
-    return text;
   }
 
   function hostError(error) {
@@ -118,7 +55,8 @@
     return e;
   }
 
-  // Writes the request [op, args] (its JSON text is garbage once this returns).
+  // Writes the request [op, args] (its JSON text is garbage once this returns: no frame
+  // that outlives the call holds it while the reply is read).
   function request(op, args) {
     let json;
     try {
@@ -126,14 +64,13 @@
     } catch (e) {
       throw new TypeErrorCtor(op + ": the arguments cannot be sent as JSON: " + safeMessage(e));
     }
-    writeRequest(["[", quote(op), ",", json === undefined ? "null" : json, "]"]);
+    transport(quote(op), json === undefined ? "null" : json);
   }
 
   // One synchronous call into the host. Returns the value or throws the host's error.
   function host(op, args) {
     request(op, args);
-    ring();
-    const reply = JSONParse(readReply());
+    const reply = JSONParse(transport());
     if (ObjectHasOwn(reply, "error")) throw hostError(reply.error);
     return reply.value;
   }
@@ -283,3 +220,21 @@
     afterTimer();
   };
   global.setInterval = undefined;
+
+  // An extension's own Atomics.waitAsync is work left behind too, as a pending timer is:
+  // an invocation that ends with either says so (its runtime is not reused for anything).
+  let liveWaits = 0;
+  const promiseThen = uncurry(PromiseCtor.prototype.then);
+  ObjectDefineProperty(Atomics, "waitAsync", {
+    __proto__: null, writable: true, configurable: true, enumerable: false,
+    value: function waitAsync(...args) {
+      const waited = ReflectApply(AtomicsWaitAsync, Atomics, args);
+      if (waited !== null && typeof waited === "object" && waited.async === true) {
+        liveWaits++;
+        ObjectDefineProperty(waited.value, "constructor", { __proto__: null, value: PromiseCtor, configurable: true });
+        promiseThen(waited.value, () => { liveWaits--; });
+      }
+      return waited;
+    },
+  });
+  const leftBehind = () => liveTimers + liveWaits > 0;

@@ -1,0 +1,149 @@
+"""One hook point's chain: each hook's output is the next hook's input.
+
+Shared by the host process (``hooks.HookChain`` records every hook's decision) and the V8
+side (a sandbox runs a whole point's chain as one job): :func:`merge` is the one rule for
+what a hook's returned fields replace, so both sides compute the same next input from the
+same outcomes, and :func:`run_chain` is the one loop. Standard library only: a worker
+process imports it.
+
+Contracts (Rienda's hooks documentation, "Chaining and order"):
+- Every returned field is optional and replaces only itself; a field left out, ``undefined``
+  or ``null`` keeps its value; a field of the wrong type, or one the point does not know, is
+  ignored (:func:`merge` says which, for a diagnostic).
+- ``beforeToolExecute``: a returned object whose ``allow`` is ``false`` refuses the call and
+  no further hook runs (:func:`refuses`).
+- A hook that fails (a throw, out of memory, a value that cannot be read) is reported and
+  skipped, as if it returned nothing; :class:`~..errors.Interrupted` ends the chain.
+- Each hook runs on its own: ``call_one`` gives it a runtime of its own (the sandbox's
+  promise), and it sees only the payload, never another hook's runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ..errors import Interrupted, SandboxError
+
+__all__ = ["ChainRule", "Link", "Outcome", "Progress", "js_type", "merge", "refuses", "run_chain", "type_name"]
+
+# One hook of a chain: (path, source) of its module.
+Link = tuple[str, str]
+# What one hook came to: its value (a protocol.JSValue) or the error it failed with.
+Outcome = Union[Any, SandboxError]
+
+_TYPES: dict[str, type] = {"string": str, "boolean": bool, "object": dict}
+
+
+@dataclass(frozen=True)
+class ChainRule:
+    """What a point carries from hook to hook.
+
+    ``carry`` maps each carried field to the index of the payload argument (an object)
+    that holds it; ``types`` maps every field a hook may return to its JSON type
+    (``"string"``, ``"boolean"``, ``"object"``), the carried ones and those only checked
+    (``allow``, ``reason``); ``refusable``: ``allow: false`` ends the chain.
+    """
+
+    carry: Mapping[str, int] = field(default_factory=dict)
+    types: Mapping[str, str] = field(default_factory=dict)
+    refusable: bool = False
+
+    def current(self, payload: Sequence[Any]) -> dict[str, Any]:
+        """The carried fields' values in ``payload``."""
+        return {key: payload[index][key] for key, index in self.carry.items()}
+
+    def advance(self, payload: Sequence[Any], updated: Mapping[str, Any]) -> list[Any]:
+        """``payload`` with the carried fields set to ``updated``'s (a copy: the caller's
+        payload is never changed)."""
+        out = list(payload)
+        for index in set(self.carry.values()):
+            out[index] = dict(out[index])
+        for key, index in self.carry.items():
+            out[index][key] = updated[key]
+        return out
+
+    def python_types(self) -> dict[str, type]:
+        return {key: _TYPES[name] for key, name in self.types.items()}
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"carry": dict(self.carry), "types": dict(self.types), "refusable": self.refusable}
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> ChainRule:
+        return cls(dict(data["carry"]), dict(data["types"]), bool(data["refusable"]))
+
+
+def merge(current: Mapping[str, Any], returned: Mapping[str, Any],
+          types: Mapping[str, type]) -> tuple[dict[str, Any], list[str]]:
+    """``current`` with the fields ``returned`` replaces, and the problems found (each a
+    phrase: ``"system must be a string, got a number"``, ``"unknown field(s) x"``)."""
+    updated = dict(current)
+    problems = []
+    for key, value in returned.items():
+        if value is None or key not in types:
+            continue
+        if not isinstance(value, types[key]) or (types[key] is not bool and isinstance(value, bool)):
+            problems.append(f"{key} must be {type_name(types[key])}, got {js_type(value)}")
+        elif key in updated:
+            updated[key] = value
+    unknown = sorted(set(returned) - set(types))
+    if unknown:
+        problems.append(f"unknown field(s) {', '.join(unknown)}")
+    return updated, problems
+
+
+def refuses(returned: Mapping[str, Any] | None) -> bool:
+    """Whether a ``beforeToolExecute`` hook's returned object refuses the call."""
+    return bool(returned) and returned.get("allow") is False  # type: ignore[union-attr]
+
+
+class Progress:
+    """A chain's input as its hooks' outcomes come in: :attr:`payload` is what the next
+    hook gets; :meth:`after` takes one outcome and says whether the chain ends there."""
+
+    def __init__(self, rule: ChainRule, payload: Sequence[Any]) -> None:
+        self.rule = rule
+        self.payload = list(payload)
+        self._types = rule.python_types()
+        self._current = rule.current(payload)
+
+    def after(self, outcome: Outcome) -> bool:
+        if isinstance(outcome, SandboxError) or outcome.kind != "object":
+            return False
+        if self.rule.refusable and refuses(outcome.value):
+            return True
+        updated, _ = merge(self._current, outcome.value, self._types)
+        if updated != self._current:
+            self.payload, self._current = self.rule.advance(self.payload, updated), updated
+        return False
+
+
+def run_chain(links: Sequence[Link], payload: Sequence[Any], rule: ChainRule,
+              call_one: Callable[[int, Link, list[Any]], Any],
+              on_step: Callable[[int, Outcome], None]) -> None:
+    """Run ``links`` in order: ``call_one(index, link, payload)`` returns the hook's
+    JSValue or raises; ``on_step(index, outcome)`` hears each hook's outcome as soon as
+    it is known, before the next hook starts. Stops after a refusal; lets
+    :class:`Interrupted` (and anything not a SandboxError) propagate."""
+    progress = Progress(rule, payload)
+    for index, link in enumerate(links):
+        try:
+            outcome = call_one(index, link, progress.payload)
+        except Interrupted:
+            raise
+        except SandboxError as exc:
+            outcome = exc
+        on_step(index, outcome)
+        if progress.after(outcome):
+            return
+
+
+def type_name(kind: type) -> str:
+    return {str: "a string", bool: "a boolean", dict: "an object"}[kind]
+
+
+def js_type(value: Any) -> str:
+    return {str: "a string", bool: "a boolean", dict: "an object", list: "an array",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)

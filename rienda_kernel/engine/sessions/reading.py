@@ -1,0 +1,87 @@
+"""A session file's lines 2.., read tolerantly and fast: each becomes a message, a record
+or a warning naming the file and the line (:func:`parse_body`, for :mod:`.store`).
+
+The hot path hands each line to json's C scanner, as ``json.loads`` does in the end,
+without its per-call work; every line it does not take whole goes through
+:func:`.bounded.loads` and its bounds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import bounded
+from .messages import Message
+from .text import repair
+
+if TYPE_CHECKING:
+    from .store import LoadedSession
+
+__all__ = ["ESCAPED_SURROGATE", "parse_body"]
+
+ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a lone surrogate escaped in JSON
+_SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads ends in, without its wrappers
+
+
+def parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSession) -> None:
+    """Sort lines 2.. into messages and records; skipped lines become warnings.
+
+    The hot path: each line is decoded and handed to json's scanner, as ``json.loads``
+    does in the end, without its per-call work (encoding detection, two whitespace
+    matches). A line the scanner does not take whole (not UTF-8, whitespace around it, not
+    JSON), or that might be too long or nested too deep (more brackets than :data:`bounded.MAX_DEPTH`)
+    goes through :func:`bounded.loads`, which reports it as before.
+    """
+    last = len(lines)
+    for number in range(2, last + 1):
+        raw = lines[number - 1]
+        whole = False
+        if len(raw) <= bounded.MAX_BYTES and raw.count(b"[") + raw.count(b"{") <= bounded.MAX_DEPTH:
+            try:
+                text = raw.decode("utf-8")
+                obj, end = _SCAN(text, 0)
+                whole = end == len(text)
+            except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+                pass
+        if whole:
+            if b"\\u" in raw and ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
+                obj = repair(obj)
+            _sort(path, number, obj, session)
+            continue
+        if not raw.strip():
+            continue
+        try:
+            obj = bounded.loads(raw)
+        except bounded.Unreadable as exc:
+            if torn and number == last:
+                session.warnings.append(
+                    f"{path}:{number}: the last line is incomplete "
+                    "(the session was interrupted while writing); ignored")
+            else:
+                problem = "not valid JSON" if str(exc).startswith("not valid JSON") else str(exc)
+                session.warnings.append(f"{path}:{number}: {problem}; skipped")
+            continue
+        if ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
+            obj = repair(obj)
+        _sort(path, number, obj, session)
+
+
+def _sort(path: Path, number: int, obj: Any, session: LoadedSession) -> None:
+    """Line ``number``'s value: a message, a record, or a warning."""
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    if kind == "message":
+        try:
+            session.messages.append(Message.from_dict(obj))
+            session.entries.append((number, session.messages[-1]))
+        except ValueError as exc:
+            session.warnings.append(f"{path}:{number}: not a valid message ({exc}); skipped")
+    elif not isinstance(kind, str):
+        session.warnings.append(f"{path}:{number}: not a JSON object with a string 'type'; skipped")
+    elif kind == "session":
+        session.warnings.append(f"{path}:{number}: a second session header; skipped")
+    else:
+        session.records.append(obj)
+        session.entries.append((number, obj))
