@@ -120,7 +120,7 @@ class MainThreadPump:
     async def _divert(self, msg: list[Any]) -> None:
         """On the shell channel thread: comm messages to the queue, the rest as usual."""
         if self._diverting and self._msg_type(msg) in _COMM_TYPES:
-            self._jobs.put(lambda: self._dispatch_comm(msg))
+            self.schedule(lambda: self._dispatch_comm(msg))  # rings the bell the wait watches
             return
         await self.kernel.shell_channel_thread_main(msg)
 
