@@ -91,7 +91,8 @@ def test_the_alias_bomb_ends_rienda_at_once_in_bounded_memory(tmp_path):
     done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "call", "read", '{"path": "x"}'], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120, preexec_fn=bounded, env={**os.environ, "RIENDA_HOME": str(home)})
     assert done.returncode == 1, done.stderr
-    assert done.stderr.strip().startswith(f"rienda: {home / 'config.yaml'}:6: expands to more than 100000 values")
+    # the path as the reader sees it, relative to the folder rienda started in
+    assert done.stderr.strip().startswith("rienda: home/config.yaml:6: expands to more than 100000 values")
     assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
 
 
