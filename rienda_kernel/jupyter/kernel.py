@@ -45,6 +45,7 @@ from ..engine import CancelToken, RiendaError, notebook_tools, scrub
 from ..frontends import Reader, error_line, is_internal
 from .session import NotebookSession, prewarm, shell_namespace
 from .session import error_line as one_line_error
+from .pump import drain
 from .turns import EXTENSION_CELLS, TurnDriver
 
 __all__ = ["ReaderSession", "RiendaKernel", "launch"]
@@ -224,7 +225,7 @@ class RiendaKernel(IPythonKernel):
                                               before_terminating=notebook.close) as signalled:  # its MCP servers stop too
             self._running = (cancel, done)
             if signalled is not None:  # the loop wakes at a signal, whichever thread got it
-                loop.add_reader(signalled, _drain, signalled)
+                loop.add_reader(signalled, drain, signalled)
             try:
                 # The python tool's jobs, each in a copy of the cell's context (the turn's thread is in that one).
                 with turns.code.lent(lambda job: loop.call_soon_threadsafe(job, context=context.copy())):
@@ -301,15 +302,6 @@ class RiendaKernel(IPythonKernel):
         if code.rstrip().endswith("\\"):
             return {"status": "incomplete", "indent": ""}
         return {"status": "complete"}
-
-
-def _drain(fd: int) -> None:
-    """Read a signal wake-up descriptor empty (its bytes are only a nudge)."""
-    try:
-        while os.read(fd, 4096):
-            pass
-    except BlockingIOError:
-        pass
 
 
 def launch() -> None:

@@ -101,7 +101,7 @@ class MainThreadPump:
                 pass
             ready, _, _ = select.select([self._bell[0], signalled], [], [])  # type: ignore[index]
             for fd in ready:
-                _drain(fd)
+                drain(fd)
             if signalled in ready:
                 return None
 
@@ -164,7 +164,8 @@ def _nothing() -> None:
     """The job that only wakes the pump."""
 
 
-def _drain(fd: int) -> None:
+def drain(fd: int) -> None:
+    """Read a non-blocking wake-up descriptor empty (its bytes are only a nudge)."""
     try:
         while os.read(fd, 4096):
             pass
