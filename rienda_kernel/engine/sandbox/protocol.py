@@ -255,8 +255,12 @@ def shared_sandbox() -> Sandbox:
 def warm_shared_sandbox(home: Path) -> None:
     """Make the :func:`shared_sandbox` now, so its first worker boots in the background,
     when the Rienda home ``home`` holds a JavaScript tool or hook; a home without any
-    never starts one."""
-    if any(next(iter((home / kind).glob("*/index.js")), None) for kind in ("tools", "hooks")):
+    never starts one, nor one that cannot be read (the run says why, in its own words)."""
+    try:
+        wanted = any(next(iter((home / kind).glob("*/index.js")), None) for kind in ("tools", "hooks"))
+    except OSError:
+        return
+    if wanted:
         shared_sandbox()
 
 
