@@ -5,7 +5,8 @@
 
 Each runs top to bottom in a fresh kernel of the kind its metadata names (the Rienda
 kernelspec is installed into a temporary prefix for the run, RIENDA_HOME is an empty
-temporary home until the notebook picks its own), with the notebook's folder
+temporary home until the notebook picks its own, shown as ~/.rienda: HOME is an empty
+temporary folder too), with the notebook's folder
 as the working directory and no stdin, like nbval and nbclient; cell timings are not
 recorded, so a re-run changes only what the notebook shows. A cell that fails stops the
 run with its error, leaving the file as it was.
@@ -35,9 +36,12 @@ def execute(path: Path) -> None:
 
 def main(names: list[str]) -> int:
     paths = [HERE / name for name in names] if names else sorted(HERE.glob("*.ipynb"))
-    with tempfile.TemporaryDirectory() as prefix, tempfile.TemporaryDirectory(prefix="rienda-empty-home-") as home:
+    with tempfile.TemporaryDirectory() as prefix, tempfile.TemporaryDirectory(prefix="rienda-reader-") as reader:
         install(prefix=prefix)
-        os.environ["RIENDA_HOME"] = home
+        # A reader's machine: an empty home folder, so the Rienda home is shown as ~/.rienda,
+        # what a reader who has not made one sees.
+        os.environ["HOME"] = reader
+        os.environ["RIENDA_HOME"] = os.path.join(reader, ".rienda")
         os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(Path(prefix) / "share" / "jupyter"),
                                                                    os.environ.get("JUPYTER_PATH")]))
         for path in paths:
