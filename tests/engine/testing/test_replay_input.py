@@ -94,6 +94,9 @@ def test_what_a_hook_removed_is_never_written_and_replay_says_it_cannot_check_it
     assert ("note: the assistant text of message 4 was replayed from the saved text, not what afterModelResponse saw "
             "(its hooks removed part of it when it was recorded, and what a hook removes is never written): the "
             "hooks leave it as saved") in done.stdout
+    as_json = json.loads(cli(rig, "replay", session_id, "--json").stdout)  # the same notes, for programs
+    shown = [line.removeprefix("note: ") for line in done.stdout.splitlines() if line.startswith("note: ")]
+    assert as_json["changed"] is False and as_json["notes"] == shown and len(shown) >= 1
 
 
 def test_a_session_recorded_before_the_input_was_kept_replays_with_a_note(rig):
