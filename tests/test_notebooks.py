@@ -40,3 +40,4 @@ def test_the_stored_notebooks_show_no_path_of_the_machine_that_ran_them():
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         outputs = json.dumps([cell.get("outputs", []) for cell in json.loads(path.read_text())["cells"]])
         assert str(REPO) not in outputs and "/notebooks/" not in outputs, path.name
+        assert "/tmp/" not in outputs and "ipykernel_" not in outputs, path.name  # temporary homes, cell files

@@ -223,7 +223,13 @@ class RiendaMagics(Magics):
         if error is None:
             raise UsageError("--error: no cell has raised an exception in this kernel yet")
         ipython_files = os.path.dirname(sys.modules["IPython"].__file__) + os.sep
-        return with_error(prompt, error, hidden=lambda filename: filename.startswith(ipython_files))
+        cells = getattr(self.shell, "compile", None)
+
+        def label(filename: str) -> str:  # a cell's temporary file as IPython names it: Cell In[3]
+            named = cells.format_code_name(filename) if hasattr(cells, "format_code_name") else None
+            return " ".join(named) if named else filename
+
+        return with_error(prompt, error, hidden=lambda filename: filename.startswith(ipython_files), label=label)
 
     # -- the parts -------------------------------------------------------------------------------------
     def _interpolate(self, prompt: str) -> str:

@@ -208,22 +208,27 @@ def _repr(value: Any) -> str:
         return f"<{type(value).__name__} whose repr failed: {type(exc).__name__}: {exc}>"
 
 
-def _traceback(exc: BaseException, frames: int = _FRAMES, hidden: Callable[[str], bool] = lambda _: False) -> str:
+def _traceback(exc: BaseException, frames: int = _FRAMES, hidden: Callable[[str], bool] = lambda _: False,
+               label: Callable[[str], str] = lambda filename: filename) -> str:
     """The exception and the last ``frames`` frames that belong to the user's code (ours,
-    and those in files ``hidden`` names, left out)."""
+    and those in files ``hidden`` names, left out), each file named by ``label``."""
     kept = [frame for frame in traceback.extract_tb(exc.__traceback__)
             if frame.filename != __file__ and not hidden(frame.filename)]
+    for frame in kept:
+        frame.filename = label(frame.filename)
     lines = traceback.format_list(kept[-frames:])
     head = "Traceback (most recent call last):\n" if lines else ""
     return head + "".join(lines) + "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
 
 
-def with_error(prompt: str, exc: BaseException, hidden: Callable[[str], bool] = lambda _: False) -> str:
+def with_error(prompt: str, exc: BaseException, hidden: Callable[[str], bool] = lambda _: False,
+               label: Callable[[str], str] = lambda filename: filename) -> str:
     """``prompt`` followed by ``exc`` and its last frames (each quoting its line of code), as
     ``%rienda ask --error`` sends them; ``hidden`` names files whose frames are left out
-    (the front end's own). Capped like a variable's fuller summary, keeping its end (the
+    (the front end's own), ``label`` how a file is named (a cell's temporary file as the
+    cell, ``Cell In[3]``, the way IPython's own tracebacks name it). Capped like a variable's fuller summary, keeping its end (the
     exception itself, and the frames nearest to it)."""
-    report = _traceback(exc, frames=8, hidden=hidden)
+    report = _traceback(exc, frames=8, hidden=hidden, label=label)
     if len(report) > _DETAIL:
         report = "…" + report[-(_DETAIL - 1):]
     return f"{prompt}\n\nThe last error in my notebook:\n```\n{report}\n```"

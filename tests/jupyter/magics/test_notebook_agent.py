@@ -4,6 +4,7 @@ jupyter_client, with ``%load_ext rienda_kernel``)."""
 
 from __future__ import annotations
 
+import re
 from ...helpers.extensions import CAREFUL
 from ...helpers.frontend import outputs, streams, texts, value_of
 from ...helpers.homes import python_call, session_lines, write_agent, write_extension, write_script
@@ -114,6 +115,9 @@ def test_ask_error_adds_the_last_cells_exception_and_its_lines(python_kernel):
     assert prompt.startswith("Why does this fail, and how do I fix it?\n\nThe last error in my notebook:")
     assert "return d['north'] / d['south']" in prompt and "KeyError: 'south'" in prompt
     assert "interactiveshell.py" not in prompt  # IPython's own frames are left out
+    # the cells named as IPython names them (its execution counts), not by their temporary files
+    assert re.search(r'File "Cell In\[(\d+)\]", line 3, in <module>\n.*\n  File "Cell In\[\1\]", line 2, in ratio', prompt)
+    assert "ipykernel_" not in prompt
 
 
 def test_a_turn_cannot_be_started_from_the_python_tools_code(python_kernel):
