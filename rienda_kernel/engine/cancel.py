@@ -15,6 +15,7 @@ token from :meth:`CancelToken.for_wind_down`, which the next interrupt stops.
 from __future__ import annotations
 
 import os
+import queue
 import select
 import signal
 import threading
@@ -185,19 +186,20 @@ def signals_wake(fd: int | None) -> Iterator[None]:
 
 def abandon_on_cancel(work: Callable[[], Any], cancel: CancelToken, what: str) -> Any:
     """``work()`` (a system call that may block: opening a FIFO nobody writes, reading a
-    file another process holds a lease on, a hung network file system) on a daemon thread,
+    file another process holds a lease on, a hung network file system) on another thread,
     while the calling thread waits for it or for ``cancel``, whichever comes first.
 
     Returns what ``work`` returns and raises what it raises; when ``cancel`` comes first,
     raises :class:`Interrupted` naming ``what`` at once and leaves the thread to end with
     its system call (nothing waits for it; its result is dropped; a write it was making may
-    still complete).
+    still complete). The threads are kept for the next call (:class:`_BlockingThreads`):
+    starting one costs ~0.5 ms here, handing work to a waiting one ~0.05 ms.
     """
     cancel.raise_if_cancelled()
     box: dict[str, Any] = {}
     finished = threading.Event()
 
-    def target() -> None:
+    def job() -> None:
         try:
             box["value"] = work()
         except BaseException as exc:  # noqa: BLE001 - raised again on the waiting thread
@@ -207,7 +209,7 @@ def abandon_on_cancel(work: Callable[[], Any], cancel: CancelToken, what: str) -
 
     unregister = cancel.on_cancel(finished.set)
     try:
-        threading.Thread(target=target, name="rienda-blocking-call", daemon=True).start()
+        _BLOCKING.run(job)
         finished.wait()
     finally:
         unregister()
@@ -216,6 +218,43 @@ def abandon_on_cancel(work: Callable[[], Any], cancel: CancelToken, what: str) -
     if "value" in box:
         return box["value"]
     raise Interrupted(f"{what} interrupted")
+
+
+class _BlockingThreads:
+    """Daemon threads for :func:`abandon_on_cancel`'s jobs, kept between calls.
+
+    :meth:`run` hands a job to a thread waiting for one, or starts a thread when none
+    waits (every kept thread is busy, or stuck in a system call an interrupt abandoned).
+    A thread whose job ended waits for the next one (blocked on a queue: no wake-up while
+    nothing happens) unless :data:`KEEP` threads already wait, then it ends.
+    """
+
+    KEEP = 2
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._waiting = 0
+
+    def run(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            start = self._waiting == 0
+            if not start:
+                self._waiting -= 1  # this job is that thread's
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._serve, name="rienda-blocking-call", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self._jobs.get()()
+            with self._lock:
+                if self._waiting >= self.KEEP:
+                    return
+                self._waiting += 1
+
+
+_BLOCKING = _BlockingThreads()
 
 
 class _Bell:

@@ -54,3 +54,39 @@ def test_a_signal_the_system_hands_to_another_thread_still_stops_the_work(tmp_pa
             child.kill()
             child.communicate(timeout=30)
     assert out.strip() == f"('stopped', {int(signal.SIGINT)})"
+
+
+def _blocking_threads() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if t.name == "rienda-blocking-call"]
+
+
+def test_blocking_calls_reuse_their_threads_and_a_stuck_one_is_left_to_its_call(tmp_path):
+    """``abandon_on_cancel`` keeps its threads between calls (no thread started per file
+    operation), and a thread stuck in a system call an interrupt abandoned never takes
+    the next call: that one gets a thread of its own and returns."""
+    import os
+    import threading
+
+    from rienda_kernel.engine import CancelToken, Interrupted
+    from rienda_kernel.engine.cancel import abandon_on_cancel
+
+    token = CancelToken()
+    for _ in range(50):
+        assert abandon_on_cancel(lambda: 7, token, "a call") == 7
+    kept = _blocking_threads()
+    assert 1 <= len(kept) <= 2
+    for _ in range(50):
+        abandon_on_cancel(lambda: None, token, "a call")
+    assert {t.ident for t in _blocking_threads()} == {t.ident for t in kept}
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    stuck = CancelToken()
+    threading.Timer(0.2, stuck.cancel).start()
+    with pytest.raises(Interrupted, match="reading the fifo interrupted"):
+        abandon_on_cancel(lambda: fifo.read_bytes(), stuck, "reading the fifo")
+    assert abandon_on_cancel(lambda: "next", token, "a call") == "next"  # not queued behind the FIFO
+    with open(fifo, "wb"):  # the stuck read ends; its thread goes back to waiting, or ends
+        pass
