@@ -154,35 +154,55 @@ class ChannelClosed(Exception):
 
 class Channel:
     """Length-prefixed JSON messages over a connected stream socket (one reader at a time,
-    one writer at a time)."""
+    one writer at a time).
+
+    :meth:`send_all` writes several messages in one system call (the reader then takes the
+    later ones without waiting, or being woken, again); the reader reads what has arrived
+    in one call and keeps what follows the message it returns (:attr:`buffered`).
+    """
+
+    READ_SIZE = 64 * 1024
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self._pending = bytearray()
+
+    @property
+    def buffered(self) -> bool:
+        """Whether bytes already read wait for the next :meth:`receive`."""
+        return bool(self._pending)
 
     def send(self, message: Any) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        self.send_all([message])
+
+    def send_all(self, messages: list[Any]) -> None:
+        frames = []
+        for message in messages:
+            data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            frames += (_HEADER.pack(len(data)), data)
         try:
-            self.sock.sendall(_HEADER.pack(len(data)) + data)
+            self.sock.sendall(b"".join(frames))
         except OSError as exc:
             raise ChannelClosed(str(exc)) from exc
 
     def receive(self) -> Any:
-        size = _HEADER.unpack(self._exactly(_HEADER.size))[0]
-        return json.loads(self._exactly(size))
+        self._fill(_HEADER.size)
+        size = _HEADER.unpack_from(self._pending)[0]
+        self._fill(_HEADER.size + size)
+        data = bytes(self._pending[_HEADER.size : _HEADER.size + size])
+        del self._pending[: _HEADER.size + size]
+        return json.loads(data)
 
-    def _exactly(self, size: int) -> bytes:
-        buffer = bytearray(size)
-        view = memoryview(buffer)
-        got = 0
-        while got < size:
+    def _fill(self, size: int) -> None:
+        """Read until at least ``size`` bytes are pending."""
+        while len(self._pending) < size:
             try:
-                n = self.sock.recv_into(view[got:])
+                chunk = self.sock.recv(min(max(self.READ_SIZE, size - len(self._pending)), 16 * self.READ_SIZE))
             except OSError as exc:
                 raise ChannelClosed(str(exc)) from exc
-            if n == 0:
+            if not chunk:
                 raise ChannelClosed("closed")
-            got += n
-        return bytes(buffer)
+            self._pending += chunk
 
     def close(self) -> None:
         self.sock.close()

@@ -124,6 +124,8 @@ class Worker:
         """Alive, and nothing unread on its channel (an idle worker that died reads as EOF)."""
         if self._killed or self.process.poll() is not None:
             return False
+        if self._data.buffered:
+            return False
         readable, _, _ = select.select([self._data.sock], [], [], 0)
         return not readable
 

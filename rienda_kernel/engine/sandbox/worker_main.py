@@ -83,6 +83,7 @@ class WorkerLoop:
         self._last_job = 0
         self._early_stop = 0  # a stop that came before its job (the control channel is faster)
         self._lock = threading.Lock()
+        self._held: list[Any] = []  # messages that go out with the job's "done"
         self._sandbox = InProcessSandbox(memory_limit, heap_limit=memory_limit // 2)
         self._sandbox.warm()
         self._bounded = _Bounded(memory_limit + SLACK)
@@ -98,6 +99,7 @@ class WorkerLoop:
                 os._exit(0)
             kind, job = message[0], message[1]
             token = CancelToken()
+            self._held = []
             with self._lock:
                 self._current, self._last_job = (job, token), job
                 if self._early_stop == job:
@@ -111,7 +113,7 @@ class WorkerLoop:
                 with self._lock:
                     self._current = None
             reply["retire"] = memory()[1] > self._retire_above
-            self._send(["done", job, reply])
+            self._send(*self._held, ["done", job, reply])
 
     def _run(self, kind: str, job: int, fields: list[Any], token: CancelToken) -> dict[str, Any]:
         """One job; each invocation under the memory bound (one per hook of a chain)."""
@@ -130,7 +132,11 @@ class WorkerLoop:
                                                    token, frozen)
 
             def on_step(index: int, outcome: Outcome) -> None:
-                self._send(["step", job, index, encode_outcome(outcome)])
+                step = ["step", job, index, encode_outcome(outcome)]
+                if index == len(links) - 1:
+                    self._held = [step]  # the last: it goes with "done", in one write
+                else:
+                    self._send(step)
 
             run_chain([tuple(link) for link in links], json.loads(payload), ChainRule.from_wire(rule),
                       call_one, on_step)
@@ -157,9 +163,9 @@ class WorkerLoop:
             raise HostReplyError("SandboxError", f"the host process sent {reply[0]!r} instead of a reply")
         return RawReply(reply[1])
 
-    def _send(self, message: Any) -> None:
+    def _send(self, *messages: Any) -> None:
         try:
-            self._data.send(message)
+            self._data.send_all(list(messages))
         except ChannelClosed:
             os._exit(0)
 
