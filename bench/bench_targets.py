@@ -72,6 +72,16 @@ def print_sandbox(results: dict[str, dict]) -> None:
         f"{sum(m[0] for m in mem):.0f} / {sum(m[1] for m in mem):.0f} MB ({len(mem)} workers)", "", "", "")
 
 
+def print_floors(floors: dict[str, list[float]]) -> None:
+    """The machine's price of a hop, for reading the rows below: a worker invocation makes
+    at least two process round trips' worth of wake-ups and one V8 hop."""
+    for key, label in (("thread", "a round trip to a sleeping thread (queues)"),
+                       ("process", "a round trip to a sleeping process (pipes)"),
+                       ("eval", "one V8 eval('1') through mini-racer's thread")):
+        row(f"floor: {label}, paced: median / p95", "", f"{med(floors[key]):.3f} / {probes.p95(floors[key]):.3f} ms",
+            "", "")
+
+
 def print_turns(results: dict[str, dict]) -> None:
     for latency, label, target in ((0.15, "model answering in 150 ms", 5.0), (0.0, "instant model", 5.0)):
         w, p = results["workers"], results["in-process"]
@@ -101,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         for sandbox in sandboxes.values():
             probes.bench_sandbox.settle(sandbox)
         if "sandbox" in only:
+            print_floors(probes.floor_rows(args.quick))
             print_sandbox({label: probes.sandbox_rows(sb, root / f"sb-{label}", args.quick)
                            for label, sb in sandboxes.items()})
         if "turn" in only:

@@ -151,6 +151,45 @@ def startup_rows(quick: bool) -> dict[str, float]:
     return out
 
 
+# -- the floors ---------------------------------------------------------------------------------
+ECHO = "import os, sys\nwhile True:\n    b = os.read(0, 1)\n    if not b: break\n    os.write(1, b)\n"
+
+
+def floor_rows(quick: bool) -> dict[str, list[float]]:
+    """What the machine charges for the hops an invocation cannot avoid, paced as the
+    invocation rows are (5 ms untimed gap, so the other side sleeps): a round trip to a
+    sleeping thread (two wake-ups), to a sleeping process over pipes (two wake-ups), and
+    one ``eval("1")`` on V8's own thread (mini-racer's hop, in this process)."""
+    import queue
+    import threading
+
+    from rienda_kernel.engine.sandbox.isolate import Isolate
+
+    n = 200 if quick else 600
+    to_thread, back = queue.SimpleQueue(), queue.SimpleQueue()
+    echo = threading.Thread(target=lambda: [back.put(x) for x in iter(to_thread.get, None)], daemon=True)
+    echo.start()
+    out = {"thread": bench_sandbox.timed(lambda: (to_thread.put(1), back.get()), n, bench_sandbox.PACE_S)}
+    to_thread.put(None)
+    child = subprocess.Popen([sys.executable, "-c", ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        def ping() -> None:
+            os.write(child.stdin.fileno(), b"x")
+            os.read(child.stdout.fileno(), 1)
+
+        out["process"] = bench_sandbox.timed(ping, n, bench_sandbox.PACE_S)
+    finally:
+        child.stdin.close()
+        child.wait(timeout=10)
+        child.stdout.close()
+    isolate = Isolate()
+    try:
+        out["eval"] = bench_sandbox.timed(lambda: isolate.eval("1"), n, bench_sandbox.PACE_S)
+    finally:
+        isolate.close()
+    return out
+
+
 # -- the kernel rows ---------------------------------------------------------------------------
 def kernel_rows(quick: bool) -> dict[str, Any]:
     """ctx.log to the client against a python3 kernel's print (idle, then every core
