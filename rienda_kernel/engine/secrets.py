@@ -227,9 +227,25 @@ def _secrets_of(items: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
 def _environment_secrets() -> tuple[str, ...]:
     """:func:`_secrets_in` of ``os.environ`` as it is now. This runs for every event, so it
     reads the mapping's own dict of bytes when there is one (CPython's ``_data``, 10x faster
-    than iterating the mapping) and decodes only the values that are secrets."""
+    than iterating the mapping), decodes only the values that are secrets, and reuses the
+    last answer while that dict equals the copy it was computed from (a comparison in C:
+    ~1 us, against ~30 us for 35 variables)."""
     raw = getattr(os.environ, "_data", None)
-    return _secrets_of(raw.items() if isinstance(raw, dict) else os.environb.items())
+    if not isinstance(raw, dict):
+        return _secrets_of(os.environb.items())
+    seen, found = _EnvironmentSeen.last
+    if raw != seen:
+        seen = dict(raw)
+        found = _secrets_of(seen.items())
+        _EnvironmentSeen.last = (seen, found)
+    return found
+
+
+class _EnvironmentSeen:
+    """The environment (a copy) and its secrets, as :func:`_environment_secrets` last found
+    them; replaced whole, never changed."""
+
+    last: tuple[dict[bytes, bytes], tuple[str, ...]] = ({}, ())
 
 
 @functools.lru_cache(maxsize=4096)

@@ -54,6 +54,20 @@ def test_a_url_password_in_the_process_environment_is_scrubbed_from_then_on(monk
     assert Scrubber().scrub("postgres://app:s3cret-hunter2@db/sales") == "postgres://app:[redacted]@db/sales"
 
 
+def test_the_environment_is_read_as_it_is_at_each_scrub_set_changed_or_removed(monkeypatch):
+    """The scrubber reuses what it found in os.environ while the environment is unchanged;
+    any change (a key set, a value replaced, a key removed) is seen at the next scrub."""
+    scrubber = Scrubber()
+    monkeypatch.delenv("RIENDA_TEST_TOKEN", raising=False)
+    assert scrubber.scrub("tok-first-0123456789") == "tok-first-0123456789"
+    monkeypatch.setenv("RIENDA_TEST_TOKEN", "tok-first-0123456789")
+    assert scrubber.scrub("tok-first-0123456789") == "[redacted]"
+    monkeypatch.setenv("RIENDA_TEST_TOKEN", "tok-second-0123456789")
+    assert scrubber.scrub("tok-first-0123456789 tok-second-0123456789") == "tok-first-0123456789 [redacted]"
+    monkeypatch.delenv("RIENDA_TEST_TOKEN")
+    assert scrubber.scrub("tok-second-0123456789") == "tok-second-0123456789"
+
+
 def test_a_secret_split_across_streamed_pieces_is_held_until_it_is_whole():
     guard = StreamGuard(Scrubber({"DB_PASSPHRASE": PASSPHRASE}))
     shown = [guard.feed(piece) for piece in ("the pass is correct ", "horse ", "battery staple", " ok")]
