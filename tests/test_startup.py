@@ -69,3 +69,23 @@ def test_checking_a_tool_schema_leaves_out_the_format_checkers_slow_import(tmp_p
     # and rfc3987_syntax itself stays importable afterwards
     body += "\nimport rfc3987_syntax"
     assert loaded_after(body, ["rfc3987_syntax"]) == ["rfc3987_syntax"]
+
+
+def test_a_run_with_no_javascript_starts_no_v8_worker_and_one_with_a_hook_does(tmp_path):
+    """A run whose agent declares no JavaScript tool or hook never makes the sandbox (whose
+    first worker would boot on the cores the first request needs), even in a home that
+    holds JavaScript; the same run with the hook declared makes it."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "agents").mkdir(parents=True)
+    (home / "hooks" / "audit").mkdir(parents=True)
+    (home / "hooks" / "audit" / "index.js").write_text("module.exports = { beforeRun() {} };")
+    work.mkdir()
+    (work / "script.yaml").write_text("- text: Done.\n")
+    for name, hooks in (("plain", "[]"), ("hooked", "[audit]")):
+        (home / "agents" / f"{name}.md").write_text(f"---\nmodel: scripted/script.yaml\nhooks: {hooks}\n---\nBe brief.\n")
+    run = ("from rienda_kernel.engine import Rienda, NonInteractiveUI\n"
+           f"r = Rienda(home={str(home)!r}, workdir={str(work)!r})\n"
+           "r.conversation({agent!r}).run('Hello.', NonInteractiveUI())\n")
+    pool = "rienda_kernel.engine.sandbox.pool"
+    assert loaded_after(run.format(agent="plain"), [pool]) == []
+    assert loaded_after(run.format(agent="hooked"), [pool]) == [pool]

@@ -23,7 +23,7 @@ from .events import Diagnostic
 from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool, summary
 from .ctx.host import RunContext
 from .providers import provider_for
-from .sandbox.protocol import Sandbox, shared_sandbox
+from .sandbox.protocol import Sandbox, SandboxLike, shared_sandbox
 from .secrets import redact_config
 from .sessions.conversation import DEFAULT_MAX_TURNS, Conversation
 from .sessions.store import LoadedSession, SessionInfo, SessionStore
@@ -78,9 +78,16 @@ class Rienda:
         return self._sandbox
 
     @property
+    def sandbox_on_use(self) -> SandboxLike:
+        """:attr:`sandbox`, made when one of its methods is first used: what a run and the
+        extension loader hold, so that a run with no JavaScript tool or hook never starts a
+        V8 worker (which would boot on the cores its first request needs)."""
+        return self._sandbox if self._sandbox is not None else _SandboxOnUse(self)
+
+    @property
     def loader(self) -> ExtensionLoader:
         if self._loader is None:
-            self._loader = ExtensionLoader(self.sandbox)
+            self._loader = ExtensionLoader(self.sandbox_on_use)
         return self._loader
 
     def prepare_sandbox(self) -> None:
@@ -280,3 +287,14 @@ class Rienda:
         conversation.warnings = list(loaded.warnings)
         conversation.restore(loaded)
         return conversation
+
+
+class _SandboxOnUse:
+    """Stands for a :class:`Rienda`'s sandbox until an attribute of it is needed, then is
+    that sandbox (see :attr:`Rienda.sandbox_on_use`)."""
+
+    def __init__(self, rienda: Rienda) -> None:
+        self._rienda = rienda
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rienda.sandbox, name)

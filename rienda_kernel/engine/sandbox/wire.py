@@ -157,8 +157,9 @@ class Channel:
     one writer at a time).
 
     :meth:`send_all` writes several messages in one system call (the reader then takes the
-    later ones without waiting, or being woken, again); the reader reads what has arrived
-    in one call and keeps what follows the message it returns (:attr:`buffered`).
+    later ones without waiting, or being woken, again); the reader reads up to
+    :data:`READ_SIZE` of what has arrived in one call and keeps what follows the message it
+    returns (:attr:`buffered`); a larger message is read into a buffer of its own size.
     """
 
     READ_SIZE = 64 * 1024
@@ -186,23 +187,39 @@ class Channel:
             raise ChannelClosed(str(exc)) from exc
 
     def receive(self) -> Any:
-        self._fill(_HEADER.size)
-        size = _HEADER.unpack_from(self._pending)[0]
-        self._fill(_HEADER.size + size)
-        data = bytes(self._pending[_HEADER.size : _HEADER.size + size])
-        del self._pending[: _HEADER.size + size]
-        return json.loads(data)
-
-    def _fill(self, size: int) -> None:
-        """Read until at least ``size`` bytes are pending."""
-        while len(self._pending) < size:
+        while len(self._pending) < _HEADER.size:
+            self._pending += self._recv(self.READ_SIZE)
+        end = _HEADER.size + _HEADER.unpack_from(self._pending)[0]
+        if len(self._pending) >= end:  # all here: a small message (what one read takes)
+            data = self._pending[_HEADER.size:end]
+            del self._pending[:end]
+            return json.loads(data)
+        # A large one: read into a buffer of its size, exactly (no copy beyond it: a reply
+        # of 24 MB must fit in a worker's bound), and nothing that follows it.
+        data = bytearray(end - _HEADER.size)
+        got = len(self._pending) - _HEADER.size
+        data[:got] = self._pending[_HEADER.size:]
+        self._pending.clear()
+        view = memoryview(data)
+        while got < len(data):
             try:
-                chunk = self.sock.recv(min(max(self.READ_SIZE, size - len(self._pending)), 16 * self.READ_SIZE))
+                n = self.sock.recv_into(view[got:])
             except OSError as exc:
                 raise ChannelClosed(str(exc)) from exc
-            if not chunk:
+            if n == 0:
                 raise ChannelClosed("closed")
-            self._pending += chunk
+            got += n
+        view.release()
+        return json.loads(data)
+
+    def _recv(self, size: int) -> bytes:
+        try:
+            chunk = self.sock.recv(size)
+        except OSError as exc:
+            raise ChannelClosed(str(exc)) from exc
+        if not chunk:
+            raise ChannelClosed("closed")
+        return chunk
 
     def close(self) -> None:
         self.sock.close()

@@ -123,7 +123,7 @@ class Conversation:
             subagents=Subagents.of(self.rienda, agent, config, catalog, writer.id, ui, link, self.max_turns),
         )
         return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
-                         self.rienda.sandbox, run, writer, self.messages, link.approvals if link else self.approvals,
+                         self.rienda.sandbox_on_use, run, writer, self.messages, link.approvals if link else self.approvals,
                          max_turns=max_turns, inherited_hooks=link.hooks if link else ())
 
     def _choose_model(self, ui: UI) -> str:
