@@ -31,42 +31,67 @@ def parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSessio
 
     The hot path: each line is decoded and handed to json's scanner, as ``json.loads``
     does in the end, without its per-call work (encoding detection, two whitespace
-    matches). A line the scanner does not take whole (not UTF-8, whitespace around it, not
-    JSON), or that might be too long or nested too deep (more brackets than :data:`bounded.MAX_DEPTH`)
-    goes through :func:`bounded.loads`, which reports it as before.
+    matches), and a message line goes straight to :meth:`Message.from_dict`. A line the
+    scanner does not take whole (not UTF-8, whitespace around it, not JSON), or that might
+    be too long or nested too deep (more brackets than :data:`bounded.MAX_DEPTH`) goes
+    through :func:`bounded.loads`, which reports it as before.
     """
+    messages, message_lines = session.messages, session.message_lines
     last = len(lines)
     for number in range(2, last + 1):
         raw = lines[number - 1]
-        whole = False
-        if len(raw) <= bounded.MAX_BYTES and raw.count(b"[") + raw.count(b"{") <= bounded.MAX_DEPTH:
-            try:
-                text = raw.decode("utf-8")
-                obj, end = _SCAN(text, 0)
-                whole = end == len(text)
-            except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
-                pass
-        if whole:
-            if b"\\u" in raw and ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
-                obj = repair(obj)
-            _sort(path, number, obj, session)
+        obj = _scanned(raw)
+        if obj is _NOT_TAKEN:
+            _read_slowly(path, number, raw, torn and number == last, session)
             continue
-        if not raw.strip():
-            continue
-        try:
-            obj = bounded.loads(raw)
-        except bounded.Unreadable as exc:
-            if torn and number == last:
-                session.warnings.append(
-                    f"{path}:{number}: the last line is incomplete "
-                    "(the session was interrupted while writing); ignored")
-            else:
-                problem = "not valid JSON" if str(exc).startswith("not valid JSON") else str(exc)
-                session.warnings.append(f"{path}:{number}: {problem}; skipped")
-            continue
-        if ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
+        if b"\\u" in raw and ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
             obj = repair(obj)
+        if type(obj) is dict and obj.get("type") == "message":
+            try:
+                messages.append(Message.from_dict(obj))
+                message_lines.append(number)
+            except ValueError as exc:
+                session.warnings.append(f"{path}:{number}: not a valid message ({exc}); skipped")
+            continue
         _sort(path, number, obj, session)
+
+
+_NOT_TAKEN = object()
+
+
+def _scanned(raw: bytes) -> Any:
+    """The value of ``raw`` when json's scanner takes it whole within the bounds, else
+    :data:`_NOT_TAKEN`."""
+    if len(raw) > bounded.MAX_BYTES or raw.count(b"[") + raw.count(b"{") > bounded.MAX_DEPTH:
+        return _NOT_TAKEN
+    try:
+        text = raw.decode("utf-8")
+        obj, end = _SCAN(text, 0)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return _NOT_TAKEN
+    return obj if end == len(text) else _NOT_TAKEN
+
+
+def _read_slowly(path: Path, number: int, raw: bytes, torn: bool, session: LoadedSession) -> None:
+    """Line ``number``, which the fast path did not take, through :func:`bounded.loads`:
+    blank lines are skipped, a bad one becomes a warning (``torn``: the file's torn last
+    line)."""
+    if not raw.strip():
+        return
+    try:
+        obj = bounded.loads(raw)
+    except bounded.Unreadable as exc:
+        if torn:
+            session.warnings.append(
+                f"{path}:{number}: the last line is incomplete "
+                "(the session was interrupted while writing); ignored")
+        else:
+            problem = "not valid JSON" if str(exc).startswith("not valid JSON") else str(exc)
+            session.warnings.append(f"{path}:{number}: {problem}; skipped")
+        return
+    if ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
+        obj = repair(obj)
+    _sort(path, number, obj, session)
 
 
 def _sort(path: Path, number: int, obj: Any, session: LoadedSession) -> None:
@@ -75,7 +100,7 @@ def _sort(path: Path, number: int, obj: Any, session: LoadedSession) -> None:
     if kind == "message":
         try:
             session.messages.append(Message.from_dict(obj))
-            session.entries.append((number, session.messages[-1]))
+            session.message_lines.append(number)
         except ValueError as exc:
             session.warnings.append(f"{path}:{number}: not a valid message ({exc}); skipped")
     elif not isinstance(kind, str):
@@ -84,4 +109,4 @@ def _sort(path: Path, number: int, obj: Any, session: LoadedSession) -> None:
         session.warnings.append(f"{path}:{number}: a second session header; skipped")
     else:
         session.records.append(obj)
-        session.entries.append((number, obj))
+        session.record_lines.append(number)
