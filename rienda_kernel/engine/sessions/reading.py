@@ -26,25 +26,29 @@ ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a lone surrogate escape
 _SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads ends in, without its wrappers
 
 
-def parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSession) -> None:
-    """Sort lines 2.. into messages and records; skipped lines become warnings.
+def parse_body(path: Path, data: bytes, lines: list[bytes], torn: bool, session: LoadedSession) -> None:
+    """Sort lines 2.. of ``data`` (split into ``lines``) into messages and records;
+    skipped lines become warnings.
 
     The hot path: each line is decoded and handed to json's scanner, as ``json.loads``
     does in the end, without its per-call work (encoding detection, two whitespace
     matches), and a message line goes straight to :meth:`Message.from_dict`. A line the
     scanner does not take whole (not UTF-8, whitespace around it, not JSON), or that might
     be too long or nested too deep (more brackets than :data:`bounded.MAX_DEPTH`) goes
-    through :func:`bounded.loads`, which reports it as before.
+    through :func:`bounded.loads`, which reports it as before. Brackets and escaped
+    surrogates are looked for once in the whole file, not line by line.
     """
     messages, message_lines = session.messages, session.message_lines
+    brackets = data.translate(None, _NOT_BRACKETS).split(b"\n")  # aligned with lines: one piece a line
+    escaping = _lines_escaping_surrogates(data)
     last = len(lines)
     for number in range(2, last + 1):
         raw = lines[number - 1]
-        obj = _scanned(raw)
+        obj = _scanned(raw) if len(brackets[number - 1]) <= bounded.MAX_DEPTH else _NOT_TAKEN
         if obj is _NOT_TAKEN:
             _read_slowly(path, number, raw, torn and number == last, session)
             continue
-        if b"\\u" in raw and ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
+        if number in escaping:  # written by an older Rienda, or by hand
             obj = repair(obj)
         if type(obj) is dict and obj.get("type") == "message":
             try:
@@ -56,13 +60,27 @@ def parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSessio
         _sort(path, number, obj, session)
 
 
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[{\n")))  # what translate deletes to leave "[", "{", newlines
+
+
+def _lines_escaping_surrogates(data: bytes) -> set[int]:
+    """The numbers of the lines of ``data`` holding a ``\\uD800``-``\\uDFFF`` escape."""
+    found: set[int] = set()
+    number, at = 1, 0
+    for match in ESCAPED_SURROGATE.finditer(data):
+        number += data.count(b"\n", at, match.start())
+        at = match.start()
+        found.add(number)
+    return found
+
+
 _NOT_TAKEN = object()
 
 
 def _scanned(raw: bytes) -> Any:
-    """The value of ``raw`` when json's scanner takes it whole within the bounds, else
-    :data:`_NOT_TAKEN`."""
-    if len(raw) > bounded.MAX_BYTES or raw.count(b"[") + raw.count(b"{") > bounded.MAX_DEPTH:
+    """The value of ``raw`` when json's scanner takes it whole and it is at most
+    :data:`bounded.MAX_BYTES` long, else :data:`_NOT_TAKEN`."""
+    if len(raw) > bounded.MAX_BYTES:
         return _NOT_TAKEN
     try:
         text = raw.decode("utf-8")

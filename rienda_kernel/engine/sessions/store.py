@@ -234,7 +234,7 @@ def read_session(path: Path) -> LoadedSession:
         if key in header and not isinstance(header[key], str):
             session.warnings.append(f"{path}:1: the header's {key!r} is not a string "
                                     f"({type(header.pop(key)).__name__}); ignored")
-    parse_body(path, lines, torn, session)
+    parse_body(path, data, lines, torn, session)
     return session
 
 
