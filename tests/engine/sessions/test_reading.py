@@ -33,3 +33,51 @@ def test_each_line_keeps_its_own_bound_and_its_own_surrogate_repair(tmp_path):
     assert loaded.warnings == [f"{writer.path}:3: nested more than 200 levels deep; skipped"]
     assert loaded.records == [two_hundred]
     assert (loaded.message_lines, loaded.record_lines) == ([2, 4, 5, 6, 8], [7])
+
+
+CALL = {"id": "c1", "name": "read", "arguments": {"path": "a"}}
+SHAPES = [  # message lines as the writer writes them, and every way a field can differ
+    {"role": "user", "text": "hi"}, {"role": "assistant", "text": "a"}, {"role": "system", "text": "s"},
+    {"role": "user"}, {"role": "user", "text": 5}, {"role": "user", "text": None}, {"text": "no role"},
+    {"role": "user", "text": "t", "zzz": [1]}, {"role": "user", "text": "t", "thinking": None},
+    {"role": "assistant", "text": "", "thinking": "why"}, {"role": "assistant", "text": "", "thinking": 5},
+    {"role": "assistant", "text": "", "tool_calls": [CALL]}, {"role": "assistant", "text": "", "tool_calls": []},
+    {"role": "assistant", "text": "", "tool_calls": None}, {"role": "assistant", "text": "", "tool_calls": "x"},
+    {"role": "assistant", "text": "", "tool_calls": [5]}, {"role": "assistant", "text": "", "tool_calls": [{"id": 1, "name": "n"}]},
+    {"role": "assistant", "text": "", "tool_calls": [{"id": "c", "name": None}]}, {"role": "assistant", "text": "", "tool_calls": [{"id": "c", "name": "n"}]},
+    {"role": "assistant", "text": "", "usage": {"input_tokens": 3, "output_tokens": 4}}, {"role": "assistant", "text": "", "usage": {}},
+    {"role": "assistant", "text": "", "usage": {"input_tokens": -1}}, {"role": "assistant", "text": "", "usage": {"input_tokens": True}},
+    {"role": "assistant", "text": "", "usage": {"output_tokens": 1.5}}, {"role": "assistant", "text": "", "usage": "x"},
+    {"role": "assistant", "text": "", "usage": None}, {"role": "assistant", "text": "", "usage": {"input_tokens": None}},
+    {"role": "user", "text": "", "meta": {"saw": {}}}, {"role": "user", "text": "", "meta": None}, {"role": "user", "text": "", "meta": []},
+    {"role": "user", "text": "", "tool_call_id": "x"}, {"role": "user", "text": "", "tool_call_id": None},
+    {"role": "user", "text": "", "name": "n"}, {"role": "user", "text": "", "isError": True}, {"role": "user", "text": "", "isError": None},
+    {"role": "tool", "text": "r", "tool_call_id": "c1", "name": "read", "isError": False},
+    {"role": "tool", "text": "r", "tool_call_id": "c1", "name": None, "isError": True, "meta": {"run_ended": True}},
+    {"role": "tool", "text": "r"}, {"role": "tool", "text": "r", "tool_call_id": 7}, {"role": "tool", "text": "r", "tool_call_id": "c", "name": 3},
+    {"role": "tool", "text": "r", "tool_call_id": "c", "isError": None}, {"role": "tool", "text": "r", "tool_call_id": "c", "isError": "yes"},
+    {"role": "assistant", "text": "all", "thinking": "t", "tool_calls": [CALL, CALL], "usage": {"input_tokens": 1}, "meta": {"m": 1}},
+]
+
+
+def test_the_fast_path_reads_each_message_line_as_the_field_by_field_checks_do(tmp_path, monkeypatch):
+    """Every line, with and without a ``time``: the same messages (fields and all) and the
+    same warnings as :meth:`Message.from_dict`'s checks alone make; and the writer's own
+    lines take the fast path."""
+    store = SessionStore(tmp_path, scrubber=Scrubber({}))
+    with store.create("a", "p/m") as writer:
+        writer.append_message(Message("assistant", "w", "t", (ToolCall("c", "n", {"a": [1]}),)))
+        writer.append_message(Message.tool_result(ToolCall("c", "n", {}), "r", True, {"saw": {}}))
+    with open(writer.path, "a", encoding="utf-8") as file:
+        for shape in SHAPES:
+            file.write(json.dumps({"type": "message", **shape}) + "\n")
+            file.write(json.dumps({"type": "message", "time": "2026-01-01T00:00:00Z", **shape}) + "\n")
+    fast = store.load(writer.id)
+    from rienda_kernel.engine.sessions import messages
+    written = [json.loads(line) for line in writer.path.read_text(encoding="utf-8").splitlines()[1:3]]
+    assert all(messages._as_written(line) is not None for line in written)
+    monkeypatch.setattr(messages, "_as_written", lambda data: None)
+    checked = store.load(writer.id)
+    assert [vars(m) for m in fast.messages] == [vars(m) for m in checked.messages]
+    assert fast.warnings == checked.warnings and len(fast.warnings) > 20
+    assert fast.message_lines == checked.message_lines
