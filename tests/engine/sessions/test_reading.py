@@ -81,3 +81,33 @@ def test_the_fast_path_reads_each_message_line_as_the_field_by_field_checks_do(t
     assert [vars(m) for m in fast.messages] == [vars(m) for m in checked.messages]
     assert fast.warnings == checked.warnings and len(fast.warnings) > 20
     assert fast.message_lines == checked.message_lines
+
+
+RECORDS_JSON_READS_ITS_WAY = [  # lines orjson reads differently or refuses: a faster reader must keep json's reading
+    '{"type": "note", "n": 123456789012345678901234567890, "m": -9223372036854775809}',
+    '{"type": "note", "n": 9223372036854775808, "m": 18446744073709551616, "k": 9223372036854775807}',
+    '{"type": "note", "n": NaN, "i": Infinity, "j": -Infinity, "big": 1e400, "small": 1e-400}',
+    '{"type": "note", "a": 1, "b": 0, "a": 2}',
+    '{"type": "note", "f": 0.1, "g": 1.7976931348623157e308, "h": 5e-324, "k": -0.0, "e": 1E2}',
+    '{"type": "note", "key \\ud800": "\\ud83d\\ude00"}',
+    '  {"type": "note", "padded": true}\t',
+]
+
+
+def test_numbers_and_keys_read_as_json_reads_them(tmp_path):
+    """Big integers stay exact integers (orjson makes floats of those past 64 bits), NaN and
+    infinities load, the last of two equal keys wins, and a message's arguments keep
+    their big numbers too."""
+    store = SessionStore(tmp_path, scrubber=Scrubber({}))
+    with store.create("a", "p/m") as writer:
+        writer.append_message(Message.user("one"))
+    call = '{"id": "c", "name": "n", "arguments": {"n": 12345678901234567890123, "m": -1234567890123456789}}'
+    message = '{"type": "message", "role": "assistant", "text": "", "tool_calls": [' + call + ']}'
+    with open(writer.path, "a", encoding="utf-8") as file:
+        file.writelines(line + "\n" for line in [*RECORDS_JSON_READS_ITS_WAY, message])
+    loaded = store.load(writer.id)
+    expected = [json.loads(line) for line in RECORDS_JSON_READS_ITS_WAY]
+    expected[5] = {"type": "note", "key \ufffd": "\U0001f600"}  # and repaired
+    assert repr(loaded.records) == repr(expected) and loaded.warnings == []
+    assert loaded.messages[-1].tool_calls[0].arguments == {"n": 12345678901234567890123, "m": -1234567890123456789}
+    assert type(loaded.messages[-1].tool_calls[0].arguments["m"]) is int
