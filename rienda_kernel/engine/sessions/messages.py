@@ -133,38 +133,76 @@ class Message:
 _REQUIRED = object()
 
 
+_BLANK: dict[str, Any] = {"role": None, "text": None, "thinking": "", "tool_calls": (), "tool_call_id": None,
+                          "name": None, "is_error": False, "usage": None, "meta": None}  # every field, in order
+
+
 def _as_written(data: dict[str, Any]) -> Message | None:
     """The message, when ``data`` is what ``to_dict`` (and the writer) make: each field of
-    its type, no usage, tool calls of two strings and arguments; the same message the
-    field-by-field checks of ``from_dict`` would make. None for anything else, which those
-    checks then read (and name). Resuming a long session reads thousands: its hot path."""
+    its type, tool calls of two strings and arguments; the same message the field-by-field
+    checks of ``from_dict`` would make. None for anything else, which those checks then
+    read (and name). Resuming a long session reads thousands: its hot path, so a line of
+    just ``type``, ``time``, ``role`` and ``text`` (a prompt, a plain answer) is told by
+    its length alone."""
+    role, text = data.get("role"), data.get("text")
+    if type(text) is not str or role not in ROLES:
+        return None
+    fields = _BLANK.copy()  # a copy of a dict is cheaper than building one key by key
+    fields["role"], fields["text"] = role, text
+    if len(data) == 2 + ("type" in data) + ("time" in data):  # nothing more
+        if role == "tool":
+            return None
+        fields["meta"] = {}
+        return _made(Message, fields)
+    return _more_written(data, role, fields)
+
+
+def _more_written(data: dict[str, Any], role: str, fields: dict[str, Any]) -> Message | None:
+    """:func:`_as_written` for a line with more than role and text: ``fields`` filled in
+    from the optional keys, or None at the first one that is not as written."""
     get = data.get
-    role, text, calls, meta = get("role"), get("text"), get("tool_calls"), get("meta")
-    if role not in ROLES or type(text) is not str or get("usage") is not None:
+    thinking, calls, usage, meta = get("thinking"), get("tool_calls"), get("usage"), get("meta")
+    if thinking is not None:
+        if type(thinking) is not str:
+            return None
+        fields["thinking"] = thinking
+    if meta is not None and type(meta) is not dict:
         return None
-    thinking = get("thinking", "")
-    if type(thinking) is not str or (meta is not None and type(meta) is not dict):
-        return None
-    tool_calls: tuple[ToolCall, ...] = ()
+    fields["meta"] = {} if meta is None else meta
     if calls is not None:
-        if type(calls) is not list:
+        made = _calls_written(calls)
+        if made is None:
             return None
-        for call in calls:
-            if type(call) is not dict or type(call.get("id")) is not str or type(call.get("name")) is not str:
-                return None
-        tool_calls = tuple(_made(ToolCall, {"id": call["id"], "name": call["name"], "arguments": call.get("arguments")})
-                           for call in calls)
-    if role == "tool":
-        call_id, name, is_error = get("tool_call_id"), get("name"), get("isError", False)
-        if type(call_id) is not str or (name is not None and type(name) is not str) or type(is_error) is not bool:
+        fields["tool_calls"] = made
+    if usage is not None:
+        if type(usage) is not dict:
             return None
-    else:
-        call_id, name, is_error = get("tool_call_id"), get("name"), get("isError", False)
-        if call_id is not None or name is not None or is_error is not False:
+        counts = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+        if type(counts[0]) is not int or type(counts[1]) is not int or counts[0] < 0 or counts[1] < 0:
             return None
-    return _made(Message, {"role": role, "text": text, "thinking": thinking, "tool_calls": tool_calls,
-                           "tool_call_id": call_id, "name": name, "is_error": is_error, "usage": None,
-                           "meta": meta or {}})
+        fields["usage"] = _made(Usage, {"input_tokens": counts[0], "output_tokens": counts[1]})
+    call_id, name, is_error = get("tool_call_id"), get("name"), get("isError", False)
+    if role != "tool":
+        return _made(Message, fields) if call_id is None and name is None and is_error is False else None
+    if type(call_id) is not str or (name is not None and type(name) is not str) or type(is_error) is not bool:
+        return None
+    fields["tool_call_id"], fields["name"], fields["is_error"] = call_id, name, is_error
+    return _made(Message, fields)
+
+
+def _calls_written(calls: Any) -> tuple[ToolCall, ...] | None:
+    """The tool calls, when ``calls`` is a list of objects with a string ``id`` and ``name``."""
+    if type(calls) is not list:
+        return None
+    made = []
+    for call in calls:
+        if type(call) is not dict:
+            return None
+        call_id, name = call.get("id"), call.get("name")
+        if type(call_id) is not str or type(name) is not str:
+            return None
+        made.append(_made(ToolCall, {"id": call_id, "name": name, "arguments": call.get("arguments")}))
+    return tuple(made)
 
 
 def _made(cls: type, fields: dict[str, Any]) -> Any:

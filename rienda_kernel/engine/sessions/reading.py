@@ -26,47 +26,90 @@ ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a lone surrogate escape
 _SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads ends in, without its wrappers
 
 
-def parse_body(path: Path, lines: list[bytes], torn: bool, session: LoadedSession) -> None:
-    """Sort lines 2.. into messages and records; skipped lines become warnings.
+def parse_body(path: Path, data: bytes, lines: list[bytes], torn: bool, session: LoadedSession) -> None:
+    """Sort lines 2.. of ``data`` (split into ``lines``) into messages and records;
+    skipped lines become warnings.
 
     The hot path: each line is decoded and handed to json's scanner, as ``json.loads``
     does in the end, without its per-call work (encoding detection, two whitespace
-    matches). A line the scanner does not take whole (not UTF-8, whitespace around it, not
-    JSON), or that might be too long or nested too deep (more brackets than :data:`bounded.MAX_DEPTH`)
-    goes through :func:`bounded.loads`, which reports it as before.
+    matches), and a message line goes straight to :meth:`Message.from_dict`. A line the
+    scanner does not take whole (not UTF-8, whitespace around it, not JSON), or that might
+    be too long or nested too deep (more brackets than :data:`bounded.MAX_DEPTH`) goes
+    through :func:`bounded.loads`, which reports it as before. Brackets and escaped
+    surrogates are looked for once in the whole file, not line by line.
     """
+    messages, message_lines = session.messages, session.message_lines
+    brackets = data.translate(None, _NOT_BRACKETS).split(b"\n")  # aligned with lines: one piece a line
+    escaping = _lines_escaping_surrogates(data)
     last = len(lines)
     for number in range(2, last + 1):
         raw = lines[number - 1]
-        whole = False
-        if len(raw) <= bounded.MAX_BYTES and raw.count(b"[") + raw.count(b"{") <= bounded.MAX_DEPTH:
-            try:
-                text = raw.decode("utf-8")
-                obj, end = _SCAN(text, 0)
-                whole = end == len(text)
-            except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
-                pass
-        if whole:
-            if b"\\u" in raw and ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
-                obj = repair(obj)
-            _sort(path, number, obj, session)
+        obj = _scanned(raw) if len(brackets[number - 1]) <= bounded.MAX_DEPTH else _NOT_TAKEN
+        if obj is _NOT_TAKEN:
+            _read_slowly(path, number, raw, torn and number == last, session)
             continue
-        if not raw.strip():
-            continue
-        try:
-            obj = bounded.loads(raw)
-        except bounded.Unreadable as exc:
-            if torn and number == last:
-                session.warnings.append(
-                    f"{path}:{number}: the last line is incomplete "
-                    "(the session was interrupted while writing); ignored")
-            else:
-                problem = "not valid JSON" if str(exc).startswith("not valid JSON") else str(exc)
-                session.warnings.append(f"{path}:{number}: {problem}; skipped")
-            continue
-        if ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
+        if number in escaping:  # written by an older Rienda, or by hand
             obj = repair(obj)
+        if type(obj) is dict and obj.get("type") == "message":
+            try:
+                messages.append(Message.from_dict(obj))
+                message_lines.append(number)
+            except ValueError as exc:
+                session.warnings.append(f"{path}:{number}: not a valid message ({exc}); skipped")
+            continue
         _sort(path, number, obj, session)
+
+
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[{\n")))  # what translate deletes to leave "[", "{", newlines
+
+
+def _lines_escaping_surrogates(data: bytes) -> set[int]:
+    """The numbers of the lines of ``data`` holding a ``\\uD800``-``\\uDFFF`` escape."""
+    found: set[int] = set()
+    number, at = 1, 0
+    for match in ESCAPED_SURROGATE.finditer(data):
+        number += data.count(b"\n", at, match.start())
+        at = match.start()
+        found.add(number)
+    return found
+
+
+_NOT_TAKEN = object()
+
+
+def _scanned(raw: bytes) -> Any:
+    """The value of ``raw`` when json's scanner takes it whole and it is at most
+    :data:`bounded.MAX_BYTES` long, else :data:`_NOT_TAKEN`."""
+    if len(raw) > bounded.MAX_BYTES:
+        return _NOT_TAKEN
+    try:
+        text = raw.decode("utf-8")
+        obj, end = _SCAN(text, 0)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return _NOT_TAKEN
+    return obj if end == len(text) else _NOT_TAKEN
+
+
+def _read_slowly(path: Path, number: int, raw: bytes, torn: bool, session: LoadedSession) -> None:
+    """Line ``number``, which the fast path did not take, through :func:`bounded.loads`:
+    blank lines are skipped, a bad one becomes a warning (``torn``: the file's torn last
+    line)."""
+    if not raw.strip():
+        return
+    try:
+        obj = bounded.loads(raw)
+    except bounded.Unreadable as exc:
+        if torn:
+            session.warnings.append(
+                f"{path}:{number}: the last line is incomplete "
+                "(the session was interrupted while writing); ignored")
+        else:
+            problem = "not valid JSON" if str(exc).startswith("not valid JSON") else str(exc)
+            session.warnings.append(f"{path}:{number}: {problem}; skipped")
+        return
+    if ESCAPED_SURROGATE.search(raw):  # written by an older Rienda, or by hand
+        obj = repair(obj)
+    _sort(path, number, obj, session)
 
 
 def _sort(path: Path, number: int, obj: Any, session: LoadedSession) -> None:
@@ -75,7 +118,7 @@ def _sort(path: Path, number: int, obj: Any, session: LoadedSession) -> None:
     if kind == "message":
         try:
             session.messages.append(Message.from_dict(obj))
-            session.entries.append((number, session.messages[-1]))
+            session.message_lines.append(number)
         except ValueError as exc:
             session.warnings.append(f"{path}:{number}: not a valid message ({exc}); skipped")
     elif not isinstance(kind, str):
@@ -84,4 +127,4 @@ def _sort(path: Path, number: int, obj: Any, session: LoadedSession) -> None:
         session.warnings.append(f"{path}:{number}: a second session header; skipped")
     else:
         session.records.append(obj)
-        session.entries.append((number, obj))
+        session.record_lines.append(number)

@@ -95,16 +95,25 @@ def _as_utc(moment: datetime) -> datetime:
 @dataclass
 class LoadedSession:
     """A session as read back: the header, the messages in order, every other line
-    (``records``) in order, and warnings about lines that were skipped. ``entries`` holds
-    both kinds in file order with their line numbers, in the file at ``path``."""
+    (``records``) in order, and warnings about lines that were skipped, from the file at
+    ``path``. ``message_lines[i]`` is the line number of ``messages[i]``, ``record_lines[i]``
+    that of ``records[i]``; :attr:`entries` merges both kinds in file order."""
 
     header: dict[str, Any]
     messages: list[Message] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    entries: list[tuple[int, Message | dict[str, Any]]] = field(default_factory=list)
+    message_lines: list[int] = field(default_factory=list)
+    record_lines: list[int] = field(default_factory=list)
     path: Path | None = None
     size: int = 0  # bytes read: a writer opened later sees whether the file grew since
+
+    @property
+    def entries(self) -> list[tuple[int, Message | dict[str, Any]]]:
+        """Messages and records in file order, each with its line number (built on each
+        call: resuming, which needs only the messages, does not pay for it)."""
+        both = [*zip(self.message_lines, self.messages), *zip(self.record_lines, self.records)]
+        return sorted(both, key=_line_number)
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,10 @@ class SessionInfo:
     messages: int
     title: str
     parent_session_id: str | None = None
+
+
+def _line_number(entry: tuple[int, Any]) -> int:
+    return entry[0]
 
 
 def _check_header(path: Path, line: bytes) -> dict[str, Any]:
@@ -221,7 +234,7 @@ def read_session(path: Path) -> LoadedSession:
         if key in header and not isinstance(header[key], str):
             session.warnings.append(f"{path}:1: the header's {key!r} is not a string "
                                     f"({type(header.pop(key)).__name__}); ignored")
-    parse_body(path, lines, torn, session)
+    parse_body(path, data, lines, torn, session)
     return session
 
 

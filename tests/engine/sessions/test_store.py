@@ -106,6 +106,9 @@ def test_messages_and_records_round_trip_in_order(store):
     ]
     assert loaded.header["id"] == writer.id
     assert loaded.warnings == []
+    assert loaded.entries == [(2, messages[0]), (3, loaded.records[0]), (4, messages[1]),
+                              (5, loaded.records[1]), (6, messages[2])]
+    assert (loaded.message_lines, loaded.record_lines) == ([2, 4, 6], [3, 5])
 
 
 def test_a_record_needs_a_type_and_cannot_pose_as_a_message(store):
