@@ -111,3 +111,35 @@ def test_numbers_and_keys_read_as_json_reads_them(tmp_path):
     assert repr(loaded.records) == repr(expected) and loaded.warnings == []
     assert loaded.messages[-1].tool_calls[0].arguments == {"n": 12345678901234567890123, "m": -1234567890123456789}
     assert type(loaded.messages[-1].tool_calls[0].arguments["m"]) is int
+
+
+def test_a_load_pauses_the_collector_and_leaves_it_as_it_found_it(tmp_path):
+    """Reading makes objects that all stay alive: no collection runs while a session is
+    parsed; the collector is on again after a load, and a
+    caller who had it off finds it off."""
+    import gc
+
+    store = SessionStore(tmp_path, scrubber=Scrubber({}))
+    with store.create("a", "p/m") as writer:
+        for i in range(3000):
+            writer.append_message(Message.user(f"message {i}"))
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        assert len(store.load(writer.id).messages) == 3000
+    finally:
+        gc.callbacks.remove(count)
+    assert collections in ([], [0])  # at most the one the end of the pause owes
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        store.load(writer.id)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
