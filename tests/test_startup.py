@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+from tests.helpers.ports import free_port
 
 PROBE = """
 import json, sys
@@ -69,3 +72,22 @@ def test_checking_a_tool_schema_leaves_out_the_format_checkers_slow_import(tmp_p
     # and rfc3987_syntax itself stays importable afterwards
     body += "\nimport rfc3987_syntax"
     assert loaded_after(body, ["rfc3987_syntax"]) == ["rfc3987_syntax"]
+
+
+def run_openai_agent(home: Path, port: int, tools: str = "[]") -> str:
+    """A probe body: ``rienda run`` in ``home``, whose agent ``a`` answers from an
+    OpenAI-compatible endpoint on ``port`` (where nothing listens: the run stops at its
+    first request, having loaded all it needs to make it)."""
+    (home / "agents").mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(json.dumps({"providers": {"local": {
+        "api": "openai", "base_url": f"http://127.0.0.1:{port}/v1", "max_retries": 0}}}))
+    (home / "agents" / "a.md").write_text(f"---\nmodel: local/m\ntools: {tools}\n---\nBe brief.\n")
+    return (f"import os\nos.environ['RIENDA_HOME'] = {str(home)!r}\n"
+            "from rienda_kernel.cli import main\nmain(['run', '--agent', 'a', 'hi'])")
+
+
+def test_a_run_against_an_openai_endpoint_imports_no_other_vendors_provider(tmp_path):
+    """Each built-in provider's module is imported when one of its kind is made."""
+    providers = [f"rienda_kernel.engine.providers.{name}" for name in ("anthropic", "ollama", "openai", "scripted")]
+    body = run_openai_agent(tmp_path / "home", free_port())
+    assert loaded_after(body, providers) == ["rienda_kernel.engine.providers.openai"]
