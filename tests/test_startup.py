@@ -91,3 +91,29 @@ def test_a_run_against_an_openai_endpoint_imports_no_other_vendors_provider(tmp_
     providers = [f"rienda_kernel.engine.providers.{name}" for name in ("anthropic", "ollama", "openai", "scripted")]
     body = run_openai_agent(tmp_path / "home", free_port())
     assert loaded_after(body, providers) == ["rienda_kernel.engine.providers.openai"]
+
+
+def test_warm_http_makes_the_one_client_on_a_background_thread():
+    """httpcore's import and the CA certificates are the first request's, made beside the
+    caller's work; the first request then uses that client."""
+    body = ("import threading\nfrom rienda_kernel.engine import http\nhttp.warm_http()\n"
+            "[t.join() for t in threading.enumerate() if t.name == 'rienda-http-warm']\n"
+            "assert 'httpcore' in sys.modules\nmade = http.client()\nhttp.warm_http()\nassert http.client() is made")
+    assert loaded_after(body, ["httpcore"]) == ["httpcore"]
+
+
+def test_a_run_with_a_javascript_tool_imports_jsonschema_while_the_worker_boots(tmp_path):
+    """``rienda run`` in a home with JavaScript imports jsonschema (which checks a tool's
+    parameters) on a background thread from the start, without its slow format checkers;
+    a home without JavaScript never imports it."""
+    home = tmp_path / "home"
+    (home / "tools" / "count").mkdir(parents=True)
+    (home / "tools" / "count" / "index.js").write_text(
+        'module.exports = { description: "Counts.", parameters: { type: "object" }, execute: () => "1" };')
+    started = ("import threading\nthreads = []\n\nclass Watch:\n    def find_spec(self, name, *args):\n"
+               "        if name == 'jsonschema':\n            threads.append(threading.current_thread().name)\n\n"
+               "sys.meta_path.insert(0, Watch())\n")
+    body = started + run_openai_agent(home, free_port(), "[count]") + "\nassert threads == ['rienda-prewarm'], threads"
+    assert loaded_after(body, ["jsonschema", "rfc3987_syntax"]) == ["jsonschema"]
+    body = started + run_openai_agent(tmp_path / "plain", free_port()) + "\nassert not threads, threads"
+    assert loaded_after(body, ["jsonschema"]) == []
