@@ -86,11 +86,13 @@ def run_openai_agent(home: Path, port: int, tools: str = "[]") -> str:
             "from rienda_kernel.cli import main\nmain(['run', '--agent', 'a', 'hi'])")
 
 
-def test_a_run_against_an_openai_endpoint_imports_no_other_vendors_provider(tmp_path):
-    """Each built-in provider's module is imported when one of its kind is made."""
+def test_a_run_against_an_openai_endpoint_imports_no_other_vendors_provider_nor_the_notebook_tools(tmp_path):
+    """Each built-in provider's module is imported when one of its kind is made; the
+    notebook tools (``python``, ``variables``) only where a front end gives a namespace."""
     providers = [f"rienda_kernel.engine.providers.{name}" for name in ("anthropic", "ollama", "openai", "scripted")]
+    notebook = ["rienda_kernel.engine.builtins.notebook", "rienda_kernel.engine.builtins.code_runner"]
     body = run_openai_agent(tmp_path / "home", free_port())
-    assert loaded_after(body, providers) == ["rienda_kernel.engine.providers.openai"]
+    assert loaded_after(body, providers + notebook) == ["rienda_kernel.engine.providers.openai"]
 
 
 def test_warm_http_makes_the_one_client_on_a_background_thread():
