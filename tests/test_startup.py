@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+from tests.helpers.ports import free_port
 
 PROBE = """
 import json, sys
@@ -89,3 +92,50 @@ def test_a_run_with_no_javascript_starts_no_v8_worker_and_one_with_a_hook_does(t
     pool = "rienda_kernel.engine.sandbox.pool"
     assert loaded_after(run.format(agent="plain"), [pool]) == []
     assert loaded_after(run.format(agent="hooked"), [pool]) == [pool]
+
+
+def run_openai_agent(home: Path, port: int, tools: str = "[]") -> str:
+    """A probe body: ``rienda run`` in ``home``, whose agent ``a`` answers from an
+    OpenAI-compatible endpoint on ``port`` (where nothing listens: the run stops at its
+    first request, having loaded all it needs to make it)."""
+    (home / "agents").mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(json.dumps({"providers": {"local": {
+        "api": "openai", "base_url": f"http://127.0.0.1:{port}/v1", "max_retries": 0}}}))
+    (home / "agents" / "a.md").write_text(f"---\nmodel: local/m\ntools: {tools}\n---\nBe brief.\n")
+    return (f"import os\nos.environ['RIENDA_HOME'] = {str(home)!r}\n"
+            "from rienda_kernel.cli import main\nmain(['run', '--agent', 'a', 'hi'])")
+
+
+def test_a_run_against_an_openai_endpoint_imports_no_other_vendors_provider_nor_the_notebook_tools(tmp_path):
+    """Each built-in provider's module is imported when one of its kind is made; the
+    notebook tools (``python``, ``variables``) only where a front end gives a namespace."""
+    providers = [f"rienda_kernel.engine.providers.{name}" for name in ("anthropic", "ollama", "openai", "scripted")]
+    notebook = ["rienda_kernel.engine.builtins.notebook", "rienda_kernel.engine.builtins.code_runner"]
+    body = run_openai_agent(tmp_path / "home", free_port())
+    assert loaded_after(body, providers + notebook) == ["rienda_kernel.engine.providers.openai"]
+
+
+def test_warm_http_makes_the_one_client_on_a_background_thread():
+    """httpcore's import and the CA certificates are the first request's, made beside the
+    caller's work; the first request then uses that client."""
+    body = ("import threading\nfrom rienda_kernel.engine import http\nhttp.warm_http()\n"
+            "[t.join() for t in threading.enumerate() if t.name == 'rienda-http-warm']\n"
+            "assert 'httpcore' in sys.modules\nmade = http.client()\nhttp.warm_http()\nassert http.client() is made")
+    assert loaded_after(body, ["httpcore"]) == ["httpcore"]
+
+
+def test_a_run_with_a_javascript_tool_imports_jsonschema_while_the_worker_boots(tmp_path):
+    """``rienda run`` in a home with JavaScript imports jsonschema (which checks a tool's
+    parameters) on a background thread from the start, without its slow format checkers;
+    a home without JavaScript never imports it."""
+    home = tmp_path / "home"
+    (home / "tools" / "count").mkdir(parents=True)
+    (home / "tools" / "count" / "index.js").write_text(
+        'module.exports = { description: "Counts.", parameters: { type: "object" }, execute: () => "1" };')
+    started = ("import threading\nthreads = []\n\nclass Watch:\n    def find_spec(self, name, *args):\n"
+               "        if name == 'jsonschema':\n            threads.append(threading.current_thread().name)\n\n"
+               "sys.meta_path.insert(0, Watch())\n")
+    body = started + run_openai_agent(home, free_port(), "[count]") + "\nassert threads == ['rienda-prewarm'], threads"
+    assert loaded_after(body, ["jsonschema", "rfc3987_syntax"]) == ["jsonschema"]
+    body = started + run_openai_agent(tmp_path / "plain", free_port()) + "\nassert not threads, threads"
+    assert loaded_after(body, ["jsonschema"]) == []

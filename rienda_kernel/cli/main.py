@@ -194,9 +194,11 @@ def _terminal_stdin() -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..engine import rienda_home, warm_shared_sandbox
+    from ..engine import prewarm, rienda_home, warm_http, warm_shared_sandbox
 
-    warm_shared_sandbox(rienda_home(args.home))  # its first V8 worker boots while the rest imports
+    if warm_shared_sandbox(rienda_home(args.home)):  # its first V8 worker boots while the rest imports
+        prewarm("jsonschema")  # which checks the JavaScript tools' parameters, while that worker boots
+    warm_http()  # the model request's client, made beside the rest
     from ..engine import NoModelError, run_interruptibly
     from .terminal import JsonLinesUI, TerminalUI, usage_summary
 

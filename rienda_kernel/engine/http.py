@@ -28,7 +28,7 @@ from .cancel import CancelToken
 with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
     import httpx
 
-__all__ = ["ERROR_BODY_CAP", "LINE_CAP", "Exchange", "LineTooLong", "client", "use_transport"]
+__all__ = ["ERROR_BODY_CAP", "LINE_CAP", "Exchange", "LineTooLong", "client", "use_transport", "warm_http"]
 
 ERROR_BODY_CAP = 64 * 1024  # what is read of an error body a provider quotes (the rest is not read)
 LINE_CAP = 16 * 1024 * 1024  # the longest line a provider's stream may send
@@ -36,6 +36,7 @@ LINE_CAP = 16 * 1024 * 1024  # the longest line a provider's stream may send
 _client: httpx.Client | None = None
 _transport: httpx.BaseTransport | None = None
 _lock = threading.Lock()
+_warming: threading.Thread | None = None
 
 
 def client() -> httpx.Client:
@@ -45,6 +46,19 @@ def client() -> httpx.Client:
         if _client is None:
             _client = httpx.Client(follow_redirects=True, cookies=_no_cookies(), transport=_transport)
         return _client
+
+
+def warm_http() -> None:
+    """Make the process's client now, on a background thread (the first call only): the
+    first request then finds it made instead of waiting for it (httpcore's import, and the
+    CA certificates, which load with the GIL released, beside the caller's own work). A
+    front end about to send a model request calls this first."""
+    global _warming
+    with _lock:
+        if _warming is not None or _client is not None:
+            return
+        _warming = threading.Thread(target=client, name="rienda-http-warm", daemon=True)
+    _warming.start()
 
 
 def use_transport(transport: httpx.BaseTransport | None) -> None:

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
-__all__ = ["import_module", "jsonschema", "without"]
+__all__ = ["import_module", "jsonschema", "prewarm", "without"]
 
 # module -> the extras Rienda never uses: jsonschema's format checkers' libraries (Rienda
 # checks no format; isoduration alone brings arrow and dateutil: ~100 ms of a run's start).
@@ -54,3 +55,20 @@ def import_module(name: str) -> ModuleType:
 def jsonschema() -> ModuleType:
     """The ``jsonschema`` module, imported on the first call (its import is slow)."""
     return import_module("jsonschema")
+
+
+def prewarm(*names: str) -> threading.Thread:
+    """Import ``names`` (through :func:`import_module`) on a background daemon thread, so
+    that what needs one later does not wait for it (or waits on Python's import lock for
+    the rest of it). A module that fails to import is skipped: its user meets the error."""
+
+    def work() -> None:
+        for name in names:
+            try:
+                import_module(name)
+            except ImportError:
+                pass
+
+    thread = threading.Thread(target=work, name="rienda-prewarm", daemon=True)
+    thread.start()
+    return thread

@@ -26,7 +26,7 @@ from ..engine import (
     RunResult,
     SavedExtension,
     confirm_policy,
-    import_module,
+    prewarm as prewarm_modules,
 )
 from ..frontends import os_error_text
 
@@ -228,17 +228,7 @@ def advice(result: RunResult) -> dict[str, str] | None:
 def prewarm(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
     """Import ``modules`` on a background thread, so that the first turn does not wait
     for them (a turn that needs one first waits on Python's import lock instead)."""
-
-    def work() -> None:
-        for name in modules:
-            try:
-                import_module(name)
-            except ImportError:  # pragma: no cover - both are dependencies
-                pass
-
-    thread = threading.Thread(target=work, name="rienda-prewarm", daemon=True)
-    thread.start()
-    return thread
+    return prewarm_modules(*modules)
 
 
 def _policy_from_env() -> ConfirmPolicy | None:

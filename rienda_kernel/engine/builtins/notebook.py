@@ -39,6 +39,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
 from .code_runner import STOPPED, Runner, run_here
 from .standard import BuiltinHost, BuiltinTool
 from .variables import describe_variables
@@ -46,8 +47,6 @@ from ..errors import Interrupted
 
 __all__ = ["NOTEBOOK_TOOL_NAMES", "WHERE_THEY_EXIST", "PythonNamespace", "execute", "notebook_tools", "with_error"]
 
-NOTEBOOK_TOOL_NAMES = ("python", "variables")
-WHERE_THEY_EXIST = ("the %rienda magics in an IPython or Jupyter Python kernel, and the Rienda Jupyter kernel")
 _RUNS = itertools.count(1)  # each run's code has a file name of its own, for tracebacks
 _DETAIL = 4000  # characters of a value's fuller summary
 _FRAMES = 5  # the last frames of a traceback shown to the model

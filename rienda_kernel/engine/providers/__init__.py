@@ -2,16 +2,17 @@
 
 ``provider_for("scripted/demo.yaml", config)`` returns the provider and the model name it
 gets (``demo.yaml``). Built-in providers register exactly like any other, in
-:data:`PROVIDERS`.
+:data:`PROVIDERS`. Each built-in's module is imported when a provider of its kind is first
+made: a run against an OpenAI-compatible endpoint never loads the Anthropic one.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ConfigError
-from .anthropic import AnthropicProvider
 from .base import (
     Chunk,
     ModelRequest,
@@ -24,10 +25,6 @@ from .base import (
     UsageChunk,
     VendorStateChunk,
 )
-from .ollama import OllamaProvider
-from .openai import OpenAIProvider
-from .scripted import ScriptedProvider
-
 __all__ = [
     "ENDPOINT_APIS",
     "PROVIDERS",
@@ -44,20 +41,36 @@ __all__ = [
     "provider_for",
 ]
 
-# name -> factory(config) building the provider from the user's configuration.
-PROVIDERS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {
-    "scripted": lambda config: ScriptedProvider(),
-    "openai": lambda config: OpenAIProvider(),
-    "anthropic": lambda config: AnthropicProvider(),
-    "ollama": lambda config: OllamaProvider(),
+# The built-in providers' classes, by name: (module in this package, class).
+_BUILTIN = {
+    "scripted": ("scripted", "ScriptedProvider"),
+    "openai": ("openai", "OpenAIProvider"),
+    "anthropic": ("anthropic", "AnthropicProvider"),
+    "ollama": ("ollama", "OllamaProvider"),
 }
+
+
+def _builtin(name: str) -> Any:
+    """The class of the built-in provider ``name``, its module imported now."""
+    module, cls = _BUILTIN[name]
+    return getattr(importlib.import_module(f".{module}", __name__), cls)
+
+
+def _default_factory(name: str) -> Callable[[Mapping[str, Any]], Provider]:
+    return lambda config: _builtin(name)()
+
+
+def _endpoint_builder(api: str) -> Callable[[Mapping[str, Any], str], Provider]:
+    return lambda options, name: _builtin(api).from_options(options, name)
+
+
+# name -> factory(config) building the provider from the user's configuration.
+PROVIDERS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {name: _default_factory(name) for name in _BUILTIN}
 
 
 # api -> builder(options, name) for named endpoints in config.yaml (``providers: NAME: {api: ...}``).
 ENDPOINT_APIS: dict[str, Callable[[Mapping[str, Any], str], Provider]] = {
-    "openai": OpenAIProvider.from_options,
-    "anthropic": AnthropicProvider.from_options,
-    "ollama": OllamaProvider.from_options,
+    api: _endpoint_builder(api) for api in ("openai", "anthropic", "ollama")
 }
 
 

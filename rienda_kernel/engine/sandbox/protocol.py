@@ -252,16 +252,18 @@ def shared_sandbox() -> Sandbox:
         return _SHARED
 
 
-def warm_shared_sandbox(home: Path) -> None:
+def warm_shared_sandbox(home: Path) -> bool:
     """Make the :func:`shared_sandbox` now, so its first worker boots in the background,
     when the Rienda home ``home`` holds a JavaScript tool or hook; a home without any
-    never starts one, nor one that cannot be read (the run says why, in its own words)."""
+    never starts one, nor one that cannot be read (the run says why, in its own words).
+    True when it was started (or was running already)."""
     try:
         wanted = any(next(iter((home / kind).glob("*/index.js")), None) for kind in ("tools", "hooks"))
     except OSError:
-        return
+        return False
     if wanted:
         shared_sandbox()
+    return wanted
 
 
 class _Died(Exception):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..builtins.notebook import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
+from ..builtins import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
 from ..builtins.subagent import Subagents, fit_agent_tool
 from ..cancel import CancelToken
 from ..ctx.host import RunContext
