@@ -49,10 +49,18 @@ ONE_WAY = frozenset({"log"})
 _NOTHING = RawReply('{"value":null}')
 
 
+class _Statm:
+    """``/proc/self/statm``, opened once: each ``pread`` at offset 0 reads it anew (~0.04 ms
+    after an idle gap, against ~0.2 ms to open, read and close it; twice per job)."""
+
+    fd: int | None = None
+
+
 def memory() -> tuple[int, int]:
     """(private writable bytes, what RLIMIT_DATA bounds; resident bytes) of this process."""
-    with open("/proc/self/statm", "rb") as statm:
-        fields = statm.read().split()
+    if _Statm.fd is None:
+        _Statm.fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+    fields = os.pread(_Statm.fd, 256, 0).split()
     return int(fields[5]) * _PAGE, int(fields[1]) * _PAGE
 
 
