@@ -12,8 +12,8 @@ import contextlib
 import gc
 import json
 import re
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import bounded
@@ -56,13 +56,12 @@ def _parse_body(path: Path, data: bytes, lines: list[bytes], torn: bool, session
 
     The hot path: each line is decoded and handed to json's scanner, as ``json.loads``
     does in the end, without its per-call work (encoding detection, two whitespace
-    matches), and a message line goes straight to :meth:`Message.from_dict`. A line the
-    scanner does not take whole (not UTF-8, whitespace around it, not JSON), or that might
-    be too long or nested too deep (more brackets than :data:`bounded.MAX_DEPTH`) goes
-    through :func:`bounded.loads`, which reports it as before. Brackets and escaped
-    surrogates are looked for once in the whole file, not line by line.
+    matches). A line the scanner does not take whole (not UTF-8, whitespace around it, not
+    JSON), or that might be too long or nested too deep (more brackets than
+    :data:`bounded.MAX_DEPTH`) goes through :func:`bounded.loads`, which reports it as
+    before. Brackets and escaped surrogates are looked for once in the whole file, not
+    line by line.
     """
-    messages, message_lines = session.messages, session.message_lines
     brackets = data.translate(None, _NOT_BRACKETS).split(b"\n")  # aligned with lines: one piece a line
     escaping = _lines_escaping_surrogates(data)
     last = len(lines)
@@ -74,13 +73,6 @@ def _parse_body(path: Path, data: bytes, lines: list[bytes], torn: bool, session
             continue
         if number in escaping:  # written by an older Rienda, or by hand
             obj = repair(obj)
-        if type(obj) is dict and obj.get("type") == "message":
-            try:
-                messages.append(Message.from_dict(obj))
-                message_lines.append(number)
-            except ValueError as exc:
-                session.warnings.append(f"{path}:{number}: not a valid message ({exc}); skipped")
-            continue
         _sort(path, number, obj, session)
 
 
