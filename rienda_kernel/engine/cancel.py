@@ -226,7 +226,9 @@ class _BlockingThreads:
     :meth:`run` hands a job to a thread waiting for one, or starts a thread when none
     waits (every kept thread is busy, or stuck in a system call an interrupt abandoned).
     A thread whose job ended waits for the next one (blocked on a queue: no wake-up while
-    nothing happens) unless :data:`KEEP` threads already wait, then it ends.
+    nothing happens) unless :data:`KEEP` threads already wait, then it ends. Not
+    ``concurrent.futures``' pool: it caps its threads (stuck ones would fill it) and joins
+    them at exit (a thread stuck in a FIFO read would hang the process's exit).
     """
 
     KEEP = 2
