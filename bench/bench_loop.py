@@ -31,7 +31,7 @@ from rienda_kernel.engine.sandbox.inprocess import InProcessSandbox
 from rienda_kernel.engine.sessions.messages import Message, ToolCall
 from rienda_kernel.engine.providers import PROVIDERS, Provider
 from rienda_kernel.engine.providers.scripted import ScriptedProvider
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.sessions.store import SessionStore
 
 ALL_POINTS_HOOK = """module.exports = {

@@ -30,7 +30,7 @@ import yaml
 
 from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.testing.replay import replay_file
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "home"
 HOOKS = ("guard", "https", "upper", "redact")

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rienda_kernel.engine import NonInteractiveUI
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 pytest_plugins = ("pytester",)
 

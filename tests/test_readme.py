@@ -32,7 +32,7 @@ import yaml
 
 from rienda_kernel.engine import ConfigError, NonInteractiveUI, read_config
 from rienda_kernel.engine.home.config import SETTINGS
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.providers import provider_for
 
 from tests.helpers.docs import PAGES, Shell, all_blocks, anchors, block, commands, inline_code, links

@@ -25,7 +25,7 @@ def loaded_after(body: str, names: list[str]) -> list[str]:
 
 def test_rienda_help_loads_no_part_of_the_engine_it_does_not_need():
     body = "from rienda_kernel.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
-    heavy = ["httpx", "yaml", "jsonschema", "py_mini_racer", "rienda_kernel.engine.runtime",
+    heavy = ["httpx", "yaml", "jsonschema", "py_mini_racer", "rienda_kernel.engine.runtime.rienda",
              "rienda_kernel.engine.providers", "mcp"]
     assert loaded_after(body, heavy) == []
 
@@ -55,7 +55,7 @@ def test_the_notebooks_background_imports_leave_out_the_format_checkers_slow_imp
 
 
 def test_importing_one_engine_module_loads_only_what_it_needs():
-    assert loaded_after("import rienda_kernel.engine.errors", ["rienda_kernel.engine.runtime", "httpx"]) == []
+    assert loaded_after("import rienda_kernel.engine.errors", ["rienda_kernel.engine.runtime.rienda", "httpx"]) == []
 
 
 def test_checking_a_tool_schema_leaves_out_the_format_checkers_slow_import(tmp_path):
@@ -65,7 +65,7 @@ def test_checking_a_tool_schema_leaves_out_the_format_checkers_slow_import(tmp_p
     tool.parent.mkdir(parents=True)
     tool.write_text('module.exports = { description: "Counts.", parameters: { type: "object" }, '
                     'execute: function () { return "1"; } };')
-    body = (f"from rienda_kernel.engine.runtime import Rienda\n"
+    body = (f"from rienda_kernel.engine.runtime.rienda import Rienda\n"
             f"catalog = Rienda(home={str(tmp_path)!r}).catalog()\n"
             f"assert 'count' in catalog.tools, catalog.diagnostics")
     assert loaded_after(body, ["jsonschema", "rfc3987_syntax"]) == ["jsonschema"]

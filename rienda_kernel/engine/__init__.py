@@ -13,7 +13,7 @@ JavaScript extensions start fast.
 
 Where things are (each folder's ``__init__`` says more):
 
-- :mod:`.runtime` (:class:`Rienda`, :class:`Conversation`): the front door.
+- ``runtime/`` (:class:`Rienda`, :class:`Conversation`, sub-agents): where a run is made.
 - :mod:`.loop`, :mod:`.hooks`: one run from ``beforeRun`` to ``afterRun``; the hook chain.
 - :mod:`.events`, :mod:`.ui`: what the engine tells a front end, and what it asks (confirms).
 - :mod:`.errors`, :mod:`.secrets`, :mod:`.cancel`: the one error tree, the one scrubber,
@@ -50,8 +50,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "imports": ("import_module", "prewarm"),
     "loop": ("RunResult",),
     "providers.choice": ("NoModelError",),
-    "runtime": ("Rienda", "SavedExtension"),
-    "sessions.conversation": ("Conversation",),
+    "runtime.conversation": ("Conversation",),
+    "runtime.rienda": ("Rienda", "SavedExtension"),
     "sandbox.protocol": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),
     "sessions.messages": ("Message", "ToolCall", "Usage"),

@@ -35,7 +35,13 @@ from .sandbox.chain import ChainRule, Link, Outcome, merge, refuses, run_chain
 from .sandbox.protocol import SandboxLike
 from .tools.invoke import ToolResult
 
-__all__ = ["HookChain", "ModelResponse", "ToolGate"]
+__all__ = ["HookChain", "ModelResponse", "ToolGate", "chain_hooks"]
+
+
+def chain_hooks(inherited: Sequence[Hook], own: Sequence[Hook]) -> list[Hook]:
+    """A run's chain: the hooks its lead passes down, in order, then its own not among them."""
+    names = {hook.name for hook in inherited}
+    return [*inherited, *(hook for hook in own if hook.name not in names)]
 
 
 @dataclass(frozen=True)

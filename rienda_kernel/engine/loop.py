@@ -51,9 +51,8 @@ from .events import (
     ToolCallStarted,
     ToolResultReady,
 )
-from .builtins.subagent import chain_hooks
 from .home.extensions import Catalog
-from .hooks import HookChain, ModelResponse
+from .hooks import HookChain, ModelResponse, chain_hooks
 from .ctx.host import RunContext
 from .sessions.messages import Message, ToolCall
 from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls

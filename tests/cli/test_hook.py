@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from rienda_kernel.engine import NonInteractiveUI
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 from tests.helpers import cli, paths
 from tests.helpers.homes import write_agent, write_extension
 from tests.helpers.pipes import read_until

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rienda_kernel.engine import ConfigError, NonInteractiveUI, load_config, read_config, redact_config
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 from tests.helpers.secret_config import CONFIG_TOOL, CONFIG_WITH_SECRETS, SECRETS, assert_redacted
 
 

@@ -13,7 +13,7 @@ import re
 import yaml
 
 from rienda_kernel.engine import Log, NonInteractiveUI
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 from tests.helpers import paths
 
 ROOT = paths.REPO

@@ -35,7 +35,7 @@ from rienda_kernel.engine.providers import (
     VendorStateChunk,
 )
 from rienda_kernel.engine.sessions.messages import ToolCall
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ..helpers.extensions import WORD_COUNT
 from ..helpers.homes import session_lines, write_agent, write_script

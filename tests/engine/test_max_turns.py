@@ -14,7 +14,7 @@ import sys
 import yaml
 
 from rienda_kernel.engine import Log, NonInteractiveUI
-from rienda_kernel.engine.runtime import DEFAULT_MAX_TURNS, Rienda
+from rienda_kernel.engine.runtime.rienda import DEFAULT_MAX_TURNS, Rienda
 
 ECHO = """module.exports = { description: "Echoes.", parameters: { type: "object" },
   execute(ctx, args) { return "again"; } };"""

@@ -17,7 +17,7 @@ import yaml
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.events import TextDelta
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 from tests.helpers import paths
 from tests.helpers.homes import write_agent
 

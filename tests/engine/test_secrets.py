@@ -10,7 +10,7 @@ import pytest
 
 from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.engine.events import TextDelta
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.secrets import Scrubber, StreamGuard, is_secret_name
 
 from ..helpers.homes import session_lines, write_agent, write_script

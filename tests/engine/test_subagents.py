@@ -10,7 +10,7 @@ import pytest
 
 from rienda_kernel.engine import CancelToken, ConfigError, NonInteractiveUI
 from rienda_kernel.engine.events import Log, RunEnd, RunStart, ToolCallStarted, ToolResultReady
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ..helpers.trees import (
     delegate,

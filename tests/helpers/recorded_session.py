@@ -5,7 +5,7 @@ that rewrite, refuse, throw and redact."""
 from __future__ import annotations
 
 from rienda_kernel.engine import NonInteractiveUI
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from .homes import write_agent, write_script
 

@@ -1,5 +1,5 @@
 """Built-in tools: :mod:`.standard` (``shell``, ``http``, ``read``, ``write``, in every
-front end, and ``agent``, whose sub-agent runs are :mod:`.subagent`'s) and :mod:`.notebook`
+front end, and ``agent``, :mod:`.agent`, whose sub-agent runs are :mod:`..runtime.subagents`') and :mod:`.notebook`
 (``python`` and ``variables``, only where a front end gives a live Python namespace).
 
 The notebook tools' names are here, so that a run can say where they exist without

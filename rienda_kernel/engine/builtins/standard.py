@@ -1,5 +1,5 @@
 """Rienda's built-in tools: ``shell``, ``http``, ``read`` and ``write``, and ``agent``
-(a sub-agent's run, :mod:`.subagent`).
+(a sub-agent's run: :mod:`.agent`, over :mod:`..runtime.subagents`).
 
 Each tool's ``run(host, args)`` returns ``(text, is_error)``: the text goes back to the
 model as the tool result. Each keeps only what its result can hold (:data:`KEEP`), so a
@@ -19,7 +19,7 @@ from ..cancel import CancelToken
 from ..ctx.http import FetchError, fetch
 from ..ctx.commands import run_command
 from ..ctx.files import Workspace
-from . import subagent
+from . import agent
 
 __all__ = ["BUILTIN_TOOLS", "STANDARD_TOOLS", "BuiltinHost", "BuiltinTool"]
 
@@ -199,8 +199,7 @@ WRITE = BuiltinTool(
     run=_run_write,
 )
 
-AGENT = BuiltinTool(name=subagent.NAME, description=subagent.DESCRIPTION, parameters=subagent.PARAMETERS,
-                    run=subagent.run_agent)
+AGENT = BuiltinTool(name=agent.NAME, description=agent.DESCRIPTION, parameters=agent.PARAMETERS, run=agent.run_agent)
 
 BUILTIN_TOOLS: dict[str, BuiltinTool] = {tool.name: tool for tool in (SHELL, HTTP, READ, WRITE, AGENT)}
 STANDARD_TOOLS = ("shell", "http", "read", "write")  # the built-in default agent's tools

@@ -1,5 +1,4 @@
-"""Sessions: :mod:`.conversation` (one session and the setup of each run in it),
-:mod:`.messages` (the conversation as the engine stores it), :mod:`.store` (the
+"""Sessions: :mod:`.messages` (the conversation as the engine stores it), :mod:`.store` (the
 append-only JSON Lines store and its tolerant readers), :mod:`.writer` (one writer per
 session, whole lines), :mod:`.pairing` (each tool call with one result, as vendors
 require), :mod:`.seen` (what a rewriting hook point was given, kept for replay),

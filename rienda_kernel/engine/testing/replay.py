@@ -45,7 +45,8 @@ from ..ctx.host import RunContext
 from ..sessions.messages import Message, ToolCall
 from ..builtins.code_runner import in_thread
 from ..builtins.notebook import PythonNamespace, notebook_tools
-from ..builtins.subagent import inherited_hook_names, recorded_ctx, run_agent
+from ..builtins.agent import run_agent
+from ..runtime.subagents import inherited_hook_names, recorded_ctx
 from ..secrets import redact_config, scrub_text
 from ..sessions.seen import recover
 from ..sessions.store import LoadedSession, read_session

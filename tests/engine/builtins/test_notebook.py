@@ -20,7 +20,7 @@ from rienda_kernel.engine.errors import Interrupted
 from rienda_kernel.engine.builtins.code_runner import MainThreadRunner, in_thread
 from rienda_kernel.engine.builtins.notebook import PythonNamespace, notebook_tools
 from rienda_kernel.engine.testing.replay import replay_session, session_script
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.homes import session_lines, write_agent, write_script
 

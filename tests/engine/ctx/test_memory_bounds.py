@@ -51,7 +51,7 @@ RUNNER = textwrap.dedent("""\
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
     from rienda_kernel.engine import NonInteractiveUI
-    from rienda_kernel.engine.runtime import Rienda
+    from rienda_kernel.engine.runtime.rienda import Rienda
 
     home, work, tool, arguments = sys.argv[1:5]
     arguments = json.loads(arguments.replace("URL", f"http://127.0.0.1:{server.server_port}/big"))

@@ -23,7 +23,7 @@ from rienda_kernel.engine.providers import (
     provider_for,
 )
 from rienda_kernel.engine.providers.anthropic import AnthropicProvider
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.vendors import fake_anthropic
 from ...helpers.vendor_wire import Caller, counting_agent, serving

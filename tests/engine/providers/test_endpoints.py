@@ -14,7 +14,7 @@ import yaml
 from rienda_kernel.engine import NonInteractiveUI, Notify
 from rienda_kernel.engine.errors import ConfigError
 from rienda_kernel.engine.providers import provider_for
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.ports import free_port
 from ...helpers.vendor_streams.anthropic import text_stream as anthropic_text

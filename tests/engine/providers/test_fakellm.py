@@ -21,7 +21,7 @@ from openai.types.chat import ChatCompletionChunk
 from pydantic import TypeAdapter
 
 from rienda_kernel.engine import NonInteractiveUI
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.vendors import fake_anthropic, fake_openai
 from ...helpers.ports import free_port

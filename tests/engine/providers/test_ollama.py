@@ -26,7 +26,7 @@ from rienda_kernel.engine.providers import (
     provider_for,
 )
 from rienda_kernel.engine.providers.ollama import OllamaProvider, host_url
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.vendors import fake_ollama
 from ...helpers.ports import free_port

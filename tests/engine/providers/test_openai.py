@@ -24,7 +24,7 @@ from rienda_kernel.engine.providers import (
     provider_for,
 )
 from rienda_kernel.engine.providers.openai import OpenAIProvider
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.vendors import fake_openai
 from ...helpers.ports import free_port

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI, TextDelta
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.llama_server import gguf
 from ...helpers.ports import free_port

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rienda_kernel.engine import NonInteractiveUI
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.vendor_streams import anthropic as anthropic_wire
 from ...helpers.vendor_streams import ollama as ollama_wire

@@ -16,7 +16,7 @@ import pytest
 from rienda_kernel.engine import NonInteractiveUI, ToolCall
 from rienda_kernel.engine.providers import PROVIDERS, Provider, TextChunk, ToolCallChunk
 from rienda_kernel.engine.providers.openai import OpenAIProvider
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.sessions import bounded
 from rienda_kernel.engine.sessions.pairing import unanswered
 

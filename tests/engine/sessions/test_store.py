@@ -379,7 +379,7 @@ def test_a_message_line_with_a_missing_or_ill_typed_field_is_skipped_with_a_warn
 def test_resume_replay_and_script_survive_every_ill_typed_line(rig):
     from rienda_kernel.engine import NonInteractiveUI
     from rienda_kernel.engine.testing.replay import replay_session, session_script
-    from rienda_kernel.engine.runtime import Rienda
+    from rienda_kernel.engine.runtime.rienda import Rienda
 
     rienda = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
     (rig.workdir / "script.yaml").write_text("- text: first\n- text: second\n")

@@ -41,7 +41,7 @@ from rienda_kernel.engine.providers import (  # noqa: E402
     ToolCallChunk,
     VendorStateChunk,
 )
-from rienda_kernel.engine.runtime import Rienda  # noqa: E402
+from rienda_kernel.engine.runtime.rienda import Rienda  # noqa: E402
 
 from ...helpers.vendor_wire import counting_agent  # noqa: E402
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from rienda_kernel.engine import Message, NonInteractiveUI, ToolCall
-from rienda_kernel.engine.runtime import Rienda
+from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.sessions.pairing import ENDED, for_vendors, unanswered, unique_calls
 
 from ...helpers.vendor_streams import anthropic as anthropic_wire

@@ -24,7 +24,7 @@ How a call flows (every arrow that crosses a thread is bounded by the run's canc
     hooks: afterToolExecute
 
 :mod:`.servers` owns the loop thread and the servers (:class:`.servers.McpServers`, one
-per :class:`~rienda_kernel.engine.runtime.Rienda`, closed by ``Rienda.close()``);
+per :class:`~rienda_kernel.engine.runtime.rienda.Rienda`, closed by ``Rienda.close()``);
 :mod:`.connection` is one server's connection (start, list, call, stop); :mod:`.tool` the
 tool object the catalog holds (:class:`.tool.McpTool`).
 """

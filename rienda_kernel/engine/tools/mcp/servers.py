@@ -1,4 +1,4 @@
-"""The MCP servers of one :class:`~rienda_kernel.engine.runtime.Rienda`: one event loop on a
+"""The MCP servers of one :class:`~rienda_kernel.engine.runtime.rienda.Rienda`: one event loop on a
 thread of its own, each server started once, when one of its tools is first needed.
 
 Contracts:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..builtins import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
-from ..builtins.subagent import Subagents, fit_agent_tool
+from .subagents import Subagents, fit_agent_tool
 from ..cancel import CancelToken
 from ..ctx.host import RunContext
 from ..errors import ConfigError, Interrupted, ProviderError, SessionWriteError
@@ -21,11 +21,11 @@ from ..providers.choice import choose_default_model
 from ..secrets import redact_config, scrub_text
 from ..tools.mcp.catalog import declared_tools
 from ..ui import ScrubbingUI, UI
-from .messages import Message
-from .store import LoadedSession, SessionWriter, new_session_id
+from ..sessions.messages import Message
+from ..sessions.store import LoadedSession, SessionWriter, new_session_id
 
 if TYPE_CHECKING:
-    from ..runtime import Rienda
+    from .rienda import Rienda
 
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation"]
 

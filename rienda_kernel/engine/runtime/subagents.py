@@ -1,4 +1,5 @@
-"""The ``agent`` tool: a run starts another agent's run (a sub-agent) and reads its answer.
+"""Sub-agents: a run starts another agent's run (through the ``agent`` tool,
+:mod:`..builtins.agent`) and reads its answer.
 
     lead run ─ model calls agent {agent, prompt} ─▶ the lead's beforeToolExecute chain
       └▶ Subagents.start ─▶ a child run of agents/<agent>.md, in a session of its own
@@ -32,8 +33,7 @@ Contracts (``docs/agents-and-models.md#sub-agents``):
   ``parent_call_id`` and ``depth``; the lead's tool result has ``meta.subagent``
   (``{agent, session_id}``).
 
-Imports only what the rest of ``builtins`` may (it is loaded with them); the run itself
-is started through the :class:`~..runtime.Rienda` it is given.
+The child run is made through the :class:`~.rienda.Rienda` of the lead's conversation.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, Interrupted
 from ..events import Event, RunStart
+from ..hooks import chain_hooks
+from ..builtins.agent import DESCRIPTION, NAME, PARAMETERS, run_agent
 from ..ui import UI, Answer, ScrubbingUI
 
 if TYPE_CHECKING:
@@ -52,28 +54,10 @@ if TYPE_CHECKING:
     from ..home.agents import Agent
     from ..home.extensions import Catalog, Hook
 
-__all__ = ["DEFAULT_MAX_DEPTH", "DESCRIPTION", "NAME", "PARAMETERS", "ChildUI", "Limit", "Link", "Subagents",
-           "chain_hooks", "fit_agent_tool", "inherited_hook_names", "recorded_ctx", "run_agent"]
+__all__ = ["DEFAULT_MAX_DEPTH", "ChildUI", "Limit", "Link", "Subagents", "fit_agent_tool",
+           "inherited_hook_names", "recorded_ctx"]
 
-NAME = "agent"
 DEFAULT_MAX_DEPTH = 3
-DESCRIPTION = ("Give a task to another agent (a sub-agent) and get its final answer back. The sub-agent starts "
-               "fresh: it sees only the prompt you write, so say everything it needs.")
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "agent": {"type": "string", "description": "The agent to run."},
-        "prompt": {"type": "string", "description": "The task, complete: the sub-agent sees nothing else."},
-    },
-    "required": ["agent", "prompt"],
-    "additionalProperties": False,
-}
-
-
-def chain_hooks(inherited: Sequence[Hook], own: Sequence[Hook]) -> list[Hook]:
-    """A run's chain: the hooks its lead passes down, in order, then its own not among them."""
-    names = {hook.name for hook in inherited}
-    return [*inherited, *(hook for hook in own if hook.name not in names)]
 
 
 @dataclass(frozen=True)
@@ -202,16 +186,6 @@ class Subagents:
             return (f"cannot start sub-agent {name!r}: it would run at depth {self.depth + 1}, past the limit "
                     f"of {self.limit.depth} ({self.limit.set_by})")
         return None
-
-
-def run_agent(host: Any, args: dict[str, Any]) -> tuple[str, bool] | tuple[str, bool, dict[str, Any] | None]:
-    """The ``agent`` tool's ``run``: the sub-agent's answer, or why there is none."""
-    subagents = getattr(host.run, "subagents", None)
-    if subagents is None:
-        return "the agent tool starts a sub-agent only during an agent's run", True
-    if not isinstance(args.get("agent"), str) or not isinstance(args.get("prompt"), str):
-        return "missing or non-string argument: agent and prompt are required", True
-    return subagents.start(args["agent"], args["prompt"], host)
 
 
 def fit_agent_tool(catalog: Catalog, agent: Agent, rienda: Any) -> Catalog:

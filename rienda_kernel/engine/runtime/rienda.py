@@ -15,25 +15,25 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .home.agents import Agent, list_agents, load_agent
-from .cancel import CancelToken
-from .home.config import NAME_RULE, read_config, rienda_home
-from .errors import ArgumentsError, ConfigError
-from .events import Diagnostic
-from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool, summary
-from .ctx.host import RunContext
-from .providers import provider_for
-from .sandbox.protocol import Sandbox, SandboxLike, shared_sandbox
-from .secrets import redact_config
-from .sessions.conversation import DEFAULT_MAX_TURNS, Conversation
-from .sessions.store import LoadedSession, SessionInfo, SessionStore
-from .tools.invoke import ToolResult
-from .tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
-from .ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
+from ..home.agents import Agent, list_agents, load_agent
+from ..cancel import CancelToken
+from ..home.config import NAME_RULE, read_config, rienda_home
+from ..errors import ArgumentsError, ConfigError
+from ..events import Diagnostic
+from ..home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool, summary
+from ..ctx.host import RunContext
+from ..providers import provider_for
+from ..sandbox.protocol import Sandbox, SandboxLike, shared_sandbox
+from ..secrets import redact_config
+from .conversation import DEFAULT_MAX_TURNS, Conversation
+from ..sessions.store import LoadedSession, SessionInfo, SessionStore
+from ..tools.invoke import ToolResult
+from ..tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
+from ..ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
 
 if TYPE_CHECKING:
-    from .testing.hook_call import HookInvocation
-    from .testing.replay import ReplayReport
+    from ..testing.hook_call import HookInvocation
+    from ..testing.replay import ReplayReport
 
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda", "SavedExtension"]
 
@@ -156,7 +156,7 @@ class Rienda:
     def models(self) -> list[str]:
         """What a model setting can start with: each provider's prefix (``openai/``...,
         config.yaml's named endpoints too), then the models the agents name."""
-        from .providers import PROVIDERS
+        from ..providers import PROVIDERS
 
         try:
             endpoints = self.config().get("providers") or {}
@@ -226,8 +226,8 @@ class Rienda:
         """Run ``tool`` (from :meth:`find_tool`, or its name) once, outside any run: ``ctx``
         has no session or agent. ArgumentsError for JSON text that is not valid, too deep or
         too large, or holds a key twice; Interrupted when ``cancel`` stops it."""
-        from .sessions import bounded
-        from .tools.invoke import invoke_tool
+        from ..sessions import bounded
+        from ..tools.invoke import invoke_tool
 
         if isinstance(tool, str):
             tool = self.find_tool(tool, ui)
@@ -246,7 +246,7 @@ class Rienda:
                   session_id: str | None = None) -> HookInvocation:
         """Hook ``name`` loaded and ``payload`` fitted to ``point``, ready to run as a run
         would (``rienda hook``, ``%rienda hook``); see :mod:`.testing.hook_call`."""
-        from .testing.hook_call import prepare_hook_call
+        from ..testing.hook_call import prepare_hook_call
 
         return prepare_hook_call(self, name, point, payload, agent_id=agent_id, session_id=session_id)
 
@@ -254,7 +254,7 @@ class Rienda:
                run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
         """The saved session ``session_id`` (or ``last``) through a hook chain again, no
         model; see :mod:`.testing.replay`."""
-        from .testing.replay import replay_session
+        from ..testing.replay import replay_session
 
         return replay_session(self, self.resolve_session(session_id), hooks=hooks, agent_id=agent_id,
                               run_tools=run_tools, ui=ui)
@@ -262,13 +262,13 @@ class Rienda:
     def replay_file(self, path: str | os.PathLike[str], *, hooks: list[str] | None = None,
                     run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
         """:meth:`replay` for a session file anywhere (the pytest plugin's folders)."""
-        from .testing.replay import replay_file
+        from ..testing.replay import replay_file
 
         return replay_file(self, Path(path), hooks=hooks, run_tools=run_tools, ui=ui)
 
     def script(self, session_id: str) -> str:
         """The saved session ``session_id`` (or ``last``) as a scripted-model file."""
-        from .testing.replay import session_script
+        from ..testing.replay import session_script
 
         return session_script(self, self.resolve_session(session_id))
 
