@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from rienda_kernel.engine import CancelToken, ExtensionLoader, NonInteractiveUI, Sandbox
+from rienda_kernel.engine import BUILTIN_TOOLS, CancelToken, ExtensionLoader, NonInteractiveUI, Sandbox
 from rienda_kernel.engine.ctx.host import RunContext
 from rienda_kernel.engine.hooks import HookChain
 from rienda_kernel.engine.tools.invoke import invoke_tool
@@ -54,7 +54,7 @@ class Rig:
         return write_extension(self.home, kind, name, source)
 
     def catalog(self):
-        return self.loader.discover(self.home)
+        return self.loader.discover(self.home, builtin_tools=BUILTIN_TOOLS)
 
     def run_context(self, **overrides: Any) -> RunContext:
         fields = dict(

@@ -36,7 +36,7 @@ from typing import Any
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "builtins.code_runner": ("CodeRunner", "Runner"),
     "builtins.notebook": ("PythonNamespace", "notebook_tools", "with_error"),
-    "builtins.standard": ("BUILTIN_TOOLS", "BuiltinTool"),
+    "builtins.standard": ("BUILTIN_TOOLS",),
     "cancel": ("CancelToken", "run_interruptibly", "signals_wake"),
     "errors": ("ArgumentsError", "ConfigError", "ExtensionError", "Interrupted", "OutOfMemory", "PayloadError",
                "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
@@ -45,7 +45,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                "RunEnd", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
     "home.agents": ("Agent",),
     "home.config": ("NAME_RULE", "load_config", "read_config", "rienda_home"),
-    "home.extensions": ("HOOK_POINTS", "Catalog", "ExtensionLoader", "Hook", "JSTool"),
+    "home.extensions": ("ExtensionLoader",),
     "http": ("warm_http",),
     "imports": ("import_module", "prewarm"),
     "loop": ("RunResult",),
@@ -58,8 +58,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "sessions.store": ("LoadedSession", "SessionInfo"),
     "testing.hook_call": ("HookCall", "HookInvocation"),
     "testing.replay": ("ReplayReport",),
-    "tools.invoke": ("OUTPUT_CAP", "ToolResult"),
-    "tools.mcp.tool": ("McpTool",),
+    "tools.invoke": ("OUTPUT_CAP",),
+    "tools.model": ("HOOK_POINTS", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "ToolResult"),
     "ui": ("ASK_PROMPT", "CONFIRM_POLICIES", "Answer", "ConfirmPolicy", "How", "NonInteractiveUI", "Person",
            "ScrubbingUI", "UI", "Via", "confirm_policy", "typed_answer"),
 }

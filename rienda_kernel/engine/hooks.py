@@ -28,12 +28,11 @@ from typing import Any
 from .cancel import CancelToken
 from .errors import SandboxError
 from .events import Diagnostic, HookDecision
-from .home.extensions import Hook
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
 from .sandbox.chain import ChainRule, Link, Outcome, merge, refuses, run_chain
 from .sandbox.protocol import SandboxLike
-from .tools.invoke import ToolResult
+from .tools.model import Hook, ToolResult
 
 __all__ = ["HookChain", "ModelResponse", "ToolGate", "chain_hooks"]
 

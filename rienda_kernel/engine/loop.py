@@ -51,7 +51,6 @@ from .events import (
     ToolCallStarted,
     ToolResultReady,
 )
-from .home.extensions import Catalog
 from .hooks import HookChain, ModelResponse, chain_hooks
 from .ctx.host import RunContext
 from .sessions.messages import Message, ToolCall
@@ -62,7 +61,8 @@ from .providers import ModelRequest, Provider, ToolSpec
 from .providers.collect import Partial, stream_response
 from .sandbox.protocol import SandboxLike
 from .secrets import scrub_text
-from .tools.invoke import ToolResult, invoke_tool
+from .tools.invoke import invoke_tool
+from .tools.model import Catalog, ToolResult
 from .ui import UI, Answer, Approvals, ScrubbingUI
 
 __all__ = ["UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]

@@ -190,7 +190,7 @@ def test_an_edited_file_is_loaded_again(rig):
 
 
 def test_discovery_with_no_home_directories_lists_only_builtins(tmp_path, sandbox):
-    catalog = ExtensionLoader(sandbox).discover(tmp_path / "missing")
+    catalog = ExtensionLoader(sandbox).discover(tmp_path / "missing", builtin_tools=BUILTIN_TOOLS)
     assert set(catalog.tools) == set(BUILTIN_TOOLS)
     assert catalog.hooks == {} and catalog.diagnostics == []
 

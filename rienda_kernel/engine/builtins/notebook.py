@@ -41,7 +41,7 @@ from typing import Any
 
 from . import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
 from .code_runner import STOPPED, Runner, run_here
-from .standard import BuiltinHost, BuiltinTool
+from ..tools.model import BuiltinHost, BuiltinTool
 from .variables import describe_variables
 from ..errors import Interrupted
 

@@ -11,49 +11,20 @@ propagates.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
 
 from ..cancel import CancelToken
 from ..ctx.http import FetchError, fetch
 from ..ctx.commands import run_command
-from ..ctx.files import Workspace
+from ..tools.model import BuiltinHost, BuiltinTool
 from . import agent
 
-__all__ = ["BUILTIN_TOOLS", "STANDARD_TOOLS", "BuiltinHost", "BuiltinTool"]
+__all__ = ["BUILTIN_TOOLS"]
 
 HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 # What a built-in keeps of a body, a file or each output stream: a little more than the
 # result may hold (tools.invoke.OUTPUT_CAP, 256 KiB, which cuts it and says so); the rest is
 # never read (a body, a file) or only shown as it comes (a command's output).
 KEEP = 256 * 1024 + 4
-
-
-class BuiltinHost(Protocol):
-    """What the engine hands a built-in tool (``call_id``: the model's call it serves)."""
-
-    workspace: Workspace
-    cancel: CancelToken
-    call_id: str | None
-
-    def emit_output(self, stream: str, text: str) -> None:
-        """Show live output (``"stdout"`` or ``"stderr"``) in the front end."""
-
-    def emit_log(self, text: str) -> None:
-        """Show a log line (as ``ctx.log`` does) in the front end."""
-
-
-@dataclass(frozen=True)
-class BuiltinTool:
-    """A tool implemented in Python; ``parameters`` is the JSON Schema of its arguments.
-    ``run`` returns ``(text, is_error)``, or ``(text, is_error, meta)`` where ``meta`` is
-    what the session records beside the result (never shown to the model or to hooks)."""
-
-    name: str
-    description: str
-    parameters: dict
-    run: Callable[[BuiltinHost, dict], tuple]
 
 
 def _schema(properties: dict, required: list[str]) -> dict:
@@ -202,4 +173,3 @@ WRITE = BuiltinTool(
 AGENT = BuiltinTool(name=agent.NAME, description=agent.DESCRIPTION, parameters=agent.PARAMETERS, run=agent.run_agent)
 
 BUILTIN_TOOLS: dict[str, BuiltinTool] = {tool.name: tool for tool in (SHELL, HTTP, READ, WRITE, AGENT)}
-STANDARD_TOOLS = ("shell", "http", "read", "write")  # the built-in default agent's tools

@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from ..builtins.standard import STANDARD_TOOLS
+from ..builtins import STANDARD_TOOLS
 from . import yaml_file
 from .config import NAME_RULE
 from ..errors import ConfigError

@@ -8,7 +8,8 @@ line where known, and what is wrong, and the extension is skipped. That includes
 whose top level does not finish within the load timeout (``load_timeout`` in
 ``config.yaml``, default :data:`DEFAULT_LOAD_TIMEOUT` seconds) or runs out of memory.
 Discovery may be limited to the names a run declares: nothing else is loaded.
-Built-in tools are listed alongside; a user tool with a built-in's name shadows it.
+Built-in tools, given by the caller, are listed alongside; a user tool with a built-in's name
+shadows it.
 """
 
 from __future__ import annotations
@@ -20,77 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..builtins.standard import BUILTIN_TOOLS, BuiltinTool
 from ..cancel import CancelToken
 from ..errors import ConfigError, ExtensionError
 from ..events import Diagnostic
 from ..sandbox.protocol import SandboxLike
+from ..tools.model import HOOK_POINTS, Catalog, Hook, JSTool, Tool
 from ..tools.schemas import schema_problems
 from .config import NAME_RULE
 
-__all__ = [
-    "DEFAULT_LOAD_TIMEOUT",
-    "HOOK_POINTS",
-    "Catalog",
-    "ExtensionLoader",
-    "Hook",
-    "JSTool",
-    "check_declared",
-    "summary",
-]
+__all__ = ["DEFAULT_LOAD_TIMEOUT", "ExtensionLoader", "check_declared", "summary"]
 
-HOOK_POINTS = (
-    "beforeRun",
-    "afterRun",
-    "beforeModelRequest",
-    "afterModelResponse",
-    "beforeToolExecute",
-    "afterToolExecute",
-)
 DEFAULT_LOAD_TIMEOUT = 2.0
 _TOOL_EXPORTS = {"description": "string", "parameters": "object", "execute": "function"}
-
-
-@dataclass(frozen=True)
-class JSTool:
-    """A user tool: ``source`` is the file's text as loaded and checked."""
-
-    name: str
-    path: str
-    source: str
-    description: str
-    parameters: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Hook:
-    """A user hook and the points it handles, in :data:`HOOK_POINTS` order."""
-
-    name: str
-    path: str
-    source: str
-    points: tuple[str, ...]
-
-
-Tool = JSTool | BuiltinTool
-
-
-@dataclass(frozen=True)
-class Catalog:
-    """Everything found under one home: usable tools (built-ins included) and hooks,
-    plus the diagnostics of whatever was skipped or suspicious."""
-
-    home: Path
-    tools: dict[str, Tool]
-    hooks: dict[str, Hook]
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    shadowed: tuple[str, ...] = ()
-
-    def diagnostics_of(self, folder: str, name: str) -> list[str]:
-        """The messages about ``<folder>/<name>/index.js`` (``folder``: "tools" or "hooks"),
-        e.g. why that extension was skipped."""
-        return [d.message for d in self.diagnostics
-                if d.path and Path(d.path).parent.name == name and Path(d.path).parent.parent.name == folder]
 
 
 @dataclass(frozen=True)
@@ -118,16 +60,17 @@ class ExtensionLoader:
 
     def discover(self, home: Path, *, tools: Collection[str] | None = None, hooks: Collection[str] | None = None,
                  load_timeout: float = DEFAULT_LOAD_TIMEOUT, cancel: CancelToken | None = None,
-                 extra_tools: Mapping[str, Tool] | None = None) -> Catalog:
+                 builtin_tools: Mapping[str, Tool] | None = None) -> Catalog:
         """The catalog under ``home``: every extension, or only the ``tools`` and ``hooks``
-        named (built-in tools, and the front end's ``extra_tools``, are always there). Each
-        file gets ``load_timeout`` seconds to load; ``cancel`` stops loading with
-        :class:`Interrupted`. A user's tool of the same name shadows a built-in or extra one."""
+        named, beside ``builtin_tools`` (the tools implemented in Python that the caller
+        offers: Rienda's built-ins and its front end's), which are always there. Each file
+        gets ``load_timeout`` seconds to load; ``cancel`` stops loading with
+        :class:`Interrupted`. A user's tool of the same name shadows a built-in one."""
         how = _How(load_timeout, cancel or CancelToken())
         diagnostics: list[Diagnostic] = []
         user_tools = self._scan(home / "tools", "tool", diagnostics, tools, how)
         found_hooks = self._scan(home / "hooks", "hook", diagnostics, hooks, how)
-        builtins: dict[str, Tool] = {**BUILTIN_TOOLS, **(extra_tools or {})}
+        builtins: dict[str, Tool] = dict(builtin_tools or {})
         shadowed = tuple(sorted(set(user_tools) & set(builtins)))
         all_tools: dict[str, Tool] = {**builtins, **user_tools}
         return Catalog(home, all_tools, found_hooks, diagnostics, shadowed)

@@ -20,14 +20,15 @@ from ..cancel import CancelToken
 from ..home.config import NAME_RULE, read_config, rienda_home
 from ..errors import ArgumentsError, ConfigError
 from ..events import Diagnostic
-from ..home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool, summary
+from ..builtins.standard import BUILTIN_TOOLS
+from ..home.extensions import DEFAULT_LOAD_TIMEOUT, ExtensionLoader, summary
 from ..ctx.host import RunContext
 from ..providers import provider_for
 from ..sandbox.protocol import Sandbox, SandboxLike, shared_sandbox
 from ..secrets import redact_config
 from .conversation import DEFAULT_MAX_TURNS, Conversation
 from ..sessions.store import LoadedSession, SessionInfo, SessionStore
-from ..tools.invoke import ToolResult
+from ..tools.model import Catalog, Tool, ToolResult
 from ..tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
 from ..ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
 
@@ -121,7 +122,8 @@ class Rienda:
         (:mod:`.tools.mcp`) and runs until :meth:`close`."""
         config = self.config() if config is None else config
         extra = self.extra_tools if extra_tools is None else extra_tools
-        catalog = self.loader.discover(self.home, tools=tools, hooks=hooks, cancel=cancel, extra_tools=extra,
+        catalog = self.loader.discover(self.home, tools=tools, hooks=hooks, cancel=cancel,
+                                       builtin_tools={**BUILTIN_TOOLS, **extra},
                                        load_timeout=float(config.get("load_timeout", DEFAULT_LOAD_TIMEOUT)))
         if config.get("mcp_servers") or self._mcp is not None:
             self._mcp = self._mcp or servers_for(self.workdir)

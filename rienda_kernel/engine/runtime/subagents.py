@@ -52,7 +52,7 @@ from ..ui import UI, Answer, ScrubbingUI
 if TYPE_CHECKING:
     from ..cancel import CancelToken
     from ..home.agents import Agent
-    from ..home.extensions import Catalog, Hook
+    from ..tools.model import Catalog, Hook
 
 __all__ = ["DEFAULT_MAX_DEPTH", "ChildUI", "Limit", "Link", "Subagents", "fit_agent_tool",
            "inherited_hook_names", "recorded_ctx"]

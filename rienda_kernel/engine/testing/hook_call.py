@@ -31,7 +31,7 @@ from ..home.agents import Agent
 from ..cancel import CancelToken, run_interruptibly
 from ..errors import ConfigError, Interrupted, PayloadError
 from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
-from ..home.extensions import HOOK_POINTS, Hook
+from ..tools.model import HOOK_POINTS, Hook
 from ..hooks import HookChain, ModelResponse
 from ..ctx.host import RunContext
 from ..sessions import bounded
@@ -39,7 +39,7 @@ from ..sessions.messages import Message, ToolCall
 from ..sandbox.protocol import JSValue, Sandbox
 from ..secrets import redact_config, scrub
 from ..sessions.store import new_session_id
-from ..tools.invoke import ToolResult
+from ..tools.model import ToolResult
 from ..ui import UI, RelayUI
 
 if TYPE_CHECKING:

@@ -50,7 +50,8 @@ from ..runtime.subagents import inherited_hook_names, recorded_ctx
 from ..secrets import redact_config, scrub_text
 from ..sessions.seen import recover
 from ..sessions.store import LoadedSession, read_session
-from ..tools.invoke import ToolResult, invoke_tool
+from ..tools.invoke import invoke_tool
+from ..tools.model import ToolResult
 from ..ui import UI, Answer, NonInteractiveUI, RelayUI
 
 __all__ = ["CallReplay", "ReplayReport", "replay_file", "replay_session", "session_script"]

@@ -20,32 +20,19 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..builtins.standard import BuiltinTool
 from ..cancel import CancelToken
 from ..errors import ArgumentsError, Interrupted, SandboxError
-from ..home.extensions import JSTool, Tool
 from ..ctx.host import Host, RunContext
 from ..sandbox.protocol import JSValue, SandboxLike
 from ..sessions import bounded
 from ..sessions.text import repair
+from .model import JSTool, Tool, ToolResult
 from .schemas import arguments_problem
 
-__all__ = ["OUTPUT_CAP", "ToolResult", "cap_text", "decode_arguments", "invoke_tool"]
+__all__ = ["OUTPUT_CAP", "cap_text", "decode_arguments", "invoke_tool"]
 
 OUTPUT_CAP = 256 * 1024
 _CUT_NOTE = "\n[rienda: output cut at 256 KiB]"
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What the model reads back from a tool call."""
-
-    text: str
-    is_error: bool = False
-    meta: dict[str, Any] | None = field(default=None, compare=False)  # for the session, not the model
-
-    def to_js(self) -> dict[str, Any]:
-        return {"text": self.text, "isError": self.is_error}
 
 
 def cap_text(text: str, cap: int = OUTPUT_CAP) -> str:
@@ -89,11 +76,11 @@ def invoke_tool(
         return ToolResult(str(exc), True)
     host = Host(run, f"tool:{tool.name}", cancel, call_id)
     try:
-        if isinstance(tool, BuiltinTool):
+        if isinstance(tool, JSTool):
+            result = _execute_js(tool, args, host, sandbox, cancel)
+        else:
             text, is_error, *meta = tool.run(host, args)
             result = ToolResult(text, bool(is_error), meta[0] if meta else None)
-        else:
-            result = _execute_js(tool, args, host, sandbox, cancel)
     except Interrupted:
         raise
     except SandboxError as exc:

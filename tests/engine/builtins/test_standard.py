@@ -9,7 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import jsonschema
 import pytest
 
-from rienda_kernel.engine.builtins.standard import BUILTIN_TOOLS, BuiltinTool
+from rienda_kernel.engine.builtins.standard import BUILTIN_TOOLS
+from rienda_kernel.engine.tools.model import BuiltinTool
 from rienda_kernel.engine.cancel import CancelToken
 from rienda_kernel.engine.errors import Interrupted
 from rienda_kernel.engine.ctx.files import Workspace

@@ -3,7 +3,7 @@ thread of its own, each server started once, when one of its tools is first need
 
 Contracts:
 - :meth:`McpServers.tools` starts the servers asked for that are not running (all at once,
-  each within its ``start_timeout``) and returns their tools as :class:`.tool.McpTool`, with
+  each within its ``start_timeout``) and returns their tools as :class:`..model.McpTool`, with
   a :class:`Diagnostic` (source ``mcp:SERVER``) for each server that failed to start (its
   stderr's last lines) and each tool skipped (a name that breaks the name rule, an
   ``inputSchema`` that is not a usable JSON Schema). A server whose settings changed in
@@ -43,7 +43,7 @@ from .connection import Connection, StartFailed, describe_failure
 from .names import tool_name
 from .results import result_text
 from .settings import ServerSpec
-from .tool import McpTool
+from ..model import McpTool
 
 __all__ = ["McpServers"]
 
