@@ -209,8 +209,7 @@ def _run(args: argparse.Namespace) -> int:
     stdin = _terminal_stdin() if args.prompt is not None else None
     kind = JsonLinesUI if args.json else TerminalUI
     ui = kind(_policy(args, rienda), stdin)
-    conversation = rienda.conversation(args.agent, args.session, args.model)
-    conversation.max_turns = args.max_turns
+    conversation = rienda.conversation(args.agent, args.session, args.model, max_turns=args.max_turns)
     for warning in conversation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     cancel = CancelToken()

@@ -53,7 +53,9 @@ from .events import (
 )
 from .hooks import HookChain, ModelResponse, chain_hooks
 from .ctx.host import RunContext
+from .home.agents import Agent
 from .sessions.messages import Message, ToolCall
+from .sessions.writer import SessionWriter
 from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
 from .sessions.seen import saw
 from .sessions.text import repair
@@ -62,12 +64,13 @@ from .providers.collect import Partial, stream_response
 from .sandbox.protocol import SandboxLike
 from .secrets import scrub_text
 from .tools.invoke import invoke_tool
-from .tools.model import Catalog, ToolResult
+from .tools.model import Catalog, Hook, ToolResult
 from .ui import UI, Answer, Approvals, ScrubbingUI
 
 __all__ = ["UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
 
 UNKNOWN_TOOL_TURNS = 3  # model turns in a row calling undeclared tools before the run ends
+STOPPED_CALL = "interrupted before the tool finished"  # the result of a call a stop cut short
 
 
 @dataclass(frozen=True)
@@ -100,19 +103,19 @@ class TurnSetup:
     """Everything a run needs, resolved and checked before anything is saved."""
 
     session_id: str
-    agent: Any  # agents.Agent
+    agent: Agent
     model_id: str
     provider: Provider
     model_name: str
     catalog: Catalog
     sandbox: SandboxLike
     run: RunContext
-    writer: Any  # sessions.SessionWriter: append_message(Message), append_record(dict)
+    writer: SessionWriter
     history: list[Message] = field(default_factory=list)
     # (title, body) allowed for the session; or, in a sub-agent's run, the top-level run's Approvals
     approvals: set[tuple[str, str]] | Approvals = field(default_factory=set)
     max_turns: int = 50  # model turns one run may take
-    inherited_hooks: tuple[Any, ...] = ()  # a sub-agent's: its lead's whole chain, run before its own hooks
+    inherited_hooks: tuple[Hook, ...] = ()  # a sub-agent's: its lead's whole chain, run before its own hooks
 
 
 class _RunUI(ScrubbingUI):
@@ -275,14 +278,12 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
             (_tool_call if call.name in agent.tools else _unknown_tool_call)(setup, chain, run, save, call, cancel)
     except BaseException as exc:  # whatever ended the run, every call keeps a result
         answered = {m.tool_call_id for m in setup.history[start:] if m.role == "tool"}
-        text = ("interrupted before the tool finished" if isinstance(exc, Interrupted)
+        text = (STOPPED_CALL if isinstance(exc, Interrupted)
                 else "the session file could not be written while this call ran; its result is unknown"
                 if isinstance(exc, SessionWriteError) else "the run ended with an error before this tool call finished")
         try:
-            meta = getattr(exc, "result_meta", None)  # an interrupted sub-agent's call: its session
             for pending in (call for call in calls if call.id not in answered):
-                _save_result(pending, ToolResult(text, True), run.ui, save, meta)
-                meta = None
+                _save_result(pending, ToolResult(text, True), run.ui, save)
         except SessionWriteError:
             pass  # the writer keeps the failure; the resume answers them
         raise
@@ -320,6 +321,9 @@ def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, c
         _save_result(call, gate.refusal(), run.ui, save, {"refused_by": gate.refused_by})
         return
     given = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel, call.id)
+    if given.interrupted:  # a sub-agent's run was stopped: its session is linked, then the run stops
+        _save_result(call, ToolResult(STOPPED_CALL, True), run.ui, save, given.meta)
+        raise Interrupted(given.text)
     result = chain.after_tool_execute(call.id, call.name, gate.arguments, given, cancel)
     meta: dict[str, Any] = {"arguments": gate.arguments} if gate.arguments != call.arguments else {}
     meta.update(given.meta or {})  # the agent tool: the sub-agent's session

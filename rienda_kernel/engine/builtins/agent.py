@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..tools.model import BuiltinHost, ToolResult
+
 __all__ = ["DESCRIPTION", "NAME", "PARAMETERS", "run_agent"]
 
 NAME = "agent"
@@ -22,9 +24,9 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-def run_agent(host: Any, args: dict[str, Any]) -> tuple[str, bool] | tuple[str, bool, dict[str, Any] | None]:
+def run_agent(host: BuiltinHost, args: dict[str, Any]) -> tuple[str, bool] | ToolResult:
     """The ``agent`` tool's ``run``: the sub-agent's answer, or why there is none."""
-    subagents = getattr(host.run, "subagents", None)
+    subagents = host.subagents
     if subagents is None:
         return "the agent tool starts a sub-agent only during an agent's run", True
     if not isinstance(args.get("agent"), str) or not isinstance(args.get("prompt"), str):

@@ -21,7 +21,8 @@ from .commands import run_command
 from .http import fetch
 from ..cancel import CancelToken
 from ..events import Log, Notify, Output
-from ..ui import ScrubbingUI, UI
+from ..tools.model import SubagentStarter
+from ..ui import Approvals, ScrubbingUI, UI
 from .files import READ_CAP, Workspace
 
 __all__ = ["HOST_TEXT_CAP", "Host", "RunContext"]
@@ -48,7 +49,7 @@ class RunContext:
 
     ``subagent`` is what ``ctx.subagent`` shows: None (``undefined`` in JavaScript) in a
     top-level run, ``{agent, depth, parentSessionId, callId}`` in a sub-agent's run.
-    ``subagents`` starts sub-agents for the ``agent`` tool (:mod:`..builtins.subagent`);
+    ``subagents`` starts sub-agents for the ``agent`` tool (:mod:`..runtime.subagents`);
     None where no run is going on (``rienda call``, ``rienda hook``, replay).
     """
 
@@ -59,7 +60,7 @@ class RunContext:
     config: dict[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     subagent: dict[str, Any] | None = None
-    subagents: Any = None  # builtins.subagent.Subagents
+    subagents: SubagentStarter | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ui", ScrubbingUI.around(self.ui))
@@ -95,6 +96,16 @@ class Host:
             "confirm": self._confirm,
             "notify": self._notify,
         }
+
+    @property
+    def subagents(self) -> SubagentStarter | None:
+        """The run's sub-agents (None where no run is going on)."""
+        return self.run.subagents
+
+    @property
+    def approvals(self) -> Approvals | None:
+        """The confirms the run's session allowed "for this session" (None outside a run)."""
+        return self.run.ui.approvals
 
     @functools.cached_property
     def workspace(self) -> Workspace:

@@ -4,9 +4,10 @@ and the setup of each run in it (:meth:`Conversation.run`). Made by
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..builtins import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
+from .seams import Link, RunHost
 from .subagents import Subagents, fit_agent_tool
 from ..cancel import CancelToken
 from ..ctx.host import RunContext
@@ -24,9 +25,6 @@ from ..ui import ScrubbingUI, UI
 from ..sessions.messages import Message
 from ..sessions.store import LoadedSession, SessionWriter, new_session_id
 
-if TYPE_CHECKING:
-    from .rienda import Rienda
-
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation"]
 
 DEFAULT_MAX_TURNS = 50
@@ -42,23 +40,31 @@ class Conversation:
     anything. A run that finds the file changed since this conversation last read or wrote
     it (another conversation ran in between) reloads it first, so it goes on from the
     file's last message.
-    A sub-agent's run has ``link`` set (:mod:`.builtins.subagent`); its saved session is
+    A sub-agent's run is made with its ``link`` (:mod:`.subagents`); its saved session is
     never resumed alone (its lead's hooks would not cover it): that run is refused.
+
+    ``session_id`` and ``loaded``: the saved session this conversation resumes, as read
+    (its messages, its approvals and the warnings of reading it). ``max_turns`` overrides the agent's and config.yaml's limit
+    (a front end may change it between runs).
     """
 
-    def __init__(self, rienda: Rienda, agent_id: str, session_id: str | None,
-                 messages: list[Message], model: str | None) -> None:
+    def __init__(self, rienda: RunHost, agent_id: str, model: str | None = None, *,
+                 session_id: str | None = None, loaded: LoadedSession | None = None, link: Link | None = None,
+                 max_turns: int | None = None) -> None:
         self.rienda = rienda
         self.agent_id = agent_id
-        self.session_id = session_id
-        self.messages = messages
         self.model = model
+        self.link = link
+        self.max_turns = max_turns
+        self.session_id = session_id
+        self.messages: list[Message] = []
         self.warnings: list[str] = []
         self.approvals: set[tuple[str, str]] = set()  # confirms allowed for this session
-        self.max_turns: int | None = None  # overrides the agent's and the configuration's
-        self.link: Any = None  # builtins.subagent.Link: this is a sub-agent's run
         self.parent_session_id: str | None = None  # the session that started this one, when it was a sub-agent's
         self._known_size: int | None = None  # the file's size when this conversation last read or wrote it
+        if loaded is not None:
+            self.warnings = list(loaded.warnings)
+            self.restore(loaded)
 
     def restore(self, loaded: LoadedSession) -> None:
         """Take the messages and the approvals "for this session" of a loaded session."""
@@ -99,8 +105,8 @@ class Conversation:
                               f"{self.parent_session_id}: resume that session instead")
         config, config_diagnostics = read_config(self.rienda.home)
         agent, diagnostics = self.rienda.agent(self.agent_id)
-        if (agent.hooks or agent.tools) and self.rienda._sandbox is not None:
-            self.rienda.prepare_sandbox()  # workers a quiet period released start again now
+        if agent.hooks or agent.tools:
+            self.rienda.wake_sandbox()  # workers a quiet period released start again now
         catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
         for diagnostic in config_diagnostics + diagnostics:
             ui.emit(diagnostic)

@@ -27,6 +27,7 @@ from ..providers import provider_for
 from ..sandbox.protocol import Sandbox, SandboxLike, shared_sandbox
 from ..secrets import redact_config
 from .conversation import DEFAULT_MAX_TURNS, Conversation
+from .seams import Link
 from ..sessions.store import LoadedSession, SessionInfo, SessionStore
 from ..tools.model import Catalog, Tool, ToolResult
 from ..tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
@@ -35,6 +36,7 @@ from ..ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
 if TYPE_CHECKING:
     from ..testing.hook_call import HookInvocation
     from ..testing.replay import ReplayReport
+    from ..tools.mcp.servers import McpServers
 
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda", "SavedExtension"]
 
@@ -69,7 +71,7 @@ class Rienda:
         self.extra_tools: dict[str, Tool] = dict(extra_tools or {})
         self._sandbox = sandbox
         self._loader: ExtensionLoader | None = None
-        self._mcp: Any = None  # tools.mcp.servers.McpServers, made when config.yaml names a server
+        self._mcp: McpServers | None = None  # made when config.yaml names a server
         self.store = SessionStore(self.home)
 
     @property
@@ -90,6 +92,12 @@ class Rienda:
         if self._loader is None:
             self._loader = ExtensionLoader(self.sandbox_on_use)
         return self._loader
+
+    def wake_sandbox(self) -> None:
+        """Start again the V8 workers a quiet period released, if this Rienda's sandbox
+        exists (never makes one: a run that may call JavaScript asks this)."""
+        if self._sandbox is not None:
+            self.prepare_sandbox()
 
     def prepare_sandbox(self) -> None:
         """Start the sandbox's V8 workers now, in the background (again, if a quiet period
@@ -276,19 +284,23 @@ class Rienda:
 
     # -- conversations -----------------------------------------------------------------------
     def conversation(self, agent_id: str = "default", session_id: str | None = None,
-                     model: str | None = None) -> Conversation:
+                     model: str | None = None, *, max_turns: int | None = None) -> Conversation:
         """A new conversation with ``agent_id``, or the session ``session_id`` (or ``last``)
-        resumed (its agent, unless ``agent_id`` is given explicitly as another one)."""
+        resumed (its agent, unless ``agent_id`` is given explicitly as another one).
+        ``max_turns`` overrides the agent's and config.yaml's limit."""
         if session_id is None:
-            return Conversation(self, agent_id, None, [], model)
+            return Conversation(self, agent_id, model, max_turns=max_turns)
         session_id = self.resolve_session(session_id)
         loaded = self.store.load(session_id)
         header = loaded.header
         chosen = agent_id if agent_id != "default" else header.get("agent", "default")
-        conversation = Conversation(self, chosen, session_id, [], model or header.get("model"))
-        conversation.warnings = list(loaded.warnings)
-        conversation.restore(loaded)
-        return conversation
+        return Conversation(self, chosen, model or header.get("model"), session_id=session_id, loaded=loaded,
+                            max_turns=max_turns)
+
+    def child_conversation(self, agent_id: str, link: Link, max_turns: int | None) -> Conversation:
+        """A new conversation with ``agent_id`` as a sub-agent's run under ``link``
+        (:mod:`.subagents`)."""
+        return Conversation(self, agent_id, link=link, max_turns=max_turns)
 
 
 class _SandboxOnUse:

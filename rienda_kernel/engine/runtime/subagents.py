@@ -22,12 +22,13 @@ Contracts (``docs/agents-and-models.md#sub-agents``):
   recorded in the top-level session).
 - Limits: ``agents: [...]`` in the lead's front matter is the only agents it may start
   (the tool's schema lists them as an enum); ``max_depth`` (the top-level agent's front
-  matter, else config.yaml, else :data:`DEFAULT_MAX_DEPTH`) is the deepest a run of the
+  matter, else config.yaml, else :data:`.seams.DEFAULT_MAX_DEPTH`) is the deepest a run of the
   tree may be, and a sub-agent's own ``max_depth`` (levels below it) only lowers it. A
   call outside them, or naming an agent that cannot be loaded, is an error result.
 - The result is the child's last assistant text (capped like every result); a child
-  ending in ``error`` is an error result with its message; ``interrupted`` raises
-  :class:`Interrupted`, so the whole tree stops, each run's ``afterRun`` innermost first.
+  ending in ``error`` is an error result with its message; ``interrupted`` is a result
+  marked ``interrupted`` (holding the child's session), after which the lead's run stops
+  too, so the whole tree stops, each run's ``afterRun`` innermost first.
   The child's transcript never enters the lead's conversation.
 - Sessions are linked both ways: the child's header has ``parent_session_id``,
   ``parent_call_id`` and ``depth``; the lead's tool result has ``meta.subagent``
@@ -39,73 +40,27 @@ The child run is made through the :class:`~.rienda.Rienda` of the lead's convers
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, Interrupted
+from ..errors import ConfigError
 from ..events import Event, RunStart
 from ..hooks import chain_hooks
 from ..builtins.agent import DESCRIPTION, NAME, PARAMETERS, run_agent
+from ..tools.model import BuiltinHost, BuiltinTool, Catalog, Hook, ToolResult
+from .seams import Limit, Link, RunHost
 from ..ui import UI, Answer, ScrubbingUI
 
 if TYPE_CHECKING:
     from ..cancel import CancelToken
     from ..home.agents import Agent
-    from ..tools.model import Catalog, Hook
+    from ..sessions.store import LoadedSession
+    from ..ui import Approvals
 
-__all__ = ["DEFAULT_MAX_DEPTH", "ChildUI", "Limit", "Link", "Subagents", "fit_agent_tool",
+__all__ = ["ChildUI", "Subagents", "fit_agent_tool",
            "inherited_hook_names", "recorded_ctx"]
 
-DEFAULT_MAX_DEPTH = 3
-
-
-@dataclass(frozen=True)
-class Limit:
-    """The deepest a run of one tree may be (the top-level run is depth 0), and who said so."""
-
-    depth: int
-    set_by: str
-
-    @classmethod
-    def of(cls, agent: Agent, config: dict[str, Any], link: Link | None) -> Limit:
-        """A top-level run's (its agent's ``max_depth``, config.yaml's, the default), or a
-        child's: its lead's, lowered by the child's own ``max_depth``."""
-        if link is not None:
-            if agent.max_depth is not None and link.depth + agent.max_depth < link.limit.depth:
-                return cls(link.depth + agent.max_depth, f"max_depth: {agent.max_depth} in {agent.path}, "
-                                                         f"at depth {link.depth}")
-            return link.limit
-        if agent.max_depth is not None:
-            return cls(agent.max_depth, f"max_depth: {agent.max_depth} in {agent.path or agent.id}")
-        if "max_depth" in config:
-            return cls(config["max_depth"], f"max_depth: {config['max_depth']} in config.yaml")
-        return cls(DEFAULT_MAX_DEPTH, f"max_depth: {DEFAULT_MAX_DEPTH}, the default")
-
-
-@dataclass(frozen=True)
-class Link:
-    """What ties a child run to the run that started it, and what it inherits."""
-
-    parent_session_id: str
-    parent_call_id: str | None
-    depth: int
-    path: tuple[str, ...]  # agent ids from the top-level run's down to this child's
-    hooks: tuple[Hook, ...]  # the lead's whole chain, in order
-    approvals: Any  # ui.Approvals: the top-level session's
-    front: UI  # the top-level front end (a ScrubbingUI)
-    limit: Limit
-    max_turns: int | None  # the top-level conversation's override, if any
-
-    def header(self) -> dict[str, Any]:
-        """What the child's session header records of its parent."""
-        return {"parent_session_id": self.parent_session_id, "parent_call_id": self.parent_call_id,
-                "depth": self.depth}
-
-    def ctx(self) -> dict[str, Any]:
-        """``ctx.subagent``."""
-        return {"agent": self.path[-1], "depth": self.depth, "parentSessionId": self.parent_session_id,
-                "callId": self.parent_call_id}
 
 
 class ChildUI(ScrubbingUI):
@@ -133,7 +88,7 @@ class ChildUI(ScrubbingUI):
 class Subagents:
     """Starts the sub-agents of one run (its ``RunContext.subagents``)."""
 
-    rienda: Any  # runtime.Rienda
+    rienda: RunHost
     agent: Agent  # the run's agent
     session_id: str
     hooks: tuple[Hook, ...]  # the run's whole chain
@@ -144,7 +99,7 @@ class Subagents:
     max_turns: int | None
 
     @classmethod
-    def of(cls, rienda: Any, agent: Agent, config: dict[str, Any], catalog: Catalog, session_id: str, ui: UI,
+    def of(cls, rienda: RunHost, agent: Agent, config: dict[str, Any], catalog: Catalog, session_id: str, ui: UI,
            link: Link | None, max_turns: int | None) -> Subagents:
         """The sub-agents of a run of ``agent`` in ``session_id`` (``ui``: its front end), a
         top-level run or, with ``link``, a child's."""
@@ -153,29 +108,29 @@ class Subagents:
                    link.front if link else ui, link.depth if link else 0, link.path if link else (agent.id,),
                    Limit.of(agent, config, link), max_turns)
 
-    def start(self, name: str, prompt: str, host: Any) -> tuple[str, bool, dict[str, Any] | None]:
+    def start(self, name: str, prompt: str, host: BuiltinHost) -> ToolResult:
         """Run agent ``name`` on ``prompt`` as a child of this run, for the call ``host``
-        serves; its answer as ``(text, is_error, meta)``. Raises only Interrupted."""
+        serves: its answer (``meta``: the child's session), an error result saying why there
+        is none, or, when the child was interrupted, an ``interrupted`` result."""
         refusal = self._refusal(name)
         if refusal:
-            return refusal, True, None
+            return ToolResult(refusal, True)
         try:
             self.rienda.agent(name)
         except ConfigError as exc:
-            return f"cannot start sub-agent {name!r}: {exc}", True, None
+            return ToolResult(f"cannot start sub-agent {name!r}: {exc}", True)
+        if host.approvals is None:  # a run's host always has its session's approvals
+            return ToolResult("the agent tool starts a sub-agent only during an agent's run", True)
         link = Link(self.session_id, host.call_id, self.depth + 1, (*self.path, name), self.hooks,
-                    host.run.ui.approvals, self.front, self.limit, self.max_turns)
-        conversation = self.rienda.conversation(name)
-        conversation.link, conversation.max_turns = link, self.max_turns
+                    host.approvals, self.front, self.limit, self.max_turns)
+        conversation = self.rienda.child_conversation(name, link, self.max_turns)
         result = conversation.run(prompt, ChildUI(self.front, link), host.cancel)
         meta = {"subagent": {"agent": name, "session_id": result.session_id}} if result.session_id else None
         if result.reason == "interrupted":
-            stop = Interrupted(f"sub-agent {name} was interrupted")
-            stop.result_meta = meta  # type: ignore[attr-defined] - the loop saves it with the call's result
-            raise stop
+            return ToolResult(f"sub-agent {name} was interrupted", True, meta, interrupted=True)
         if result.reason == "error":
-            return f"sub-agent {name} failed: {result.error}", True, meta
-        return result.text or f"sub-agent {name} ended without an answer", False, meta
+            return ToolResult(f"sub-agent {name} failed: {result.error}", True, meta)
+        return ToolResult(result.text or f"sub-agent {name} ended without an answer", False, meta)
 
     def _refusal(self, name: str) -> str | None:
         allowed = self.agent.agents
@@ -188,13 +143,13 @@ class Subagents:
         return None
 
 
-def fit_agent_tool(catalog: Catalog, agent: Agent, rienda: Any) -> Catalog:
+def fit_agent_tool(catalog: Catalog, agent: Agent, rienda: RunHost) -> Catalog:
     """``catalog`` with the built-in ``agent`` tool fitted to ``agent``: the agents it may
     start as the schema's enum, each with its description. Unchanged when the agent does
     not declare the tool or a user tool shadows it. ConfigError when ``agents:`` names an
     agent that cannot be loaded."""
     tool = catalog.tools.get(NAME)
-    if NAME not in agent.tools or getattr(tool, "run", None) is not run_agent:
+    if NAME not in agent.tools or not (isinstance(tool, BuiltinTool) and tool.run is run_agent):
         return catalog
     if agent.agents is None:
         choices = {found.id: found.description for found in rienda.agents()[0]}
@@ -223,7 +178,8 @@ def recorded_ctx(header: dict[str, Any]) -> dict[str, Any] | None:
             "callId": header.get("parent_call_id")}
 
 
-def inherited_hook_names(rienda: Any, header: dict[str, Any], load: Any = None) -> list[str]:
+def inherited_hook_names(rienda: RunHost, header: dict[str, Any],
+                         load: Callable[[str], LoadedSession] | None = None) -> list[str]:
     """The hooks a saved sub-agent's session ran before its own: its ancestors' agents'
     hooks as they are now, the top-level one's first (empty for a top-level session).
     ``load(session_id)`` reads a session (default: from ``rienda``'s home). ConfigError

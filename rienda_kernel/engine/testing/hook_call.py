@@ -31,7 +31,8 @@ from ..home.agents import Agent
 from ..cancel import CancelToken, run_interruptibly
 from ..errors import ConfigError, Interrupted, PayloadError
 from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
-from ..tools.model import HOOK_POINTS, Hook
+from ..runtime.seams import RunHost
+from ..tools.model import HOOK_POINTS, Catalog, Hook
 from ..hooks import HookChain, ModelResponse
 from ..ctx.host import RunContext
 from ..sessions import bounded
@@ -178,7 +179,7 @@ class HookInvocation:
         return call
 
 
-def prepare_hook_call(rienda: Any, name: str, point: str, payload: str | dict[str, Any], *,
+def prepare_hook_call(rienda: RunHost, name: str, point: str, payload: str | dict[str, Any], *,
                       agent_id: str = "default", session_id: str | None = None) -> HookInvocation:
     """Load hook ``name`` from ``rienda``'s home and fit ``payload`` (JSON text or a dict)
     to ``point``; ``ctx`` gets ``rienda``'s workdir, agent ``agent_id`` and ``session_id``
@@ -255,7 +256,7 @@ def _shape(schema: dict[str, Any]) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def _usable_hook(catalog: Any, name: str, point: str) -> Hook:
+def _usable_hook(catalog: Catalog, name: str, point: str) -> Hook:
     hook = catalog.hooks.get(name)
     if hook is None:
         skipped = catalog.diagnostics_of("hooks", name)

@@ -46,12 +46,13 @@ from ..sessions.messages import Message, ToolCall
 from ..builtins.code_runner import in_thread
 from ..builtins.notebook import PythonNamespace, notebook_tools
 from ..builtins.agent import run_agent
+from ..runtime.seams import RunHost
 from ..runtime.subagents import inherited_hook_names, recorded_ctx
 from ..secrets import redact_config, scrub_text
 from ..sessions.seen import recover
 from ..sessions.store import LoadedSession, read_session
 from ..tools.invoke import invoke_tool
-from ..tools.model import ToolResult
+from ..tools.model import BuiltinTool, Catalog, Tool, ToolResult
 from ..ui import UI, Answer, NonInteractiveUI, RelayUI
 
 __all__ = ["CallReplay", "ReplayReport", "replay_file", "replay_session", "session_script"]
@@ -151,7 +152,7 @@ class ReplayReport:
         return out
 
 
-def replay_session(rienda: Any, session_id: str, hooks: list[str] | None = None, agent_id: str | None = None,
+def replay_session(rienda: RunHost, session_id: str, hooks: list[str] | None = None, agent_id: str | None = None,
                    run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
     """Replay the session ``session_id`` of ``rienda``'s home through ``hooks`` (default:
     the agent's, ``agent_id`` or the session's own), with the expectations beside it if
@@ -161,7 +162,7 @@ def replay_session(rienda: Any, session_id: str, hooks: list[str] | None = None,
     return _replay(rienda, loaded, session_id, hooks, agent_id, run_tools, ui, expected)
 
 
-def replay_file(rienda: Any, path: Path, hooks: list[str] | None = None, run_tools: bool = False,
+def replay_file(rienda: RunHost, path: Path, hooks: list[str] | None = None, run_tools: bool = False,
                 ui: UI | None = None, agent_id: str | None = None) -> ReplayReport:
     """:func:`replay_session` for the session file ``path`` wherever it is (its id is the
     file name), with ``<id>.expect.yaml`` beside it if any; its agent and hooks come from
@@ -176,7 +177,7 @@ def replay_file(rienda: Any, path: Path, hooks: list[str] | None = None, run_too
                    load=load)
 
 
-def _replay(rienda: Any, loaded: LoadedSession, session_id: str, hooks: list[str] | None, agent_id: str | None,
+def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list[str] | None, agent_id: str | None,
             run_tools: bool, ui: UI | None, expected: Expectations | None,
             inherited: list[str] | None = None, load: Any = None) -> ReplayReport:
     load = load or rienda.store.load
@@ -315,15 +316,15 @@ def _rewritten_before(loaded: LoadedSession) -> set[Any]:
     return found
 
 
-def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run: RunContext, rienda: Any,
-                 catalog: Any, run_tools: bool, expectation: CallExpectation | None, old: bool) -> CallReplay:
+def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run: RunContext, rienda: RunHost,
+                 catalog: Catalog, run_tools: bool, expectation: CallExpectation | None, old: bool) -> CallReplay:
     meta = recorded.meta if recorded else {}
     recorded_result = ToolResult(recorded.text, recorded.is_error) if recorded else None
     gate = chain.before_tool_execute(call.id, call.name, call.arguments, CancelToken())
     unchecked = None
     if not gate.allowed:
         now_result: ToolResult | None = gate.refusal()
-    elif run_tools and call.name in catalog.tools and getattr(catalog.tools[call.name], "run", None) is not run_agent:
+    elif run_tools and call.name in catalog.tools and not _is_agent_tool(catalog.tools[call.name]):
         raw = invoke_tool(catalog.tools[call.name], gate.arguments, run, rienda.sandbox, CancelToken())
         now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, CancelToken())
     elif recorded is not None and not meta.get("refused_by"):
@@ -337,7 +338,7 @@ def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run
                       meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation, unchecked)
 
 
-def session_script(rienda: Any, session_id: str) -> str:
+def session_script(rienda: RunHost, session_id: str) -> str:
     """The session's assistant responses as a scripted-model YAML file (text, thinking,
     tool calls with the model's own arguments and ids)."""
     loaded = rienda.store.load(session_id)
@@ -364,3 +365,8 @@ def _field_changes(before: Any, after: Any) -> str:
 
 def _short(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_agent_tool(tool: Tool) -> bool:
+    """The built-in ``agent`` tool (a sub-agent's run is replayed from its own session, never run again)."""
+    return isinstance(tool, BuiltinTool) and tool.run is run_agent

@@ -9,15 +9,18 @@ Contracts (Rienda's tools documentation):
 - A throw fails the invocation, never the run: the error text is the result.
 - The text is valid Unicode (a built-in's message may quote a path holding undecodable
   bytes) and capped at :data:`OUTPUT_CAP` bytes of UTF-8, cut on a character boundary.
-- Only :class:`Interrupted` escapes :func:`invoke_tool`.
-- A built-in tool may return a third value, ``meta``: what the session records beside the
-  result (the ``agent`` tool: the sub-agent's session); hooks never see or rewrite it.
+- Only :class:`Interrupted` escapes :func:`invoke_tool`; a tool that was stopped but has
+  something for the session (an interrupted sub-agent's run) returns a result marked
+  ``interrupted`` instead, which the caller saves before it stops.
+- A built-in tool may return a :class:`ToolResult` with ``meta``: what the session records
+  beside the result (the ``agent`` tool: the sub-agent's session); hooks never see or
+  rewrite it.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 from ..cancel import CancelToken
@@ -79,15 +82,15 @@ def invoke_tool(
         if isinstance(tool, JSTool):
             result = _execute_js(tool, args, host, sandbox, cancel)
         else:
-            text, is_error, *meta = tool.run(host, args)
-            result = ToolResult(text, bool(is_error), meta[0] if meta else None)
+            returned = tool.run(host, args)
+            result = returned if isinstance(returned, ToolResult) else ToolResult(returned[0], bool(returned[1]))
     except Interrupted:
         raise
     except SandboxError as exc:
         result = ToolResult(f"{tool.name} failed: {exc}", True)
     except Exception as exc:  # noqa: BLE001 - a built-in's failure is a result, not a crash
         result = ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", True)
-    return ToolResult(cap_text(repair(result.text)), result.is_error, result.meta)  # a path's undecodable bytes...
+    return replace(result, text=cap_text(repair(result.text)))  # a path's undecodable bytes...
 
 
 def _execute_js(tool: JSTool, args: dict[str, Any], host: Host, sandbox: SandboxLike, cancel: CancelToken) -> ToolResult:

@@ -25,9 +25,10 @@ from ..events import Diagnostic
 if TYPE_CHECKING:
     from ..cancel import CancelToken
     from ..ctx.files import Workspace
+    from ..ui import Approvals
 
-__all__ = ["HOOK_POINTS", "BuiltinHost", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "Tool",
-           "ToolResult"]
+__all__ = ["HOOK_POINTS", "BuiltinHost", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "SubagentStarter",
+           "Tool", "ToolResult"]
 
 HOOK_POINTS = (
     "beforeRun",
@@ -61,11 +62,21 @@ class Hook:
 
 
 class BuiltinHost(Protocol):
-    """What the engine hands a built-in tool (``call_id``: the model's call it serves)."""
+    """What the engine hands a built-in tool (``call_id``: the model's call it serves).
+
+    ``subagents`` starts sub-agents during an agent's run (None elsewhere: ``rienda call``,
+    replay); ``approvals`` are the confirms the run's session allowed "for this session"
+    (None outside a run)."""
 
     workspace: Workspace
     cancel: CancelToken
     call_id: str | None
+
+    @property
+    def subagents(self) -> SubagentStarter | None: ...
+
+    @property
+    def approvals(self) -> Approvals | None: ...
 
     def emit_output(self, stream: str, text: str) -> None:
         """Show live output (``"stdout"`` or ``"stderr"``) in the front end."""
@@ -77,13 +88,13 @@ class BuiltinHost(Protocol):
 @dataclass(frozen=True)
 class BuiltinTool:
     """A tool implemented in Python; ``parameters`` is the JSON Schema of its arguments.
-    ``run`` returns ``(text, is_error)``, or ``(text, is_error, meta)`` where ``meta`` is
-    what the session records beside the result (never shown to the model or to hooks)."""
+    ``run`` returns ``(text, is_error)``, or a :class:`ToolResult` when it has more to say
+    (``meta`` for the session, or that it was ``interrupted``)."""
 
     name: str
     description: str
     parameters: dict
-    run: Callable[[BuiltinHost, dict], tuple]
+    run: Callable[[BuiltinHost, dict], tuple[str, bool] | ToolResult]
 
 
 @dataclass(frozen=True)
@@ -103,13 +114,28 @@ class McpTool:
 Tool = JSTool | BuiltinTool | McpTool
 
 
+class SubagentStarter(Protocol):
+    """Starts the sub-agents of one run (:class:`..runtime.subagents.Subagents`)."""
+
+    def start(self, name: str, prompt: str, host: BuiltinHost) -> ToolResult:
+        """Run agent ``name`` on ``prompt`` as a child of this run, for the call ``host``
+        serves: its answer, an error result saying why there is none, or an
+        ``interrupted`` result holding the child's session in ``meta``."""
+
+
 @dataclass(frozen=True)
 class ToolResult:
-    """What the model reads back from a tool call."""
+    """What the model reads back from a tool call.
+
+    ``meta`` is what the session records beside the result (the ``agent`` tool: the
+    sub-agent's session); the model and the hooks never see it. ``interrupted``: the tool
+    was stopped before it finished (a sub-agent's run was interrupted); the run saves this
+    result with its ``meta`` and then stops as at any interrupt (no ``afterToolExecute``)."""
 
     text: str
     is_error: bool = False
-    meta: dict[str, Any] | None = field(default=None, compare=False)  # for the session, not the model
+    meta: dict[str, Any] | None = field(default=None, compare=False)
+    interrupted: bool = field(default=False, compare=False)
 
     def to_js(self) -> dict[str, Any]:
         return {"text": self.text, "isError": self.is_error}
