@@ -47,7 +47,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "home.config": ("NAME_RULE", "load_config", "read_config", "rienda_home"),
     "home.extensions": ("ExtensionLoader",),
     "http": ("warm_http",),
-    "imports": ("import_module", "prewarm"),
+    "common.imports": ("import_module", "prewarm"),
     "loop": ("RunResult",),
     "providers.choice": ("NoModelError",),
     "runtime.conversation": ("Conversation",),

@@ -22,7 +22,7 @@ import queue
 import threading
 from typing import Any
 
-from . import imports
+from .common import imports
 from .cancel import CancelToken
 
 with imports.without("click"):  # httpx's command-line client: unused here, and slow to import

@@ -58,7 +58,7 @@ from .sessions.messages import Message, ToolCall
 from .sessions.writer import SessionWriter
 from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
 from .sessions.seen import saw
-from .sessions.text import repair
+from .common.text import repair
 from .providers import ModelRequest, Provider, ToolSpec
 from .providers.collect import Partial, stream_response
 from .sandbox.protocol import SandboxLike

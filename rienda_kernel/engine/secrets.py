@@ -20,7 +20,7 @@ which a server may echo back).
 **Scrubbing** (:func:`scrub`) replaces each secret inside any string with
 :data:`REDACTED`, and the whole string value of a credential field (``Authorization``,
 ``Proxy-Authorization``, ``X-Api-Key``, ``Api-Key``, any case); it also makes every string
-valid Unicode (a lone surrogate becomes U+FFFD, :func:`.sessions.text.repair`), since every
+valid Unicode (a lone surrogate becomes U+FFFD, :func:`.common.text.repair`), since every
 output encodes it: a terminal, a session file, a notebook. Every output uses it: the
 session store writes scrubbed lines, and the engine scrubs each event once where it
 hands it to a front end (``ui.ScrubbingUI``), so ``--json`` lines, the terminal and
@@ -42,7 +42,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .sessions.text import repair
+from .common.text import repair
 
 __all__ = [
     "MIN_SECRET_LENGTH",

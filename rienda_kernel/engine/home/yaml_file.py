@@ -21,8 +21,8 @@ from typing import Any
 
 import yaml
 
-from ..sessions.bounded import MAX_DEPTH
-from ..sessions.text import repair
+from ..common.bounded import MAX_DEPTH
+from ..common.text import repair
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "YAMLProblem", "load"]
 

@@ -1,6 +1,6 @@
 """One model response read from a provider's stream, as the loop takes it: the one door
 through which any provider's text enters the engine, so it is made valid Unicode here (a
-lone surrogate becomes U+FFFD, :func:`..sessions.text.repair`), whatever the provider.
+lone surrogate becomes U+FFFD, :func:`..common.text.repair`), whatever the provider.
 
 :func:`stream_response` reads every chunk a provider yields: text and thinking are shown
 as they arrive (as :class:`TextDelta` / :class:`ThinkingDelta`, re-cut so that no secret
@@ -17,8 +17,8 @@ from ..cancel import CancelToken
 from ..events import Notify, TextDelta, ThinkingDelta
 from ..hooks import ModelResponse
 from ..secrets import StreamGuard
-from ..sessions import bounded
-from ..sessions.text import repair
+from ..common import bounded
+from ..common.text import repair
 from ..sessions.messages import ToolCall, Usage
 from ..ui import UI
 from .base import (
@@ -82,7 +82,7 @@ def stream_response(provider: Provider, request: ModelRequest, ui: UI,
 
 def _kept(call: ToolCall) -> ToolCall:
     """``call`` as the engine can keep it: arguments nested too deep to save, scrub or check
-    (a provider's own objects) become :data:`~..sessions.bounded.DEEP_ARGUMENTS`, which
+    (a provider's own objects) become :data:`~..common.bounded.DEEP_ARGUMENTS`, which
     the tool answers with an error result."""
     if not isinstance(call.arguments, str) and bounded.too_deep(call.arguments):
         return ToolCall(repair(call.id), repair(call.name), bounded.DEEP_ARGUMENTS)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..sessions import bounded
+from ..common import bounded
 
 __all__ = ["excerpt", "retry_after", "says_invalid", "server_message", "short"]
 

@@ -30,8 +30,8 @@ from .. import http
 from ..cancel import CancelToken
 from ..errors import Interrupted, ProviderError
 from ..secrets import scrub_text
-from ..sessions import bounded
-from ..sessions.text import repair
+from ..common import bounded
+from ..common.text import repair
 from .base import ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
 from .replies import excerpt, retry_after, says_invalid, server_message
@@ -301,7 +301,7 @@ class EventReader(LineReader):
 def decode_json(payload: str, key: str = "") -> dict[str, Any]:
     """One JSON object the server sent, its strings made valid Unicode (lone surrogates
     from ``\\ud83d`` escapes replaced); ProviderError quoting it when it is not one (or
-    is nested deeper or is larger than :mod:`..sessions.bounded` allows)."""
+    is nested deeper or is larger than :mod:`..common.bounded` allows)."""
     try:
         value = bounded.loads(payload)
     except bounded.Unreadable as exc:

@@ -236,7 +236,7 @@ class Rienda:
         """Run ``tool`` (from :meth:`find_tool`, or its name) once, outside any run: ``ctx``
         has no session or agent. ArgumentsError for JSON text that is not valid, too deep or
         too large, or holds a key twice; Interrupted when ``cancel`` stops it."""
-        from ..sessions import bounded
+        from ..common import bounded
         from ..tools.invoke import invoke_tool
 
         if isinstance(tool, str):

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError, ScriptError
-from ..sessions.text import repair
+from ..common.text import repair
 
 __all__ = [
     "MAX_DEPTH",

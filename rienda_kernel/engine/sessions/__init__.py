@@ -2,5 +2,4 @@
 append-only JSON Lines store and its tolerant readers), :mod:`.writer` (one writer per
 session, whole lines), :mod:`.pairing` (each tool call with one result, as vendors
 require), :mod:`.seen` (what a rewriting hook point was given, kept for replay),
-:mod:`.bounded` (JSON from outside, within depth and size), :mod:`.text` (foreign text
-made valid Unicode)."""
+:mod:`.reading` (the fast reader of a session file's lines)."""

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import bounded
+from ..common import bounded
 from .messages import Message
-from .text import repair
+from ..common.text import repair
 
 if TYPE_CHECKING:
     from .store import LoadedSession

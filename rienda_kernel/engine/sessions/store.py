@@ -28,8 +28,8 @@ from secrets import token_hex
 from typing import Any
 
 from ..errors import SessionBusy, SessionError
-from . import bounded
-from .text import repair
+from ..common import bounded
+from ..common.text import repair
 from .messages import Message
 from ..secrets import Scrubber
 from .reading import parse_body

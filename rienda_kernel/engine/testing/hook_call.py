@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import imports
+from ..common import imports
 from ..home.agents import Agent
 from ..cancel import CancelToken, run_interruptibly
 from ..errors import ConfigError, Interrupted, PayloadError
@@ -35,7 +35,7 @@ from ..runtime.seams import RunHost
 from ..tools.model import HOOK_POINTS, Catalog, Hook
 from ..hooks import HookChain, ModelResponse
 from ..ctx.host import RunContext
-from ..sessions import bounded
+from ..common import bounded
 from ..sessions.messages import Message, ToolCall
 from ..sandbox.protocol import JSValue, Sandbox
 from ..secrets import redact_config, scrub

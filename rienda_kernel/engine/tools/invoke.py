@@ -27,8 +27,8 @@ from ..cancel import CancelToken
 from ..errors import ArgumentsError, Interrupted, SandboxError
 from ..ctx.host import Host, RunContext
 from ..sandbox.protocol import JSValue, SandboxLike
-from ..sessions import bounded
-from ..sessions.text import repair
+from ..common import bounded
+from ..common.text import repair
 from .model import JSTool, Tool, ToolResult
 from .schemas import arguments_problem
 

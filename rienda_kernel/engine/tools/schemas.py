@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import imports
+from ..common import imports
 
 __all__ = ["arguments_problem", "schema_problems"]
 

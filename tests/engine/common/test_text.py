@@ -1,6 +1,6 @@
 """Foreign text is repaired once at the boundary: lone surrogates become U+FFFD."""
 
-from rienda_kernel.engine.sessions.text import REPLACEMENT, repair
+from rienda_kernel.engine.common.text import REPLACEMENT, repair
 
 
 def test_a_lone_surrogate_becomes_the_replacement_character():

@@ -17,7 +17,7 @@ from rienda_kernel.engine import NonInteractiveUI, ToolCall
 from rienda_kernel.engine.providers import PROVIDERS, Provider, TextChunk, ToolCallChunk
 from rienda_kernel.engine.providers.openai import OpenAIProvider
 from rienda_kernel.engine.runtime.rienda import Rienda
-from rienda_kernel.engine.sessions import bounded
+from rienda_kernel.engine.common import bounded
 from rienda_kernel.engine.sessions.pairing import unanswered
 
 from ...helpers.vendor_streams import openai as openai_wire
