@@ -1,5 +1,5 @@
-"""The ``rienda`` command: :mod:`.main` (arguments and subcommands), :mod:`.terminal` (how a
-run shows in a terminal) and :mod:`.demo` (``rienda demo``)."""
+"""The ``rienda`` command: :mod:`.main` (arguments and subcommands) and :mod:`.demo`
+(``rienda demo``); a run shows in the terminal through :mod:`rienda_kernel.terminal`."""
 
 from .main import main
 

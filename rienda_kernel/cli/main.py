@@ -200,7 +200,7 @@ def _run(args: argparse.Namespace) -> int:
         prewarm("jsonschema")  # which checks the JavaScript tools' parameters, while that worker boots
     warm_http()  # the model request's client, made beside the rest
     from ..engine import NoModelError, run_interruptibly
-    from .terminal import JsonLinesUI, TerminalUI, usage_summary
+    from ..terminal import JsonLinesUI, TerminalUI, usage_summary
 
     rienda = _rienda(args)
     prompt = args.prompt if args.prompt is not None else _prompt_from_stdin()
@@ -318,7 +318,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .terminal import TerminalUI
+    from ..terminal import TerminalUI
 
     hooks = None if args.hooks is None else [name for name in args.hooks.split(",") if name.strip()]
     rienda = _rienda(args)
@@ -345,7 +345,7 @@ def _script(args: argparse.Namespace) -> int:
 
 def _call(args: argparse.Namespace) -> int:
     from ..engine import Interrupted, run_interruptibly
-    from .terminal import TerminalUI
+    from ..terminal import TerminalUI
 
     rienda = _rienda(args)
     ui = TerminalUI(_policy(args, rienda), None)
@@ -371,7 +371,7 @@ def _call(args: argparse.Namespace) -> int:
 
 def _hook(args: argparse.Namespace) -> int:
     from ..engine import NonInteractiveUI
-    from .terminal import TerminalUI
+    from ..terminal import TerminalUI
 
     rienda = _rienda(args)
     invocation = rienda.hook_call(args.name, args.point, args.payload, agent_id=args.agent,

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..engine import Message
-from .terminal import usage_summary
+from ..terminal import usage_summary
 
 if TYPE_CHECKING:
     from ..engine import LoadedSession, Usage

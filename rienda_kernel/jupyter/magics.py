@@ -42,7 +42,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from ..cli.terminal import TerminalUI
+from ..terminal import TerminalUI
 from ..engine import CancelToken, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
 from ..frontends import Output, error_line, is_internal
 from .cell import READER, CellTarget

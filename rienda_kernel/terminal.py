@@ -1,4 +1,5 @@
-"""The terminal front end: how ``rienda run`` shows events and asks confirms.
+"""The terminal front end: how ``rienda run`` (and the ``%rienda`` magics in a terminal
+IPython, with no kernel to show widgets) shows events and asks confirms.
 
 Assistant text goes to stdout as it streams; everything else (thinking, tool activity,
 logs, command output, notices, diagnostics) goes to stderr. A sub-agent's run (the
@@ -17,7 +18,7 @@ import sys
 import threading
 from typing import IO
 
-from ..engine import (
+from .engine import (
     ASK_PROMPT,
     UI,
     Answer,
