@@ -6,11 +6,11 @@ the pytest plugin) shares on its way out: what a reader is shown, and one line p
   see :mod:`rienda_kernel.engine.secrets`), lone surrogates replaced (a terminal or a
   notebook cannot encode them), and paths written for the reader: relative to the folder
   the front end started in (the notebook's), else ``~/``, where they are under it. A front
-  end does not call it path by path: it puts it where all output passes (:class:`Output`
+  end does not call it path by path: it puts it where all output passes (:class:`OutputStream`
   around ``sys.stdout``/``sys.stderr``; the kernel's message session; a cell's target).
-- :class:`Output`: a text stream in front of another that passes each write through a
+- :class:`OutputStream`: a text stream in front of another that passes each write through a
   reader and never raises: a closed pipe (``rienda ... | head -1``) marks it
-  :attr:`~Output.closed_early`, calls ``on_closed`` once (a run stops), and the rest of the
+  :attr:`~OutputStream.closed_early`, calls ``on_closed`` once (a run stops), and the rest of the
   output is dropped.
 - :func:`error_line`: any exception as one line: Rienda's own message, a system error
   naming the path and the reason, else the exception and "an internal error".
@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from .engine import RiendaError, scrub
 
-__all__ = ["Output", "Reader", "check_folder", "check_output_file", "error_line", "is_internal", "os_error_text"]
+__all__ = ["OutputStream", "Reader", "check_folder", "check_output_file", "error_line", "is_internal", "os_error_text"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PATH_CHAR = r"[\w.~/-]"
@@ -95,7 +95,7 @@ def _shortened(match: re.Match[str], instead: str | None) -> str:
     return instead + slash
 
 
-class Output(io.TextIOBase):
+class OutputStream(io.TextIOBase):
     """A text stream in front of ``stream``: each write is :meth:`Reader.text`'s, and
     nothing it does raises. Once the reader of a pipe has gone (EPIPE), :attr:`closed_early`
     is set, ``on_closed`` is called once, writes are dropped and, for a process's own

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 # The engine loads each name on first use: `rienda --help` (and a run with no JavaScript
 # extensions) loads only what it needs.
 from ..engine import CONFIRM_POLICIES, CancelToken, ConfigError, RiendaError
-from ..frontends import Output, Reader, check_folder, check_output_file, error_line
+from ..frontends import OutputStream, Reader, check_folder, check_output_file, error_line
 
 if TYPE_CHECKING:
     from ..engine import ConfirmPolicy, Diagnostic, Rienda
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     pipe never a traceback); every error is one line."""
     reader = Reader()
     saved = sys.stdout, sys.stderr
-    out, err = Output(sys.stdout, reader, own_fd=True), Output(sys.stderr, reader, own_fd=True)
+    out, err = OutputStream(sys.stdout, reader, own_fd=True), OutputStream(sys.stderr, reader, own_fd=True)
     sys.stdout, sys.stderr = out, err
     try:
         code = _command(argv, out)

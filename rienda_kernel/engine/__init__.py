@@ -51,7 +51,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "loop": ("RunResult",),
     "providers.choice": ("NoModelError",),
     "runtime.conversation": ("Conversation",),
-    "runtime.rienda": ("Rienda", "SavedExtension"),
+    "runtime.rienda": ("CONFIRM_ENV", "Rienda", "SavedExtension"),
     "sandbox.protocol": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),
     "sessions.messages": ("Message", "ToolCall", "Usage"),

@@ -6,7 +6,7 @@ A cell (or a line magic) whose first non-blank line starts with ``%rienda`` is a
     %rienda new                 %rienda agents          %rienda confirm allow
     %rienda resume ID           %rienda tools / hooks   %rienda help
 
-:func:`run_command` acts on a :class:`NotebookSession` and returns a
+:func:`run_rienda_command` acts on a :class:`NotebookSession` and returns a
 :class:`CommandOutput` (plain text, optional Markdown, a Python value); a mistake is a
 :class:`CommandError` whose message is meant to be shown without a traceback.
 :func:`complete` answers a front end's completion request. Nothing here imports Jupyter.
@@ -27,7 +27,7 @@ from .listings import agents_listing, hooks_listing, sessions_listing, tools_lis
 from .tables import CommandOutput, escape
 
 __all__ = ["CELL_OPTIONS", "PREFIX", "SUBCOMMANDS", "CellOption", "CommandError", "CommandOutput", "Subcommand", "after_prefix", "agent_names",
-           "ask_prompt", "command_names", "help_output", "help_text", "is_command", "model_names", "run_command",
+           "ask_prompt", "command_names", "help_output", "help_text", "is_command", "model_names", "run_rienda_command",
            "session_names", "subcommands"]
 
 PREFIX = "%rienda"
@@ -100,7 +100,7 @@ def _words(line: str) -> list[str]:
         raise CommandError(f"cannot read the command: {exc}") from None
 
 
-def run_command(session: NotebookSession, line: str) -> CommandOutput:
+def run_rienda_command(session: NotebookSession, line: str) -> CommandOutput:
     """Run one ``%rienda`` command (``line`` with or without the leading ``%rienda``).
 
     Raises :class:`CommandError` for an unknown command, wrong arguments, ``ask`` (a turn:

@@ -20,7 +20,7 @@ def load_ipython_extension(ipython: Any) -> None:
     from ..engine import RiendaError
     from ..frontends import error_line
     from .cell import READER
-    from .session import prewarm
+    from .session import prewarm_first_turn
 
     from .completion import rienda_matcher
     from .magics import RiendaMagics, keep_questions
@@ -32,7 +32,7 @@ def load_ipython_extension(ipython: Any) -> None:
     matchers = ipython.Completer.custom_matchers
     matchers[:] = [m for m in matchers if getattr(m, "matcher_identifier", None) != "rienda"]
     matchers.append(rienda_matcher(lambda: magics.notebook))
-    prewarm()
+    prewarm_first_turn()
     try:
         notebook = magics.notebook
         agent, _ = notebook.rienda.agent(notebook.agent_id)

@@ -39,12 +39,11 @@ from jupyter_client.session import Session
 
 from .. import __version__
 from .cell import CellTarget
-from .commands import CommandError, ask_prompt, error_flag, help_text, is_command, run_command
+from .commands import CommandError, ask_prompt, error_flag, help_text, is_command, run_rienda_command
 from .completion import complete, inspect
 from ..engine import CancelToken, RiendaError, notebook_tools, scrub
 from ..frontends import Reader, error_line, is_internal
-from .session import NotebookSession, prewarm, shell_namespace
-from .session import error_line as one_line_error
+from .session import NotebookSession, notebook_error_line, prewarm_first_turn, shell_namespace
 from .pump import drain
 from .turns import EXTENSION_CELLS, TurnDriver
 
@@ -111,7 +110,7 @@ class RiendaKernel(IPythonKernel):
         super().__init__(**kwargs)
         import ipywidgets  # noqa: F401 - registers the widget comm targets front ends open
 
-        prewarm(("jsonschema",))  # the first tool's schema check would wait for it otherwise
+        prewarm_first_turn(("jsonschema",))  # the first tool's schema check would wait for it otherwise
         self.turns = TurnDriver()
         self.startup_error: str | None = None
         self._running: tuple[CancelToken, threading.Event] | None = None
@@ -186,7 +185,7 @@ class RiendaKernel(IPythonKernel):
 
     def _command(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
         """A command's output is the cell's result (``execute_result``)."""
-        output = run_command(self.notebook, code)
+        output = run_rienda_command(self.notebook, code)
         data = {"text/plain": output.text}
         if output.markdown:
             data["text/markdown"] = output.markdown
@@ -269,7 +268,7 @@ class RiendaKernel(IPythonKernel):
 
     def _error(self, count: int, name: str, value: str, target: CellTarget | None = None) -> dict[str, Any]:
         """A Jupyter error without a Python traceback: one line says what failed."""
-        content = {"ename": name, "evalue": value, "traceback": [one_line_error(name, value)]}
+        content = {"ename": name, "evalue": value, "traceback": [notebook_error_line(name, value)]}
         (target or self._cell_target_now()).send("error", content)
         return {"status": "error", "execution_count": count, **content}
 

@@ -44,9 +44,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from ..terminal import TerminalUI
 from ..engine import CancelToken, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
-from ..frontends import Output, error_line, is_internal
+from ..frontends import OutputStream, error_line, is_internal
 from .cell import READER, CellTarget
-from .commands import CELL_OPTIONS, SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_command
+from .commands import CELL_OPTIONS, SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_rienda_command
 from .pump import MainThreadPump
 from .result import TurnResult, current_cell
 from .session import NotebookSession, TurnFailed, TurnInterrupted, shell_namespace
@@ -115,7 +115,7 @@ def _reader_output(shell: Any) -> Iterator[None]:
     """``sys.stdout``, ``sys.stderr`` and the shell's display publisher pass the reader
     (no secret, encodable, paths as the notebook's reader sees them) for the duration."""
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = Output(sys.stdout, READER), Output(sys.stderr, READER)
+    sys.stdout, sys.stderr = OutputStream(sys.stdout, READER), OutputStream(sys.stderr, READER)
     publisher = getattr(shell, "display_pub", None)
     publish = getattr(publisher, "publish", None)
     patched = publish is not None and "publish" not in vars(publisher)  # not already, by the magic this one is in
@@ -162,7 +162,7 @@ class RiendaMagics(Magics):
                 prompt, add_error = error_flag(prompt)
                 prompt = self._interpolate(prompt)
                 return self._turn(self.notebook.conversation, self._with_last_error(prompt) if add_error else prompt)
-            output = run_command(self.notebook, line)
+            output = run_rienda_command(self.notebook, line)
         except CommandError as exc:
             raise UsageError(str(exc)) from None
         self._show(output.text, output.markdown)

@@ -133,7 +133,7 @@ class RunBox:
         self.agent = start.agent
         self.session_id = start.session_id
         self.depth = start.depth
-        self.items: list[Any] = []  # _Note, _Call, _Lines, RunBox
+        self.items: list[_Note | _Call | _Lines | RunBox] = []
         self.calls: dict[str, _Call] = {}
         self.pending: dict[str, list[str]] = {}
         self.streaming: list[str] = []

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import (
+    CONFIRM_ENV,
     ConfigError,
     ConfirmPolicy,
     Conversation,
@@ -26,19 +27,16 @@ from ..engine import (
     RunResult,
     SavedExtension,
     confirm_policy,
-    prewarm as prewarm_modules,
+    prewarm,
 )
 from ..frontends import os_error_text
 
-__all__ = ["NotebookSession", "TurnFailed", "TurnInterrupted", "error_line",
-           "advice", "prewarm", "shell_namespace", "turn_error"]
+__all__ = ["NotebookSession", "TurnFailed", "TurnInterrupted", "advice", "notebook_error_line", "prewarm_first_turn",
+           "shell_namespace", "turn_error"]
 
 # What the first turn with a tool and a confirm imports: jsonschema (1.5 s where
 # rfc3987_syntax is installed, as it is beside JupyterLab) and ipywidgets.
 FIRST_TURN_IMPORTS = ("jsonschema", "ipywidgets")
-
-CONFIRM_ENV = "RIENDA_CONFIRM"
-
 
 def shell_namespace(shell: Any, run: Runner) -> PythonNamespace:
     """The user's namespace of an IPython ``shell`` as the notebook tools work in it: its
@@ -181,7 +179,7 @@ class NotebookSession:
         self._by_agent.clear()
 
 
-def error_line(name: str, value: str) -> str:
+def notebook_error_line(name: str, value: str) -> str:
     """A notebook error as one line (what a person reads instead of a traceback)."""
     return f"\x1b[0;31m{name}\x1b[0m: {value}"
 
@@ -193,7 +191,7 @@ class TurnFailed(RiendaError):
     ename = "RiendaError"
 
     def _render_traceback_(self) -> list[str]:
-        return [error_line(self.ename, str(self))]
+        return [notebook_error_line(self.ename, str(self))]
 
 
 class TurnInterrupted(KeyboardInterrupt):
@@ -203,7 +201,7 @@ class TurnInterrupted(KeyboardInterrupt):
     ename = "KeyboardInterrupt"
 
     def _render_traceback_(self) -> list[str]:
-        return [error_line(self.ename, str(self))]
+        return [notebook_error_line(self.ename, str(self))]
 
 
 def turn_error(result: RunResult) -> TurnFailed | TurnInterrupted | None:
@@ -225,10 +223,10 @@ def advice(result: RunResult) -> dict[str, str] | None:
     return None
 
 
-def prewarm(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
+def prewarm_first_turn(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
     """Import ``modules`` on a background thread, so that the first turn does not wait
     for them (a turn that needs one first waits on Python's import lock instead)."""
-    return prewarm_modules(*modules)
+    return prewarm(*modules)
 
 
 def _policy_from_env() -> ConfirmPolicy | None:

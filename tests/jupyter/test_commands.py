@@ -14,7 +14,7 @@ from rienda_kernel.jupyter.commands import (
     CommandError,
     CommandOutput,
     is_command,
-    run_command,
+    run_rienda_command,
 )
 from rienda_kernel.engine import NonInteractiveUI, RiendaError
 from rienda_kernel.engine.errors import ConfigError
@@ -78,7 +78,7 @@ def nb(home, work):
 
 
 def run(nb, line) -> CommandOutput:
-    return run_command(nb, line)
+    return run_rienda_command(nb, line)
 
 
 def prompt(nb, text):

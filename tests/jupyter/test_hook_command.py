@@ -8,7 +8,7 @@ import shutil
 import pytest
 import yaml
 
-from rienda_kernel.jupyter.commands import CommandError, run_command
+from rienda_kernel.jupyter.commands import CommandError, run_rienda_command
 from rienda_kernel.engine import NonInteractiveUI
 from rienda_kernel.jupyter.session import NotebookSession
 from tests.helpers import paths
@@ -34,7 +34,7 @@ def nb(tmp_path, monkeypatch):
 
 
 def test_the_guard_refuses_a_dangerous_command_when_confirms_are_denied(nb):
-    output = run_command(nb, f"%rienda hook guard beforeToolExecute {DANGEROUS}")
+    output = run_rienda_command(nb, f"%rienda hook guard beforeToolExecute {DANGEROUS}")
     assert output.text.splitlines()[1:] == [
         "  refused the call: refused by the user",
         "  confirm 'Dangerous command' (rm -rf build): denied (default-deny)",
@@ -43,28 +43,28 @@ def test_the_guard_refuses_a_dangerous_command_when_confirms_are_denied(nb):
 
 
 def test_confirm_allow_lets_it_through_and_a_harmless_command_asks_nothing(nb):
-    run_command(nb, "%rienda confirm allow")
-    allowed = run_command(nb, f"%rienda hook guard beforeToolExecute {DANGEROUS}")
+    run_rienda_command(nb, "%rienda confirm allow")
+    allowed = run_rienda_command(nb, f"%rienda hook guard beforeToolExecute {DANGEROUS}")
     assert "  confirm 'Dangerous command' (rm -rf build): allowed (auto-approve)" in allowed.text.splitlines()
-    harmless = run_command(nb, '%rienda hook guard beforeToolExecute {"name": "shell", "arguments": {"command": "ls"}}')
+    harmless = run_rienda_command(nb, '%rienda hook guard beforeToolExecute {"name": "shell", "arguments": {"command": "ls"}}')
     assert harmless.text.splitlines()[1:] == ["  changed nothing", '  now: {"allow": true, "arguments": {"command": "ls"}}']
     assert harmless.value.events == ()
 
 
 def test_the_payload_is_kept_as_written_not_split_like_shell_words(nb):
-    output = run_command(nb, """%rienda hook guard beforeToolExecute {"name": "shell", "arguments": {"command": "echo it's   spaced"}}""")
+    output = run_rienda_command(nb, """%rienda hook guard beforeToolExecute {"name": "shell", "arguments": {"command": "echo it's   spaced"}}""")
     assert output.value.payload["arguments"] == {"command": "echo it's   spaced"}
 
 
 def test_ctx_is_the_notebooks_agent_and_session(nb):
-    run_command(nb, "%rienda use careful")
+    run_rienda_command(nb, "%rienda use careful")
     result = nb.conversation.run("hello", NonInteractiveUI())
-    output = run_command(nb, "%rienda hook whoami beforeRun")
+    output = run_rienda_command(nb, "%rienda hook whoami beforeRun")
     assert output.value.to_dict()["logs"] == [f"careful {result.session_id} {result.session_id}"]
 
 
 def test_a_bad_payload_is_a_command_error_naming_the_field(nb):
     with pytest.raises(CommandError, match=r"payload for beforeToolExecute: field 'name': 3 is not of type 'string'"):
-        run_command(nb, '%rienda hook guard beforeToolExecute {"name": 3}')
+        run_rienda_command(nb, '%rienda hook guard beforeToolExecute {"name": 3}')
     with pytest.raises(CommandError, match=r"usage: %rienda hook NAME POINT \[JSON\]"):
-        run_command(nb, "%rienda hook guard")
+        run_rienda_command(nb, "%rienda hook guard")

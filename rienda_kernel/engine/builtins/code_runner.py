@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import Interrupted
 
-__all__ = ["STOPPED", "CodeRunner", "MainThreadRunner", "Runner", "in_thread", "run_here"]
+__all__ = ["STOPPED", "CodeRunner", "MainThreadRunner", "Runner", "ThreadJob", "in_thread", "run_here"]
 
 Runner = Callable[[Callable[[], Any]], "Future[Any]"]
 
@@ -39,7 +39,7 @@ def run_here(job: Callable[[], Any]) -> Future[Any]:
     return done
 
 
-class _ThreadJob(Future):
+class ThreadJob(Future):
     """A job on a thread of its own; :meth:`interrupt` raises KeyboardInterrupt in it."""
 
     def __init__(self) -> None:
@@ -66,7 +66,7 @@ class _ThreadJob(Future):
 def in_thread(job: Callable[[], Any]) -> Future[Any]:
     """A runner: ``job`` on a new daemon thread (in a copy of the caller's context, so its
     output goes where the caller's would); a stopped run interrupts it."""
-    pending = _ThreadJob()
+    pending = ThreadJob()
     context = contextvars.copy_context()
     threading.Thread(target=context.run, args=(pending.run, job), name="rienda-python", daemon=True).start()
     return pending

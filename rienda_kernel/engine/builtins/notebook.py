@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
-from .code_runner import STOPPED, Runner, run_here
+from .code_runner import STOPPED, Runner, ThreadJob, run_here
 from ..tools.model import BuiltinHost, BuiltinTool
 from .variables import describe_variables
 from ..errors import Interrupted
@@ -140,9 +140,8 @@ def _wait(pending: Future[Any], host: BuiltinHost) -> Any:
     if pending.done() and not pending.cancelled():
         return pending.result()
     pending.cancel()
-    interrupt = getattr(pending, "interrupt", None)
-    if interrupt is not None:
-        interrupt()
+    if isinstance(pending, ThreadJob):  # a job on a thread of its own: KeyboardInterrupt raised in it
+        pending.interrupt()
     _settled(pending, _WIND_DOWN)
     raise Interrupted(STOPPED)
 

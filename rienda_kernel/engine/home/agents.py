@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 DEFAULT_AGENT_ID = "default"
-DIAGNOSTIC_SOURCE = "extensions:agent"
+AGENT_SOURCE = "extensions:agent"
 _KEYS = ("description", "model", "tools", "hooks", "max_turns", "options", "agents", "max_depth")
 _MODEL_HINT = "model must be provider/model, e.g. openai/gpt-4o"
 _DEFAULT_DESCRIPTION = "Rienda's default agent: the built-in tools and no hooks."
@@ -271,7 +271,7 @@ def _unknown_keys(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> li
         close = difflib.get_close_matches(str(key), _KEYS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         diagnostics.append(Diagnostic(
-            DIAGNOSTIC_SOURCE, f"{path}:{line}: unknown key {key!r}{hint}; ignored", path=str(path), line=line))
+            AGENT_SOURCE, f"{path}:{line}: unknown key {key!r}{hint}; ignored", path=str(path), line=line))
     return diagnostics
 
 
@@ -368,20 +368,20 @@ def list_agents(home: Path, *, default_model: str | None = None) -> tuple[list[A
     try:
         _check_readable(folder)
     except ConfigError as exc:
-        return [], [Diagnostic(DIAGNOSTIC_SOURCE, str(exc), path=str(folder))]
+        return [], [Diagnostic(AGENT_SOURCE, str(exc), path=str(folder))]
     files = sorted(folder.glob("*.md")) if folder.is_dir() else []
     for path in files:
         if not path.is_file():
             continue
         if not NAME_RULE.fullmatch(path.stem):
             diagnostics.append(Diagnostic(
-                DIAGNOSTIC_SOURCE, f"{path}: skipped: {path.stem!r} is not a valid agent id "
+                AGENT_SOURCE, f"{path}: skipped: {path.stem!r} is not a valid agent id "
                 "(1 to 64 letters, digits, '_' or '-')", path=str(path)))
             continue
         try:
             agent, found = parse_agent(path, path.stem, _read(path))
         except AgentError as exc:
-            diagnostics.append(Diagnostic(DIAGNOSTIC_SOURCE, str(exc), path=exc.path, line=exc.line))
+            diagnostics.append(Diagnostic(AGENT_SOURCE, str(exc), path=exc.path, line=exc.line))
             continue
         agents[agent.id] = agent
         diagnostics.extend(found)

@@ -30,7 +30,7 @@ from . import yaml_file
 
 __all__ = ["NAME_RULE", "SETTINGS", "load_config", "read_config", "rienda_home", "yaml_problem"]
 
-DIAGNOSTIC_SOURCE = "config"
+CONFIG_SOURCE = "config"
 # The names of agents, tools and hooks (their file or folder under the home): 1 to 64
 # letters, digits, "_" or "-". Anything else is skipped with a diagnostic.
 NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -133,7 +133,7 @@ def _parse(path: Path, text: str) -> tuple[dict[Any, Any], dict[Any, int]]:
 def _unknown(path: Path, line: int, key: Any) -> Diagnostic:
     close = difflib.get_close_matches(str(key), SETTINGS, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return Diagnostic(DIAGNOSTIC_SOURCE, f"{path}:{line}: unknown setting {key!r}{hint}; ignored "
+    return Diagnostic(CONFIG_SOURCE, f"{path}:{line}: unknown setting {key!r}{hint}; ignored "
                       f"(the settings are {', '.join(SETTINGS)})", path=str(path), line=line)
 
 

@@ -2,7 +2,7 @@
 matter, an expectations file, a scripted model.
 
 Contracts of :func:`load`:
-- Safe YAML only (no Python objects), at most :data:`MAX_BYTES` of text.
+- Safe YAML only (no Python objects), at most :data:`MAX_YAML_BYTES` of text.
 - No key twice in any mapping, at any depth: YAML would keep the last one without a word,
   and a setting silently dropped is a setting the user believes in. (Merge keys, ``<<:
   *base``, are how YAML repeats on purpose; they still merge.)
@@ -24,9 +24,9 @@ import yaml
 from ..common.bounded import MAX_DEPTH
 from ..common.text import repair
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "YAMLProblem", "load"]
+__all__ = ["MAX_YAML_BYTES", "MAX_DEPTH", "MAX_VALUES", "YAMLProblem", "load"]
 
-MAX_BYTES = 4 * 1024 * 1024
+MAX_YAML_BYTES = 4 * 1024 * 1024
 MAX_VALUES = 100_000
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -45,8 +45,8 @@ def load(text: str, *, first_line: int = 1) -> tuple[Any, yaml.Node | None, dict
     (``{}`` unless the document is a mapping); ``(None, None, {})`` for an empty document.
     ``first_line`` is the file's line where ``text`` starts (2 for front matter)."""
     offset = first_line - 1
-    if len(text) > MAX_BYTES:
-        raise YAMLProblem(None, f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    if len(text) > MAX_YAML_BYTES:
+        raise YAMLProblem(None, f"larger than {MAX_YAML_BYTES // (1024 * 1024)} MiB")
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()

@@ -55,7 +55,7 @@ from .replies import excerpt, server_message
 from .streaming import (
     EventReader,
     HttpProvider,
-    decode_arguments,
+    decode_model_arguments,
     decode_json,
     redact,
 )
@@ -292,7 +292,7 @@ def _delta(turn: _Turn, event: dict[str, Any]) -> Iterator[Chunk]:
 
 def _call(block: dict[str, Any]) -> ToolCall:
     pieces = "".join(block["json"])
-    arguments = decode_arguments(pieces) if pieces else (block["input"] if block["input"] is not None else {})
+    arguments = decode_model_arguments(pieces) if pieces else (block["input"] if block["input"] is not None else {})
     return ToolCall(str(block["id"] or ""), str(block["name"] or ""), arguments)
 
 

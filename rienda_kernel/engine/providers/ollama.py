@@ -44,7 +44,7 @@ from .replies import short
 from .streaming import (
     HttpProvider,
     LineReader,
-    decode_arguments,
+    decode_model_arguments,
     decode_json,
     redact,
 )
@@ -194,7 +194,7 @@ def _call(raw: Any, fallback_id: str) -> ToolCall:
     function = (raw or {}).get("function") or {}
     arguments = function.get("arguments")
     if isinstance(arguments, str):  # some models' templates give the arguments as text
-        arguments = decode_arguments(arguments)
+        arguments = decode_model_arguments(arguments)
     elif arguments is None:
         arguments = {}
     call_id = (raw or {}).get("id") or fallback_id

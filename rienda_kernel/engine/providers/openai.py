@@ -41,7 +41,7 @@ from .replies import excerpt, server_message
 from .streaming import (
     EventReader,
     HttpProvider,
-    decode_arguments,
+    decode_model_arguments,
     decode_json,
     redact,
 )
@@ -167,7 +167,7 @@ def _parse(reader: EventReader, key: str, endpoint: str) -> Iterator[Chunk]:
     for index in sorted(calls):
         call = calls[index]
         raw_arguments = "".join(call["arguments"])
-        yield ToolCallChunk(ToolCall(call["id"] or f"call_{index}", call["name"], decode_arguments(raw_arguments)))
+        yield ToolCallChunk(ToolCall(call["id"] or f"call_{index}", call["name"], decode_model_arguments(raw_arguments)))
     if usage is not None:
         yield UsageChunk(usage)
 

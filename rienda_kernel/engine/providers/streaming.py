@@ -4,7 +4,7 @@
 base URL, the environment variable holding the key, timeouts, retries, request options)
 and opens a streamed POST:
 
-- the exchange runs on a daemon thread (:class:`Exchange`, over the one client of
+- the exchange runs on a daemon thread (:class:`ModelExchange`, over the one client of
   :mod:`..http`, whose transport is injectable); a cancelled token wakes the waiting
   thread at once with :class:`Interrupted`; connections are reused between turns;
 - 429, 5xx and connection failures are retried ``max_retries`` times, waiting what the
@@ -40,10 +40,10 @@ httpx = http.httpx
 
 __all__ = [
     "EventReader",
-    "Exchange",
+    "ModelExchange",
     "HttpProvider",
     "LineReader",
-    "decode_arguments",
+    "decode_model_arguments",
     "decode_json",
 ]
 
@@ -149,7 +149,7 @@ class HttpProvider(Provider):
         return key
 
     def open(self, body: dict[str, Any], key: str, cancel: CancelToken,
-             headers: Mapping[str, str] | None = None) -> Generator[NoticeChunk, None, Exchange]:
+             headers: Mapping[str, str] | None = None) -> Generator[NoticeChunk, None, ModelExchange]:
         """POST ``body``, retrying 429/5xx/connection failures (a notice before each wait);
         returns the exchange of a 200. Use as ``exchange = yield from self.open(...)``."""
         url = self.url()
@@ -157,7 +157,7 @@ class HttpProvider(Provider):
         cancel.raise_if_cancelled()
         attempt = 0
         while True:
-            exchange = Exchange(url, all_headers, body, self._timeout(), cancel)
+            exchange = ModelExchange(url, all_headers, body, self._timeout(), cancel)
             event = exchange.next()
             if event[0] == "status" and event[1] == 200:
                 return exchange
@@ -199,7 +199,7 @@ class HttpProvider(Provider):
                              write=self.read_timeout, pool=self.connect_timeout)
 
 
-class Exchange:
+class ModelExchange:
     """One streamed POST (an :class:`..http.Exchange` reading lines) and its events as a
     provider reads them:
 
@@ -251,7 +251,7 @@ class Exchange:
 class LineReader:
     """The body's lines as they arrive, remembering the last few for error messages."""
 
-    def __init__(self, exchange: Exchange, key: str) -> None:
+    def __init__(self, exchange: ModelExchange, key: str) -> None:
         self._exchange = exchange
         self._key = key
         self._seen: deque[str] = deque(maxlen=8)
@@ -312,7 +312,7 @@ def decode_json(payload: str, key: str = "") -> dict[str, Any]:
     return repair(value)
 
 
-def decode_arguments(arguments: str) -> Any:
+def decode_model_arguments(arguments: str) -> Any:
     """Tool-call arguments decoded (valid Unicode); the raw text when they are not JSON, or
     too deep or too large to decode (the tool then gets an error result saying so)."""
     if not arguments.strip():

@@ -16,7 +16,7 @@ import rienda_kernel.jupyter.kernel as kernel
 def broken(*args, **kwargs):
     raise ZeroDivisionError("a deliberate bug")
 
-kernel.run_command = kernel.complete = kernel.inspect = broken
+kernel.run_rienda_command = kernel.complete = kernel.inspect = broken
 """
 
 

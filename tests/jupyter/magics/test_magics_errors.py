@@ -15,7 +15,7 @@ import rienda_kernel.jupyter.magics as magics
 def broken(*args, **kwargs):
     raise ZeroDivisionError("a deliberate bug")
 
-magics.run_command = broken
+magics.run_rienda_command = broken
 """
 
 

@@ -10,22 +10,22 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-__all__ = ["PREFIX", "expand_declared", "servers_wanted", "split_name", "tool_name"]
+__all__ = ["MCP_PREFIX", "expand_declared", "servers_wanted", "split_name", "tool_name"]
 
-PREFIX = "mcp__"
+MCP_PREFIX = "mcp__"
 
 
 def tool_name(server: str, tool: str) -> str:
     """The Rienda name of ``server``'s tool ``tool`` (not yet checked against the name rule)."""
-    return f"{PREFIX}{server}__{tool}"
+    return f"{MCP_PREFIX}{server}__{tool}"
 
 
 def split_name(name: str) -> tuple[str, str | None] | None:
     """``(server, tool)`` for ``mcp__SERVER__TOOL``, ``(server, None)`` for ``mcp__SERVER``,
     None for a name that is not an MCP name."""
-    if not name.startswith(PREFIX) or len(name) == len(PREFIX):
+    if not name.startswith(MCP_PREFIX) or len(name) == len(MCP_PREFIX):
         return None
-    server, separator, tool = name[len(PREFIX):].partition("__")
+    server, separator, tool = name[len(MCP_PREFIX):].partition("__")
     if not server:
         return None
     return (server, tool) if separator and tool else ((server, None) if not separator else None)
