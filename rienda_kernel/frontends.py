@@ -247,8 +247,8 @@ def check_folder(path: str | os.PathLike[str], what: str) -> Path:
         raise RiendaError(f"{what} {folder} cannot be read: permission denied")
     try:
         return folder.resolve()
-    except OSError:  # the current directory, deleted while we are in it
-        raise RiendaError(f"{what} {folder} no longer exists (it was deleted)") from None
+    except OSError as exc:  # the current directory, deleted while we are in it
+        raise RiendaError(f"{what} {folder} no longer exists (it was deleted)") from exc
 
 
 def check_output_file(path: str | os.PathLike[str], what: str) -> Path:

@@ -15,7 +15,10 @@
           └── OutOfMemory       an invocation ran out of memory (its isolate or its worker)
 
 Foreign errors (mini-racer's, httpx's, OSError) are mapped to the most specific type here
-with ``raise ... from exc`` at the boundary where they enter the engine.
+with ``raise ... from exc`` at the boundary where they enter the engine. ``from None`` only
+where hiding the cause is the point, and a comment beside it says why (a cause quoting a
+secret before redaction, a RecursionError's thousands of frames, a lookup table's
+KeyError); ``tests/test_layout.py`` holds the engine to it.
 """
 
 from __future__ import annotations

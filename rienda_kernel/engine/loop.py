@@ -258,7 +258,7 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
         streamed, usage, vendor = stream_response(setup.provider, request, run.ui, cancel)
     except Partial as partial:
         _save_partial(setup, chain, partial, save, cancel)
-        raise partial.cause from None
+        raise partial.cause from None  # the provider's own error, as it was raised, without the Partial carrying it
     streamed = ModelResponse(streamed.text, streamed.thinking, tuple(unique_calls(streamed.tool_calls, setup.history)))
     try:
         response = chain.after_model_response(streamed, cancel)

@@ -97,7 +97,7 @@ def _words(line: str) -> list[str]:
     try:
         return shlex.split(text)
     except ValueError as exc:
-        raise CommandError(f"cannot read the command: {exc}") from None
+        raise CommandError(f"cannot read the command: {exc}") from None  # a typo, not a bug the kernel should log
 
 
 def run_rienda_command(session: NotebookSession, line: str) -> CommandOutput:

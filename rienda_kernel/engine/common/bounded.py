@@ -43,12 +43,12 @@ def loads(text: str | bytes, *, max_bytes: int = MAX_BYTES, unique_keys: bool = 
         raise Unreadable(f"larger than {_size(max_bytes)}")
     try:
         value = json.loads(text, object_pairs_hook=_unique if unique_keys else None)
-    except RecursionError:
+    except RecursionError:  # from None: chained, the cause would keep thousands of frames alive
         raise Unreadable(TOO_DEEP) from None
     except json.JSONDecodeError as exc:
-        raise Unreadable(f"not valid JSON: {exc}") from None
+        raise Unreadable(f"not valid JSON: {exc}") from exc
     except UnicodeDecodeError as exc:  # bytes that are not UTF-8 (nor UTF-16/32)
-        raise Unreadable(f"not valid JSON: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        raise Unreadable(f"not valid JSON: not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     if _nesting_possible(text) and too_deep(value):
         raise Unreadable(TOO_DEEP)
     return value

@@ -117,7 +117,7 @@ class Host:
         try:
             handler = self._ops[op]
         except KeyError:
-            raise NameError(f"ctx has no operation {op!r}") from None
+            raise NameError(f"ctx has no operation {op!r}") from None  # the KeyError is this table's detail
         return handler(args)
 
     def emit_output(self, stream: str, text: str) -> None:

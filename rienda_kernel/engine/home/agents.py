@@ -156,7 +156,7 @@ def _compose(path: Path, source: str) -> tuple[dict[Any, Any], yaml.MappingNode 
         data, node, lines = yaml_file.load(source, first_line=2)  # no key twice, at any depth; bounded
     except yaml_file.YAMLProblem as exc:
         problem = exc.problem.replace("malformed YAML", "malformed YAML front matter", 1)
-        raise AgentError(path, exc.line or 1, problem) from None
+        raise AgentError(path, exc.line or 1, problem) from exc
     if data is None:
         return {}, None, {}
     if not isinstance(node, yaml.MappingNode) or not isinstance(data, dict):

@@ -97,7 +97,7 @@ def read_config(home: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     data, lines = _parse(path, text)
     diagnostics = []
     for key, value in list(data.items()):
@@ -122,7 +122,7 @@ def _parse(path: Path, text: str) -> tuple[dict[Any, Any], dict[Any, int]]:
     try:
         data, node, lines = yaml_file.load(text)
     except yaml_file.YAMLProblem as exc:
-        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from None
+        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from exc
     if data is None:
         return {}, {}
     if not isinstance(data, dict):

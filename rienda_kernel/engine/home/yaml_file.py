@@ -59,8 +59,8 @@ def load(text: str, *, first_line: int = 1) -> tuple[Any, yaml.Node | None, dict
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         raise YAMLProblem(mark.line + 1 + offset if mark else None,
-                          f"malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
-    except RecursionError:  # the composer recurses: thousands of levels
+                          f"malformed YAML: {getattr(exc, 'problem', None) or exc}") from exc
+    except RecursionError:  # the composer recurses: thousands of levels, which a chained cause would keep alive
         raise YAMLProblem(None, f"nested more than {MAX_DEPTH} levels deep") from None
     finally:
         loader.dispose()

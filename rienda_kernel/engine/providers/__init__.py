@@ -88,10 +88,10 @@ def provider_for(model_id: str, config: Mapping[str, Any]) -> tuple[Provider, st
         return _endpoint(prefix, endpoints[prefix]), name
     try:
         factory = PROVIDERS[prefix]
-    except KeyError:
+    except KeyError as exc:
         known = ", ".join(sorted(set(PROVIDERS) | set(endpoints)))
         raise ConfigError(f"model {model_id!r}: no provider named {prefix!r} (known: {known}; "
-                          "add one under providers: in config.yaml)") from None
+                          "add one under providers: in config.yaml)") from exc
     return factory(config), name
 
 

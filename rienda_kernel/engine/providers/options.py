@@ -123,5 +123,5 @@ def check_options(options: Mapping[str, Any], checkers: Mapping[str, Checker], w
         try:
             checked[name] = checkers[name](value)
         except ValueError as exc:
-            raise ConfigError(f"{where}: option {name} {exc}") from None
+            raise ConfigError(f"{where}: option {name} {exc}") from exc
     return checked

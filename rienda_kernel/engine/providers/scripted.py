@@ -53,16 +53,16 @@ def load_script(path: Path) -> list[dict[str, Any]]:
     """The script's responses; ConfigError naming the file (and line) if malformed."""
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: script file not found (the scripted model reads its responses from it)") from None
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: script file not found (the scripted model reads its responses from it)") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     try:
         data, node, _ = yaml_file.load(text)  # no key twice; bounded
     except yaml_file.YAMLProblem as exc:
-        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from None
+        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from exc
     if not isinstance(data, list):
         raise ConfigError(f"{path}: a script is a list of responses (- text: ...), got {type(data).__name__}")
     for index, item in enumerate(data):

@@ -306,6 +306,7 @@ def decode_json(payload: str, key: str = "") -> dict[str, Any]:
         value = bounded.loads(payload)
     except bounded.Unreadable as exc:
         problem = "that is not JSON" if str(exc).startswith("not valid JSON") else str(exc)
+        # from None: the cause quotes the payload before it is redacted
         raise ProviderError(f"the server sent data {problem}: {excerpt(redact(payload, key))}") from None
     if not isinstance(value, dict):
         raise ProviderError(f"the server sent an unexpected event: {excerpt(redact(payload, key))}")

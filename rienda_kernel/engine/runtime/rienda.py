@@ -245,7 +245,7 @@ class Rienda:
             try:
                 arguments = bounded.loads(arguments, unique_keys=True)
             except bounded.Unreadable as exc:
-                raise ArgumentsError(f"the arguments for {tool.name} are {exc}") from None
+                raise ArgumentsError(f"the arguments for {tool.name} are {exc}") from exc
 
         run = RunContext(workdir=self.workdir, ui=ScrubbingUI.around(ui), session={"id": None},
                          agent={"id": None, "description": "", "model": None, "tools": [tool.name], "hooks": []},

@@ -159,7 +159,7 @@ def fit_agent_tool(catalog: Catalog, agent: Agent, rienda: RunHost) -> Catalog:
             try:
                 choices[name] = rienda.agent(name)[0].description
             except ConfigError as exc:
-                raise ConfigError(f"{agent.path}: agents: lists {name!r}, which cannot be started: {exc}") from None
+                raise ConfigError(f"{agent.path}: agents: lists {name!r}, which cannot be started: {exc}") from exc
     parameters = copy.deepcopy(PARAMETERS)
     if choices:
         parameters["properties"]["agent"]["enum"] = list(choices)
@@ -192,7 +192,7 @@ def inherited_hook_names(rienda: RunHost, header: dict[str, Any],
             above = (load or rienda.store.load)(parent).header
         except Exception as exc:  # noqa: BLE001 - any reason it cannot be read is said in one line
             raise ConfigError(f"session {header.get('id')} is a sub-agent's, and its lead's session {parent} "
-                              f"cannot be read ({exc}); choose the chain with --hooks") from None
+                              f"cannot be read ({exc}); choose the chain with --hooks") from exc
         names = [*rienda.agent(above.get("agent", "default"))[0].hooks, *names]
         parent = above.get("parent_session_id")
     return list(dict.fromkeys(names))

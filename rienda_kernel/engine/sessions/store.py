@@ -267,8 +267,8 @@ class SessionStore:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-        except FileExistsError:
-            raise SessionError(f"session {session_id!r} already exists: {path}") from None
+        except FileExistsError as exc:
+            raise SessionError(f"session {session_id!r} already exists: {path}") from exc
         except OSError as exc:
             raise SessionError(f"cannot create the session file {path}: {exc.strerror or exc}") from exc
         writer = SessionWriter(session_id, path, fd, self.scrubber)

@@ -72,13 +72,13 @@ class SessionWriter:
         self.failure: SessionWriteError | None = None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        except BlockingIOError as exc:
             holder = _lock_holder(fd)
             self._file.close()
             by = f" (pid {holder})" if holder else ""
             raise SessionBusy(
                 f"session {session_id} is being written by another run{by}: {path}; one run at a time "
-                "may write a session (wait for it to end, or start a new session)") from None
+                "may write a session (wait for it to end, or start a new session)") from exc
         self.opened_size = os.fstat(fd).st_size
 
     def append_message(self, message: Any) -> None:

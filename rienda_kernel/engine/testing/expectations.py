@@ -139,9 +139,9 @@ def load_expectations(path: Path) -> Expectations:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except yaml_file.YAMLProblem as exc:
-        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from None
+        raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from exc
     data = {} if data is None else data
     _check(isinstance(data, dict), f"{path}: expected a mapping with 'calls' (and optionally 'confirm')")
     _check_keys(data, ("confirm", "calls"), str(path))
@@ -205,7 +205,7 @@ def _pattern(value: Any, where: str) -> Any:
     try:
         return re.compile(value)
     except re.error as exc:
-        raise ConfigError(f"{where}: not a regular expression: {exc}") from None
+        raise ConfigError(f"{where}: not a regular expression: {exc}") from exc
 
 
 def _value_matches(pattern: Any, value: Any) -> bool:

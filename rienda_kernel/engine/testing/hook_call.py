@@ -204,7 +204,7 @@ def fit_payload(point: str, payload: str | dict[str, Any], defaults: dict[str, A
         try:
             payload = bounded.loads(payload, unique_keys=True) if payload.strip() else {}
         except bounded.Unreadable as exc:
-            raise PayloadError(f"the payload for {point} is {exc}") from None
+            raise PayloadError(f"the payload for {point} is {exc}") from exc
     elif bounded.too_deep(payload):
         raise PayloadError(f"the payload for {point} is {bounded.TOO_DEEP}")
     schema = PAYLOADS[point]

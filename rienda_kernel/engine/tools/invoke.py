@@ -56,7 +56,7 @@ def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
         try:
             arguments = bounded.loads(arguments) if arguments.strip() else {}
         except bounded.Unreadable as exc:
-            raise ArgumentsError(f"arguments for {tool.name} are {exc}") from None
+            raise ArgumentsError(f"arguments for {tool.name} are {exc}") from exc
     if not isinstance(arguments, dict):
         raise ArgumentsError(
             f"arguments for {tool.name} must be a JSON object, got {_json_kind(arguments)}"

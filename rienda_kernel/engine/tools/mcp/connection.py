@@ -65,10 +65,10 @@ class Connection:
         self._task = asyncio.ensure_future(self._hold(ready))
         try:
             return await asyncio.wait_for(asyncio.shield(ready), self.spec.start_timeout)
-        except asyncio.TimeoutError:
+        except asyncio.TimeoutError as exc:
             ready.cancel()  # what the attempt ends with now is nobody's to read
             await self.stop(terminate_after=0)
-            raise StartFailed(self.failure(f"no answer to initialize within {self.spec.start_timeout:g} s")) from None
+            raise StartFailed(self.failure(f"no answer to initialize within {self.spec.start_timeout:g} s")) from exc
         except StartFailed:
             await self.stop(terminate_after=0)
             raise
