@@ -52,7 +52,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "providers.choice": ("NoModelError",),
     "runtime": ("Rienda", "SavedExtension"),
     "sessions.conversation": ("Conversation",),
-    "sandbox.protocol": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
+    "sandbox.workers": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),
     "sessions.messages": ("Message", "ToolCall", "Usage"),
     "sessions.store": ("LoadedSession", "SessionInfo"),

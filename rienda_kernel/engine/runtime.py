@@ -23,7 +23,8 @@ from .events import Diagnostic
 from .home.extensions import DEFAULT_LOAD_TIMEOUT, Catalog, ExtensionLoader, Tool, summary
 from .ctx.host import RunContext
 from .providers import provider_for
-from .sandbox.protocol import Sandbox, SandboxLike, shared_sandbox
+from .sandbox.protocol import SandboxLike
+from .sandbox.workers import Sandbox, shared_sandbox
 from .secrets import redact_config
 from .sessions.conversation import DEFAULT_MAX_TURNS, Conversation
 from .sessions.store import LoadedSession, SessionInfo, SessionStore
