@@ -27,7 +27,8 @@ from .sandbox.protocol import SandboxLike
 from .sandbox.workers import Sandbox, shared_sandbox
 from .secrets import redact_config
 from .sessions.conversation import DEFAULT_MAX_TURNS, Conversation
-from .sessions.store import LoadedSession, SessionInfo, SessionStore
+from .sessions.reading import LoadedSession
+from .sessions.store import SessionInfo, SessionStore
 from .tools.invoke import ToolResult
 from .tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
 from .ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy

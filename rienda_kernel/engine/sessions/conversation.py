@@ -22,7 +22,8 @@ from ..secrets import redact_config, scrub_text
 from ..tools.mcp.catalog import declared_tools
 from ..ui import ScrubbingUI, UI
 from .messages import Message
-from .store import LoadedSession, SessionWriter, new_session_id
+from .reading import LoadedSession
+from .store import SessionWriter, new_session_id
 
 if TYPE_CHECKING:
     from ..runtime import Rienda

@@ -48,7 +48,8 @@ from ..builtins.notebook import PythonNamespace, notebook_tools
 from ..builtins.subagent import inherited_hook_names, recorded_ctx, run_agent
 from ..secrets import redact_config, scrub_text
 from ..sessions.seen import recover
-from ..sessions.store import LoadedSession, read_session
+from ..sessions.reading import LoadedSession
+from ..sessions.store import read_session
 from ..tools.invoke import ToolResult, invoke_tool
 from ..ui import UI, Answer, NonInteractiveUI, RelayUI
 
