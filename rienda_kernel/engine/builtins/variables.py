@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import types
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .notebook import PythonNamespace
-
-__all__ = ["describe_variables", "detail", "summarize"]
+__all__ = ["Namespace", "describe_variables", "detail", "summarize"]
 
 _SUMMARY = 100  # characters of a value's one-line summary
 _DETAIL = 4000  # characters of a value's fuller summary
 
 
-def describe_variables(namespace: PythonNamespace, name: str | None = None) -> tuple[str, bool]:
+class Namespace(Protocol):
+    """What the listing reads of a namespace (:class:`.notebook.PythonNamespace` is one):
+    its ``values`` by name, and which of those names are the user's variables."""
+
+    @property
+    def values(self) -> Mapping[str, Any]: ...
+
+    def user_names(self) -> list[str]: ...
+
+
+def describe_variables(namespace: Namespace, name: str | None = None) -> tuple[str, bool]:
     """The listing (or one variable's detail) as the ``variables`` tool returns it."""
     names = namespace.user_names()
     if name is not None:

@@ -23,7 +23,8 @@ from ..secrets import redact_config, scrub_text
 from ..tools.mcp.catalog import declared_tools
 from ..ui import ScrubbingUI, UI
 from ..sessions.messages import Message
-from ..sessions.store import LoadedSession, SessionWriter, new_session_id
+from ..sessions.reading import LoadedSession
+from ..sessions.store import SessionWriter, new_session_id
 
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation"]
 

@@ -24,11 +24,13 @@ from ..builtins.standard import BUILTIN_TOOLS
 from ..home.extensions import DEFAULT_LOAD_TIMEOUT, ExtensionLoader, summary
 from ..ctx.host import RunContext
 from ..providers import provider_for
-from ..sandbox.protocol import Sandbox, SandboxLike, shared_sandbox
+from ..sandbox.protocol import SandboxLike
+from ..sandbox.workers import Sandbox, shared_sandbox
 from ..secrets import redact_config
 from .conversation import DEFAULT_MAX_TURNS, Conversation
 from .seams import Link
-from ..sessions.store import LoadedSession, SessionInfo, SessionStore
+from ..sessions.reading import LoadedSession
+from ..sessions.store import SessionInfo, SessionStore
 from ..tools.model import Catalog, Tool, ToolResult
 from ..tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
 from ..ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy

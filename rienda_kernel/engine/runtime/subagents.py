@@ -55,7 +55,7 @@ from ..ui import UI, Answer, ScrubbingUI
 if TYPE_CHECKING:
     from ..cancel import CancelToken
     from ..home.agents import Agent
-    from ..sessions.store import LoadedSession
+    from ..sessions.reading import LoadedSession
     from ..ui import Approvals
 
 __all__ = ["ChildUI", "Subagents", "fit_agent_tool",

@@ -1,7 +1,7 @@
 """The sandbox protocol on V8 isolates in this process: one fresh isolate per invocation.
 
 This is what each V8 worker process runs (``worker_main.py``), and the baseline the bench
-compares against; the product's :class:`.sandbox.Sandbox` never runs V8 in the host
+compares against; the product's :class:`.workers.Sandbox` never runs V8 in the host
 process, since a fatal V8 error (an out-of-memory V8 cannot recover from) ends the
 process it happens in.
 

@@ -21,7 +21,7 @@ for results, the doorbell for host-call requests.
 Contract: an :class:`Isolate` is used by one invocation at a time, then closed.
 :class:`IsolatePool` prepares isolates (prelude included) on a background thread so that
 creating and freeing them stays off the critical path. This module runs V8 in the
-current process; ``sandbox.Sandbox`` runs it in worker processes (``worker_main.py``).
+current process; ``workers.Sandbox`` runs it in worker processes (``worker_main.py``).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError, ScriptError
 from ..common.text import repair
+from .protocol import JSValue
 
 __all__ = [
     "MAX_DEPTH",
@@ -139,8 +140,6 @@ def encode_outcome(outcome: Any) -> dict[str, Any]:
 
 
 def decode_outcome(data: dict[str, Any]) -> Any:
-    from .protocol import JSValue  # protocol imports this module
-
     if "error" in data:
         return decode_error(data["error"])
     kind, value = data["value"]

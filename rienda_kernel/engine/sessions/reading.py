@@ -1,5 +1,6 @@
 """A session file's lines 2.., read tolerantly and fast: each becomes a message, a record
-or a warning naming the file and the line (:func:`parse_body`, for :mod:`.store`).
+or a warning naming the file and the line of a :class:`LoadedSession` (:func:`parse_body`,
+for :mod:`.store`).
 
 The hot path hands each line to json's C scanner, as ``json.loads`` does in the end,
 without its per-call work; every line it does not take whole goes through
@@ -13,20 +14,46 @@ import gc
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..common import bounded
 from .messages import Message
 from ..common.text import repair
 
-if TYPE_CHECKING:
-    from .store import LoadedSession
-
-__all__ = ["ESCAPED_SURROGATE", "parse_body"]
+__all__ = ["ESCAPED_SURROGATE", "LoadedSession", "parse_body"]
 
 ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a lone surrogate escaped in JSON
 _SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads ends in, without its wrappers
+
+
+@dataclass
+class LoadedSession:
+    """A session as read back: the header, the messages in order, every other line
+    (``records``) in order, and warnings about lines that were skipped, from the file at
+    ``path``. ``message_lines[i]`` is the line number of ``messages[i]``, ``record_lines[i]``
+    that of ``records[i]``; :attr:`entries` merges both kinds in file order."""
+
+    header: dict[str, Any]
+    messages: list[Message] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    message_lines: list[int] = field(default_factory=list)
+    record_lines: list[int] = field(default_factory=list)
+    path: Path | None = None
+    size: int = 0  # bytes read: a writer opened later sees whether the file grew since
+
+    @property
+    def entries(self) -> list[tuple[int, Message | dict[str, Any]]]:
+        """Messages and records in file order, each with its line number (built on each
+        call: resuming, which needs only the messages, does not pay for it)."""
+        both = [*zip(self.message_lines, self.messages), *zip(self.record_lines, self.records)]
+        return sorted(both, key=_line_number)
+
+
+def _line_number(entry: tuple[int, Any]) -> int:
+    return entry[0]
 
 
 @contextlib.contextmanager

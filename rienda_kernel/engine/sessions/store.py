@@ -21,7 +21,7 @@ import difflib
 import os
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from secrets import token_hex
@@ -32,12 +32,11 @@ from ..common import bounded
 from ..common.text import repair
 from .messages import Message
 from ..secrets import Scrubber
-from .reading import parse_body
+from .reading import LoadedSession, parse_body
 from .writer import SessionWriter, iso_now
 
 __all__ = [
     "SESSION_VERSION",
-    "LoadedSession",
     "SessionBusy",
     "SessionError",
     "SessionInfo",
@@ -92,30 +91,6 @@ def _as_utc(moment: datetime) -> datetime:
 # ---------------------------------------------------------------- reading
 
 
-@dataclass
-class LoadedSession:
-    """A session as read back: the header, the messages in order, every other line
-    (``records``) in order, and warnings about lines that were skipped, from the file at
-    ``path``. ``message_lines[i]`` is the line number of ``messages[i]``, ``record_lines[i]``
-    that of ``records[i]``; :attr:`entries` merges both kinds in file order."""
-
-    header: dict[str, Any]
-    messages: list[Message] = field(default_factory=list)
-    records: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    message_lines: list[int] = field(default_factory=list)
-    record_lines: list[int] = field(default_factory=list)
-    path: Path | None = None
-    size: int = 0  # bytes read: a writer opened later sees whether the file grew since
-
-    @property
-    def entries(self) -> list[tuple[int, Message | dict[str, Any]]]:
-        """Messages and records in file order, each with its line number (built on each
-        call: resuming, which needs only the messages, does not pay for it)."""
-        both = [*zip(self.message_lines, self.messages), *zip(self.record_lines, self.records)]
-        return sorted(both, key=_line_number)
-
-
 @dataclass(frozen=True)
 class SessionInfo:
     """One line of a session listing. ``messages`` counts complete message lines;
@@ -129,10 +104,6 @@ class SessionInfo:
     messages: int
     title: str
     parent_session_id: str | None = None
-
-
-def _line_number(entry: tuple[int, Any]) -> int:
-    return entry[0]
 
 
 def _check_header(path: Path, line: bytes) -> dict[str, Any]:

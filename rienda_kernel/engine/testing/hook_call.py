@@ -37,7 +37,8 @@ from ..hooks import HookChain, ModelResponse
 from ..ctx.host import RunContext
 from ..common import bounded
 from ..sessions.messages import Message, ToolCall
-from ..sandbox.protocol import JSValue, Sandbox
+from ..sandbox.protocol import JSValue
+from ..sandbox.workers import Sandbox
 from ..secrets import redact_config, scrub
 from ..sessions.store import new_session_id
 from ..tools.model import ToolResult

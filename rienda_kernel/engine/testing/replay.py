@@ -50,7 +50,8 @@ from ..runtime.seams import RunHost
 from ..runtime.subagents import inherited_hook_names, recorded_ctx
 from ..secrets import redact_config, scrub_text
 from ..sessions.seen import recover
-from ..sessions.store import LoadedSession, read_session
+from ..sessions.reading import LoadedSession
+from ..sessions.store import read_session
 from ..tools.invoke import invoke_tool
 from ..tools.model import BuiltinTool, Catalog, Tool, ToolResult
 from ..ui import UI, Answer, NonInteractiveUI, RelayUI

@@ -166,3 +166,38 @@ def test_a_stdio_servers_env_is_secret_in_every_output_and_rienda_s_own_secrets_
         assert token not in setup.session_text(result) and token not in repr(ui.events)
     finally:
         setup.rienda.close()
+
+
+class ThreadsSeen(dict):
+    """A dict that records the name of the thread of every read and write."""
+
+    threads: set[str]
+
+
+def _recorded(method: str):
+    def wrapper(self, *args, **kwargs):
+        self.threads.add(threading.current_thread().name)
+        return getattr(dict, method)(self, *args, **kwargs)
+    return wrapper
+
+
+for _method in ("__getitem__", "__setitem__", "__delitem__", "__contains__", "__iter__", "__len__", "get", "pop",
+                "setdefault", "items", "keys", "values", "clear", "update", "copy"):
+    setattr(ThreadsSeen, _method, _recorded(_method))
+
+
+def test_only_the_loop_thread_touches_the_servers_connections(lab):
+    """Starting, calling, restarting (its settings changed) and closing a server: the
+    connections are read and written on the "rienda-mcp" thread alone, never on the run's."""
+    lab.rienda.catalog()  # makes the Rienda's McpServers; no server runs yet
+    connections = ThreadsSeen()
+    connections.threads = set()
+    lab.rienda._mcp._connections = connections  # noqa: SLF001 - the state under test
+    first, _ = lab.run(["mcp__lab__double"], [("mcp__lab__double", {"n": 1})])
+    lab.configure({"lab": lab_server(lab.lab, MODE="changed")})
+    second, _ = lab.run(["mcp__lab"], [("mcp__lab__double", {"n": 2})])
+    old, new = pids(lab.lab)
+    lab.rienda.close()
+    assert results(first) + results(second) == [("2", False), ("4", False)]
+    assert gone(old) and gone(new)
+    assert connections.threads == {"rienda-mcp"}

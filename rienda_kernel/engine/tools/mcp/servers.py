@@ -19,6 +19,18 @@ Contracts:
   group after :data:`BUSY_GRACE_S`; an idle one with the SDK's own shutdown), within about
   three seconds in all, then ends the loop. It is registered with :mod:`atexit` while servers run, so an
   embedding that never closes still leaves no server behind.
+
+Threads and their state:
+- The loop thread ``rienda-mcp`` alone reads and writes the servers' state: the
+  connections, their listed tools, the starts under way, each server's running calls and
+  the stops left to finish. A caller on another thread asks the loop (a coroutine submitted
+  to it) and waits for its answer, bounded by the cancel token (:meth:`close` by its
+  budget); what comes back is values (a start's failure, a listing), never the loop's own
+  dictionaries.
+- The callers' threads own the loop's life (made on first need, ended by :meth:`close`,
+  under one lock) and the settings of the last :meth:`tools` (replaced whole, never changed
+  in place, handed to the loop with each request). Without a loop no server runs, so
+  :meth:`tools` asks for none when it wants none started.
 """
 
 from __future__ import annotations
@@ -56,12 +68,16 @@ class McpServers:
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
+        # The callers' threads' (see the module's docstring): one catalog at a time, the
+        # loop's life, the last settings.
         self._lock = threading.Lock()
+        self._loop_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._specs: Mapping[str, ServerSpec] = {}
+        # The loop thread's alone (see the module's docstring).
         self._connections: dict[str, Connection] = {}
         self._listed: dict[str, list[Any]] = {}  # server -> its tools, as the SDK listed them
-        self._specs: dict[str, ServerSpec] = {}
         self._waiting: dict[str, list[queue.SimpleQueue[tuple[str, Any]]]] = {}  # server -> its calls' queues
         self._background: set[asyncio.Future[Any]] = set()  # stops of dropped connections, held till done
         self._starting: dict[str, asyncio.Future[str | None]] = {}  # server -> its start under way
@@ -76,19 +92,16 @@ class McpServers:
         with contextlib.suppress(ImportError):  # here: a slow first import is no server's start time
             import mcp  # noqa: F401
         with self._lock:
-            self._specs = dict(specs)
-            stale = [name for name, c in self._connections.items() if specs.get(name) != c.spec]
-            needed = [name for name in sorted(wanted) if name in specs
-                      and (name not in self._connections or name in stale or self._connections[name].dead)]
-            if not stale and not needed:
-                started: dict[str, str | None] = {}
-            else:
-                future = self._submit(self._refresh(stale, needed))
-                started = self._wait(future, cancel or CancelToken())
+            self._specs = specs = dict(specs)
+            started: dict[str, str | None] = {}
+            listings: dict[str, list[Any]] = {}
+            if self._loop is not None or any(name in specs for name in wanted):  # no loop: no server to stop
+                future = self._submit(self._refresh(specs, sorted(wanted)))
+                started, listings = self._wait(future, cancel or CancelToken())
         tools: dict[str, McpTool] = {}
         diagnostics = [Diagnostic(f"mcp:{name}", problem) for name, problem in started.items() if problem]
         for server in sorted(wanted):
-            for listed in self._listed.get(server, []) if server in specs and not started.get(server) else []:
+            for listed in listings.get(server, []) if server in specs and not started.get(server) else []:
                 name = tool_name(server, listed.name)
                 problem = (f"its name {name!r} is not a valid tool name (1 to 64 letters, digits, '_' or '-')"
                            if not NAME_RULE.fullmatch(name) else "; ".join(schema_problems(listed.input_schema))
@@ -101,28 +114,35 @@ class McpServers:
                                       partial(self._run, server, listed.name), server=server, tool=listed.name)
         return tools, diagnostics
 
-    async def _refresh(self, stale: list[str], needed: list[str]) -> dict[str, str | None]:
-        """Stop the ``stale`` connections, start the ``needed`` ones: each server's failure, or None."""
+    async def _refresh(self, specs: Mapping[str, ServerSpec],
+                       wanted: list[str]) -> tuple[dict[str, str | None], dict[str, list[Any]]]:
+        """On the loop: stop the connections whose settings changed in ``specs`` (or that it
+        no longer names), start the ``wanted`` servers not running. Each started server's
+        failure (or None), and the listed tools of each wanted server."""
+        stale = [name for name, c in self._connections.items() if specs.get(name) != c.spec]
+        needed = [name for name in wanted if name in specs
+                  and (name not in self._connections or name in stale or self._connections[name].dead)]
         await asyncio.gather(*(self._connections.pop(name).stop(terminate_after=BUSY_GRACE_S) for name in stale))
         for name in stale:
             self._listed.pop(name, None)
-        outcomes = await asyncio.gather(*(self._start(name) for name in needed))
-        return dict(zip(needed, outcomes))
+        outcomes = await asyncio.gather(*(self._start(name, specs[name]) for name in needed))
+        return dict(zip(needed, outcomes)), {name: self._listed.get(name, []) for name in wanted}
 
-    async def _start(self, name: str) -> str | None:
-        """Start ``name`` (a call and a catalog that both want it share one start): its failure, or None."""
+    async def _start(self, name: str, spec: ServerSpec) -> str | None:
+        """Start ``name`` from ``spec`` (a call and a catalog that both want it share one
+        start): its failure, or None."""
         pending = self._starting.get(name)
         if pending is None:
-            pending = self._starting[name] = asyncio.ensure_future(self._start_now(name))
+            pending = self._starting[name] = asyncio.ensure_future(self._start_now(name, spec))
             pending.add_done_callback(lambda done: self._starting.pop(name, None) if self._starting.get(name) is done
                                       else None)
         return await asyncio.shield(pending)  # a cancelled caller leaves the start to finish for the next
 
-    async def _start_now(self, name: str) -> str | None:
+    async def _start_now(self, name: str, spec: ServerSpec) -> str | None:
         old = self._connections.pop(name, None)
         if old is not None:
             await old.stop(terminate_after=0)
-        connection = Connection(self._specs[name], self.workdir, partial(self._log, name))
+        connection = Connection(spec, self.workdir, partial(self._log, name))
         self._connections[name] = connection  # from now on, close() stops it too
         try:
             self._listed[name] = await connection.start()
@@ -137,7 +157,7 @@ class McpServers:
     def _run(self, server: str, tool: str, host: Any, arguments: dict[str, Any]) -> tuple[str, bool]:
         """What :class:`McpTool` runs: the call on the loop, waited on by the calling thread."""
         events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        future = self._submit(self._call(server, tool, arguments, events))
+        future = self._submit(self._call(server, tool, arguments, events, self._specs.get(server)))
         future.add_done_callback(lambda _: events.put(("done", None)))
         unregister = host.cancel.on_cancel(lambda: events.put(("cancel", None)))
         try:
@@ -154,13 +174,15 @@ class McpServers:
             unregister()
 
     async def _call(self, server: str, tool: str, arguments: dict[str, Any],
-                    events: queue.SimpleQueue[tuple[str, Any]]) -> tuple[str, bool]:
+                    events: queue.SimpleQueue[tuple[str, Any]], spec: ServerSpec | None) -> tuple[str, bool]:
+        """On the loop: the call, on ``server``'s connection (started from ``spec``, its
+        settings as configured now, if it is not running)."""
         label = f"mcp__{server}__{tool}"
         connection = self._connections.get(server)
         if connection is None or connection.dead:
-            if server not in self._specs:
+            if spec is None:
                 return f"{label} failed: MCP server {server!r} is no longer configured", True
-            problem = await self._start(server)
+            problem = await self._start(server, spec)
             if problem:
                 return f"{label} failed: {problem}", True
             connection = self._connections[server]
@@ -204,12 +226,14 @@ class McpServers:
 
     # -- the loop and its end --------------------------------------------------------------------
     def _submit(self, coroutine: Any) -> concurrent.futures.Future[Any]:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self._loop.run_forever, name="rienda-mcp", daemon=True)
-            self._thread.start()
-            atexit.register(self.close)
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        """Run ``coroutine`` on the loop (made now if there is none): its future."""
+        with self._loop_lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=self._loop.run_forever, name="rienda-mcp", daemon=True)
+                self._thread.start()
+                atexit.register(self.close)
+            return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     @staticmethod
     def _wait(future: concurrent.futures.Future[Any], cancel: CancelToken) -> Any:
@@ -227,17 +251,16 @@ class McpServers:
 
     def close(self) -> None:
         """Stop every server and the loop; at most about :data:`CLOSE_BUDGET_S` seconds."""
-        loop, thread = self._loop, self._thread
-        if loop is None:
-            return
-        atexit.unregister(self.close)
-        self._loop = None
+        with self._loop_lock:
+            loop, thread = self._loop, self._thread
+            if loop is None:
+                return
+            atexit.unregister(self.close)
+            self._loop = None
         try:
             asyncio.run_coroutine_threadsafe(self._stop_all(), loop).result(CLOSE_BUDGET_S)
         except (concurrent.futures.TimeoutError, RuntimeError):
-            for connection in self._connections.values():
-                connection.signal(signal.SIGKILL)
-        self._connections.clear()
+            loop.call_soon_threadsafe(self._kill_all)
         loop.call_soon_threadsafe(loop.stop)
         if thread is not None:
             thread.join(1.0)
@@ -250,3 +273,10 @@ class McpServers:
         for task in others:  # a listing or a start whose caller was interrupted: ended, not destroyed pending
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
+        self._connections.clear()
+
+    def _kill_all(self) -> None:
+        """On the loop, when the stops outlast the budget: every server's process group killed."""
+        for connection in self._connections.values():
+            connection.signal(signal.SIGKILL)
+        self._connections.clear()
