@@ -14,8 +14,8 @@ Contracts (Rienda's hooks documentation):
   soon as its outcome is known.
 
 The rules of what a returned field replaces live in :mod:`.sandbox.chain`, which the
-sandbox follows too: a sandbox that offers ``call_chain`` runs one point's hooks as one
-job (one round trip to a worker process, each hook still in a fresh runtime of its own).
+sandbox follows too: the sandbox's ``call_chain`` runs one point's hooks (the product's as
+one job: one round trip to a worker process, each hook still in a fresh runtime of its own).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .errors import SandboxError
 from .events import Diagnostic, HookDecision
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
-from .sandbox.chain import ChainRule, Link, Outcome, merge, refuses, run_chain
+from .sandbox.chain import ChainRule, Outcome, merge, refuses
 from .sandbox.protocol import SandboxLike
 from .tools.model import Hook, ToolResult
 
@@ -120,8 +120,8 @@ class HookChain:
     ) -> _End:
         """Run the point's hooks in order; each outcome is judged and recorded as it comes.
 
-        A sandbox with ``call_chain`` runs the whole chain as one job (each hook still in a
-        runtime of its own); any other runs it one ``call`` at a time. Both follow
+        The sandbox's ``call_chain`` runs it (the product's as one job, each hook still in a
+        runtime of its own; the in-process one a ``call`` at a time); every sandbox follows
         :func:`.sandbox.chain.run_chain`, so the input each hook sees is the same.
         """
         hooks = self._handling(point)
@@ -149,14 +149,7 @@ class HookChain:
             return Host(self.run, f"hook:{hooks[index].name}.{point}", cancel)
 
         links = [(hook.path, hook.source) for hook in hooks]
-        call_chain = getattr(self.sandbox, "call_chain", None)
-        if call_chain is not None:
-            call_chain(links, point, payload, rule, host, cancel, frozen, on_step)
-        else:
-            def call_one(index: int, link: Link, args: list[Any]) -> Any:
-                return self.sandbox.call(link[0], link[1], point, args, host(index), cancel, frozen)
-
-            run_chain(links, payload, rule, call_one, on_step)
+        self.sandbox.call_chain(links, point, payload, rule, host, cancel, frozen, on_step)
         return end
 
     def _judge(self, hook: Hook, point: str, outcome: Outcome, started: float, call_id: str | None) -> _Reply:

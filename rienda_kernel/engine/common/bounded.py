@@ -24,7 +24,7 @@ from typing import Any
 
 __all__ = ["DEEP_ARGUMENTS", "MAX_BYTES", "MAX_DEPTH", "TOO_DEEP", "Unreadable", "loads", "too_deep"]
 
-MAX_DEPTH = 200  # the V8 bridge's bound too (sandbox/wire.py): a value passes it either way
+MAX_DEPTH = 200  # the V8 bridge's bound too (sandbox/wire.py): a value passes both or neither
 MAX_BYTES = 16 * 1024 * 1024
 TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
 # What a tool call keeps of arguments a provider handed over as objects nested too deep to

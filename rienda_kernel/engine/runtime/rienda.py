@@ -104,9 +104,7 @@ class Rienda:
     def prepare_sandbox(self) -> None:
         """Start the sandbox's V8 workers now, in the background (again, if a quiet period
         released them)."""
-        prepare = getattr(self.sandbox, "prepare", None)  # the in-process sandbox has none
-        if prepare is not None:
-            prepare()
+        self.sandbox.prepare()
 
     def close(self) -> None:
         """Stop the MCP servers this Rienda started, within seconds (it may be used again)."""

@@ -22,14 +22,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from ..errors import Interrupted, SandboxError
 
-__all__ = ["ChainRule", "Link", "Outcome", "Progress", "js_type", "merge", "refuses", "run_chain", "type_name"]
+if TYPE_CHECKING:
+    from ..cancel import CancelToken
+
+__all__ = ["ChainRule", "HookSource", "Outcome", "Progress", "chain_by_calls", "js_type", "merge", "refuses", "run_chain",
+           "type_name"]
 
 # One hook of a chain: (path, source) of its module.
-Link = tuple[str, str]
+HookSource = tuple[str, str]  # one hook as a sandbox runs it: its file's path, its source
 # What one hook came to: its value (a protocol.JSValue) or the error it failed with.
 Outcome = Union[Any, SandboxError]
 
@@ -120,8 +124,8 @@ class Progress:
         return False
 
 
-def run_chain(links: Sequence[Link], payload: Sequence[Any], rule: ChainRule,
-              call_one: Callable[[int, Link, list[Any]], Any],
+def run_chain(links: Sequence[HookSource], payload: Sequence[Any], rule: ChainRule,
+              call_one: Callable[[int, HookSource, list[Any]], Any],
               on_step: Callable[[int, Outcome], None]) -> None:
     """Run ``links`` in order: ``call_one(index, link, payload)`` returns the hook's
     JSValue or raises; ``on_step(index, outcome)`` hears each hook's outcome as soon as
@@ -138,6 +142,18 @@ def run_chain(links: Sequence[Link], payload: Sequence[Any], rule: ChainRule,
         on_step(index, outcome)
         if progress.after(outcome):
             return
+
+
+def chain_by_calls(call: Callable[..., Any], links: Sequence[HookSource], export: str, payload: list[Any],
+                   rule: ChainRule, host_for: Callable[[int], Any], cancel: CancelToken,
+                   frozen: Sequence[tuple[int, str]] = (),
+                   on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
+    """``call_chain`` (:class:`.protocol.SandboxLike`'s contract) for a sandbox whose
+    hooks each run as one ``call(path, source, export, payload, host, cancel, frozen)``."""
+    def call_one(index: int, link: HookSource, args: list[Any]) -> Any:
+        return call(link[0], link[1], export, args, host_for(index), cancel, frozen)
+
+    run_chain(links, payload, rule, call_one, on_step)
 
 
 def type_name(kind: type) -> str:

@@ -17,11 +17,12 @@ import contextlib
 import json
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..cancel import CancelToken
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError, ScriptError
+from .chain import ChainRule, HookSource, Outcome, chain_by_calls
 from .protocol import DEFAULT_MEMORY_LIMIT, Export, JSValue, js_value
 from .isolate import HostHandler, Isolate, IsolatePool
 from .realms import Realms
@@ -146,7 +147,7 @@ class InProcessSandbox:
             if timer:
                 timer.start()
             return self._inspect(isolate, path, source)
-        except Interrupted:
+        except Interrupted:  # from None: the message below says it again, with the file
             if timed_out.is_set() and not cancel.cancelled:
                 raise ExtensionError(f"{path}: did not finish loading within {timeout:g} s", path=path) from None
             raise Interrupted(f"{path}: loading was stopped") from None
@@ -191,6 +192,16 @@ class InProcessSandbox:
             raise ExtensionError(f"{error.location or path}: threw while loading: {error}", path=path, line=line)
         return outcome
 
+    def prepare(self) -> None:
+        """Nothing to start ahead: the isolates are this process's, made on first use."""
+
+    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
+                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
+                   frozen: Sequence[tuple[int, str]] = (),
+                   on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
+        """One point's chain, each hook one :meth:`call` (see :mod:`.protocol`)."""
+        chain_by_calls(self.call, links, export, payload, rule, host_for, cancel, frozen, on_step)
+
     def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
              cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue:
         """Run ``module.exports[export](ctx, *payload)`` in a fresh isolate.
@@ -218,9 +229,9 @@ class InProcessSandbox:
                 outcome = invocation.wait_settled()
             dirty = bool(outcome.get("left"))
             cancel.raise_if_cancelled()
-        except Interrupted:
+        except Interrupted:  # from None: the message below says it again, with the file
             raise Interrupted(f"{path}: {export} was stopped") from None
-        except OutOfMemory:
+        except OutOfMemory:  # from None: the message below says it again, with the file
             raise OutOfMemory(f"{path}: {export} ran out of memory and was stopped") from None
         except SandboxError as exc:
             dirty = lease.home.isolate.out_of_memory()
@@ -244,9 +255,9 @@ class InProcessSandbox:
             if outcome.get("pending"):
                 outcome = invocation.wait_settled()
             cancel.raise_if_cancelled()
-        except Interrupted:
+        except Interrupted:  # from None: the message below says it again, with the file
             raise Interrupted(f"{path}: {export} was stopped") from None
-        except OutOfMemory:
+        except OutOfMemory:  # from None: the message below says it again, with the file
             raise OutOfMemory(f"{path}: {export} ran out of memory and was stopped") from None
         except ExtensionError as exc:
             raise SandboxError(str(exc)) from exc

@@ -207,8 +207,8 @@ class RealmFactory:
     def _bind(dll: Any, symbol: str, restype: Any, argtypes: list[Any]) -> Any:
         try:
             function = getattr(dll, symbol)
-        except AttributeError:
-            raise SandboxError(f"this mini-racer build does not export {symbol} (needed for ShadowRealm)") from None
+        except AttributeError as exc:
+            raise SandboxError(f"this mini-racer build does not export {symbol} (needed for ShadowRealm)") from exc
         function.restype, function.argtypes = restype, argtypes
         return function
 

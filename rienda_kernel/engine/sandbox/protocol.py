@@ -23,14 +23,15 @@ Contracts:
   value. A JS throw raises :class:`ScriptError` with ``file:line:column``; running out of
   memory (heap, typed arrays, strings, in a timer or an async function alike)
   :class:`OutOfMemory`; a return value that cannot be read (a throwing getter or Proxy, a
-  throwing ``toJSON``, nesting past ``wire.MAX_DEPTH``) :class:`SandboxError`; a cancelled
+  throwing ``toJSON``, nesting past ``common.bounded.MAX_DEPTH``) :class:`SandboxError`; a cancelled
   token :class:`Interrupted`, promptly, whatever the script is doing.
-- ``call_chain`` (optional: ``hooks.HookChain`` falls back to one ``call`` per hook) runs
-  one hook point's chain (:mod:`.chain`): each hook in a fresh isolate of its own, each
+- ``call_chain`` runs one hook point's chain (:mod:`.chain`): each hook in a fresh isolate of its own, each
   hook's output the next one's input, the first refusal ending it; ``on_step`` hears every
   hook's outcome (its :class:`JSValue`, or the :class:`SandboxError` it failed with) as it
   comes, and ``host_for(index)`` serves that hook's host calls. :class:`Interrupted` ends
   the chain.
+- ``prepare`` starts ahead, in the background, whatever the sandbox needs before its
+  first invocation (the product's worker processes; nothing in-process).
 - Host calls (``ctx.*``) are served synchronously by ``host`` on the calling thread.
 """
 
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..cancel import CancelToken
+from .chain import ChainRule, HookSource, Outcome
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "Export", "HostHandler", "JSValue", "SandboxLike", "js_value"]
 
@@ -92,3 +94,10 @@ class SandboxLike(Protocol):
 
     def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
              cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue: ...
+
+    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
+                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
+                   frozen: Sequence[tuple[int, str]] = (),
+                   on_step: Callable[[int, Outcome], None] = ...) -> None: ...
+
+    def prepare(self) -> None: ...

@@ -6,7 +6,7 @@ never loads V8 to use them:
 
 - :func:`from_v8` is the one place JSON text that came out of V8 becomes Python values:
   lone surrogates are repaired (:func:`text.repair`), and a value nested deeper than
-  :data:`MAX_DEPTH` is refused (Python's own JSON reader and writer would fail on it later,
+  :data:`..common.bounded.MAX_DEPTH` (the engine's one bound on nesting) is refused (Python's own JSON reader and writer would fail on it later,
   somewhere in the run).
 - :func:`host_reply` runs one host call and encodes its value, or its exception as
   ``{name, message}`` (the JS ``Error`` the extension sees is named after the Python class).
@@ -24,11 +24,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError, ScriptError
+from ..common.bounded import MAX_DEPTH
 from ..common.text import repair
 from .protocol import JSValue
 
 __all__ = [
-    "MAX_DEPTH",
     "Channel",
     "ChannelClosed",
     "HostReplyError",
@@ -41,7 +41,6 @@ __all__ = [
     "host_reply",
 ]
 
-MAX_DEPTH = 200
 # A surrogate escaped by JSON.stringify (lone ones are), or a raw one.
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 _HEADER = struct.Struct("!I")
@@ -56,7 +55,7 @@ def from_v8(text: str) -> Any:
     """
     try:
         value = json.loads(text)
-    except RecursionError:
+    except RecursionError:  # from None: chained, the cause would keep thousands of frames alive
         raise _too_deep() from None
     if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
         raise _too_deep()

@@ -105,7 +105,7 @@ class Worker:
         self._data.sock.settimeout(timeout)
         try:
             message = self._data.receive()
-        except (ChannelClosed, TimeoutError) as exc:
+        except (ChannelClosed, TimeoutError) as exc:  # from None below: the message says what happened
             said = self._stderr_text()[-2000:].strip()  # before kill(): the reaper closes the file
             try:  # a closed channel is a process ending: let it finish, briefly
                 ended = self.process.wait(timeout=2)
@@ -159,7 +159,7 @@ class Worker:
                 elif reply[0] == "done" and reply[1] == job:
                     self.retire = bool(reply[2].get("retire"))
                     return reply[2]
-        except ChannelClosed:
+        except ChannelClosed:  # from None: the worker's death is said by _died
             raise self._died(guard) from None
         except BaseException:
             self.kill()

@@ -34,7 +34,7 @@ import threading
 from typing import Any
 
 from ..cancel import CancelToken
-from .chain import ChainRule, Link, Outcome, run_chain
+from .chain import ChainRule, HookSource, Outcome, run_chain
 from .inprocess import InProcessSandbox
 from .protocol import JSValue
 from .wire import Channel, ChannelClosed, HostReplyError, RawReply, encode_error, encode_outcome
@@ -134,7 +134,7 @@ class WorkerLoop:
             links, export, payload, rule, frozen = fields
             frozen = [tuple(f) for f in frozen]
 
-            def call_one(index: int, link: Link, args: list[Any]) -> JSValue:
+            def call_one(index: int, link: HookSource, args: list[Any]) -> JSValue:
                 with self._bounded:
                     return self._sandbox.call_json(link[0], link[1], export, json.dumps(args), self._forward,
                                                    token, frozen)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cancel import CancelToken
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError
-from .chain import ChainRule, Link, Outcome, Progress
+from .chain import ChainRule, HookSource, Outcome, Progress
 from .protocol import DEFAULT_MEMORY_LIMIT, Export, HostHandler, JSValue
 from .wire import decode_error, decode_outcome
 from .worker_handle import WorkerDied
@@ -66,16 +66,16 @@ class Sandbox:
         deadline = None if timeout is None else timeout + self.stop_grace
         try:
             reply = self._run(["inspect", path, source, timeout], _no_host, cancel, deadline)
-        except _Died as died:
+        except _Died as died:  # from None: the message says how the worker died
             if died.cause.stopped and cancel.cancelled:
                 raise Interrupted(f"{path}: loading was stopped") from None
             if died.cause.stopped:
                 raise ExtensionError(f"{path}: did not finish loading within {timeout:g} s", path=path) from None
             what = "ran out of memory while loading" if died.cause.out_of_memory else died.cause.reason
             raise ExtensionError(f"{path}: {what}", path=path) from None
-        except Interrupted:
+        except Interrupted:  # from None: the message below says it again, with the file
             raise Interrupted(f"{path}: loading was stopped") from None
-        except SandboxError as exc:
+        except SandboxError as exc:  # from None: the message below says it again, with the file
             raise ExtensionError(f"{path}: {exc}", path=path) from None
         return [Export(name, kind) for name, kind in reply["exports"]], reply["values"]
 
@@ -85,17 +85,17 @@ class Sandbox:
         message = ["call", path, source, export, json.dumps(payload), [list(f) for f in frozen]]
         try:
             reply = self._run(message, host, cancel, None)
-        except _Died as died:
+        except _Died as died:  # from None: the message says how the worker died
             if died.cause.stopped or cancel.cancelled:
                 raise Interrupted(f"{path}: {export} was stopped") from None
             kind = OutOfMemory if died.cause.out_of_memory else SandboxError
             raise kind(f"{path}: {export} {died.cause.reason}") from None
-        except Interrupted:
+        except Interrupted:  # from None: the message below says it again, with the file
             raise Interrupted(f"{path}: {export} was stopped") from None
         kind, value = reply["value"]
         return JSValue(kind, value)
 
-    def call_chain(self, links: Sequence[Link], export: str, payload: list[Any], rule: ChainRule,
+    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
                    host_for: Callable[[int], HostHandler], cancel: CancelToken,
                    frozen: Sequence[tuple[int, str]] = (),
                    on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
@@ -126,9 +126,9 @@ class Sandbox:
             try:
                 self._run(job, host, cancel, None, step)
                 return
-            except Interrupted:
+            except Interrupted:  # from None: the message below says it again, with the file
                 raise Interrupted(f"{links[min(at[0], len(links) - 1)][0]}: {export} was stopped") from None
-            except _Died as died:
+            except _Died as died:  # from None: the message says how the worker died
                 if at[0] >= len(links):  # it died after the last hook's outcome came
                     return
                 if died.cause.stopped or cancel.cancelled:
@@ -145,7 +145,7 @@ class Sandbox:
         self.jobs += 1
         try:
             reply = worker.run(message, host, cancel, deadline, on_step)
-        except WorkerDied as exc:
+        except WorkerDied as exc:  # from None: _Died carries it
             raise _Died(exc) from None
         finally:
             self._pool.release(worker)

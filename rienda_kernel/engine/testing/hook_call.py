@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +37,8 @@ from ..hooks import HookChain, ModelResponse
 from ..ctx.host import RunContext
 from ..common import bounded
 from ..sessions.messages import Message, ToolCall
-from ..sandbox.protocol import JSValue
-from ..sandbox.workers import Sandbox
+from ..sandbox.chain import ChainRule, HookSource, Outcome, chain_by_calls
+from ..sandbox.protocol import HostHandler, JSValue, SandboxLike
 from ..secrets import redact_config, scrub
 from ..sessions.store import new_session_id
 from ..tools.model import ToolResult
@@ -146,7 +146,7 @@ class HookCall:
 class HookInvocation:
     """One hook point ready to call: the hook as loaded, the fitted payload, the ``ctx``."""
 
-    def __init__(self, hook: Hook, point: str, payload: dict[str, Any], sandbox: Sandbox,
+    def __init__(self, hook: Hook, point: str, payload: dict[str, Any], sandbox: SandboxLike,
                  context: dict[str, Any]) -> None:
         self.hook = hook
         self.point = point
@@ -160,7 +160,7 @@ class HookInvocation:
         events: list[Event] = []
         witness = _Witness(self._sandbox)
         run = RunContext(ui=RelayUI(ui, events.append), **self._context)
-        chain = HookChain([self.hook], witness, run)  # type: ignore[arg-type] - Sandbox.call is all it uses
+        chain = HookChain([self.hook], witness, run)  # type: ignore[arg-type] - a chain uses only call_chain
         outcome = _CALLERS[self.point](chain, self.payload, cancel or CancelToken())
         decision = next(e for e in events if isinstance(e, HookDecision))
         returned = None if decision.effect == "threw" else witness.returned
@@ -271,13 +271,20 @@ def _usable_hook(catalog: Catalog, name: str, point: str) -> Hook:
 class _Witness:
     """The sandbox, keeping what the handler returned (the chain keeps only its effect)."""
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: SandboxLike) -> None:
         self._sandbox = sandbox
         self.returned: JSValue | None = None
 
     def call(self, *args: Any, **kwargs: Any) -> JSValue:
         self.returned = self._sandbox.call(*args, **kwargs)
         return self.returned
+
+    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
+                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
+                   frozen: Sequence[tuple[int, str]] = (),
+                   on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
+        """The one hook's point as one :meth:`call`, so that its returned value is kept."""
+        chain_by_calls(self.call, links, export, payload, rule, host_for, cancel, frozen, on_step)
 
 
 # -- calling each point through the chain ---------------------------------------------------

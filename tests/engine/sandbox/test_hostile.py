@@ -23,7 +23,7 @@ UNREADABLE = {
     "then-getter-throws": "({ get then() { throw new Error('no then'); } })",
     "toJSON-pollution-throws": "(Object.prototype.toJSON = () => { throw new Error('polluted'); }, { text: 'x' })",
     "nested-100000-deep": "(() => { let v = {}; for (let i = 0; i < 100000; i++) v = { a: v }; return v; })()",
-    # Readable, but deeper than Python's own JSON code copes with further on (wire.MAX_DEPTH).
+    # Readable, but deeper than Python's own JSON code copes with further on (common.bounded.MAX_DEPTH).
     "nested-300-deep": "(() => { let v = {}; for (let i = 0; i < 300; i++) v = { a: v }; return v; })()",
 }
 
