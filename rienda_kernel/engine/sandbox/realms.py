@@ -1,10 +1,10 @@
 """Fresh realms prepared ahead: each invocation in a ShadowRealm nobody used before.
 
-A fresh V8 *isolate* per invocation costs ~8 ms of CPU (isolate, kernel, prelude) and
-~0.75 MB while it waits; a fresh *realm* (a ShadowRealm: its own global object and its own
-intrinsics, in an isolate that stays) costs ~1 ms and ~0.1 MB. So invocations run in
-realms, each made ahead of need with the prelude *and the extension's module* already
-evaluated: on the critical path an invocation is only the call and its marshalling.
+A fresh *realm* (a ShadowRealm: its own global object and its own intrinsics, in an
+isolate that stays) costs a fraction of a fresh V8 *isolate* in time and memory (the
+figures are in bench/README.md). So invocations run in realms, each made ahead of need with
+the prelude *and the extension's module* already evaluated: on the critical path an
+invocation is only the call and its marshalling.
 
 - A :class:`Home` is one isolate made with ``realms=True`` (:mod:`.isolate`) and the
   realms prepared in it. One invocation at a time runs in a home (a host call may block on
@@ -360,10 +360,9 @@ class Realms:
 
         It waits for ``quiet`` (nothing leased or released for ``quiet_ms``) and no
         :meth:`paused`: on two cores a preparation beside a burst of invocations (a hook
-        point's chain) slowed each of them more than it saved. The quiet is short (1 ms):
-        a preparation that starts right after an invocation is ready for the next one
-        (paced 5 ms apart, in-process: median 1.2 ms against 1.9 ms waiting 3 ms, p95 2.4
-        against 5.1; bench/bench_targets.py). Two homes double-buffer:
+        point's chain) slowed each of them more than it saved. The quiet is short
+        (``quiet_ms``): a preparation that starts right after an invocation is ready for
+        the next one. Two homes double-buffer:
         leases take from the serving home, which drains, while the preparer fills the
         standby, each key up to its target; when the serving home has no realm for a key
         and the standby has, they swap. A lease never waits for a preparation in a home it

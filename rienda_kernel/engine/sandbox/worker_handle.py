@@ -34,8 +34,9 @@ from .wire import Channel, ChannelClosed, host_reply
 __all__ = ["Worker", "WorkerDied"]
 
 _ROOT = str(Path(__file__).resolve().parents[3])
-# The worker imports only the bridge's modules: stub packages stand in for
-# rienda_kernel and rienda_kernel.engine, whose __init__ imports the whole engine.
+# The worker imports only the bridge's modules: stub packages stand in for rienda_kernel
+# and rienda_kernel.engine, so that no package __init__ runs in the worker whatever it
+# comes to import.
 _BOOT = """\
 import sys
 from importlib.machinery import ModuleSpec

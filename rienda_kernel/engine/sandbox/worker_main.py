@@ -41,8 +41,9 @@ from .wire import Channel, ChannelClosed, HostReplyError, RawReply, encode_error
 
 __all__ = ["main"]
 
-# A prepared isolate commits ~10.5 MiB of private writable memory (measured with V8 14.4);
-# the pool prepares at most two during a job (its low-water mark), plus room for messages.
+# Room for what a job may commit besides its invocation: the pool prepares at most two
+# isolates during a job (its low-water mark; each commits under 12 MiB of private memory),
+# plus room for messages.
 SLACK = 2 * 12 * 1024 * 1024 + 32 * 1024 * 1024
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 ONE_WAY = frozenset({"log"})
@@ -50,8 +51,8 @@ _NOTHING = RawReply('{"value":null}')
 
 
 class _Statm:
-    """``/proc/self/statm``, opened once: each ``pread`` at offset 0 reads it anew (~0.04 ms
-    after an idle gap, against ~0.2 ms to open, read and close it; twice per job)."""
+    """``/proc/self/statm``, opened once: each ``pread`` at offset 0 reads it anew (read
+    twice per job, which costs less than opening, reading and closing it each time)."""
 
     fd: int | None = None
 
