@@ -44,7 +44,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "events": ("Confirm", "Diagnostic", "Event", "HookDecision", "Log", "MessageSaved", "Notify", "Output",
                "RunEnd", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
     "home.agents": ("Agent",),
-    "home.config": ("NAME_RULE", "load_config", "read_config", "rienda_home"),
+    "home.config": ("load_config", "read_config", "rienda_home"),
     "home.extensions": ("ExtensionLoader",),
     "http": ("warm_http",),
     "common.imports": ("import_module", "prewarm"),
@@ -60,7 +60,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "testing.hook_call": ("HookCall", "HookInvocation"),
     "testing.replay": ("ReplayReport",),
     "tools.invoke": ("OUTPUT_CAP",),
-    "tools.model": ("HOOK_POINTS", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "ToolResult"),
+    "tools.model": ("HOOK_POINTS", "NAME_RULE", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "ToolResult"),
     "ui": ("ASK_PROMPT", "CONFIRM_POLICIES", "Answer", "ConfirmPolicy", "How", "NonInteractiveUI", "Person",
            "ScrubbingUI", "UI", "Via", "confirm_policy", "typed_answer"),
 }

@@ -33,9 +33,8 @@ from typing import Any
 
 import yaml
 
-from ..builtins import STANDARD_TOOLS
 from . import yaml_file
-from .config import NAME_RULE
+from ..tools.model import NAME_RULE
 from ..errors import ConfigError
 from ..events import Diagnostic
 
@@ -49,6 +48,7 @@ __all__ = [
 
 DEFAULT_AGENT_ID = "default"
 AGENT_SOURCE = "extensions:agent"
+STANDARD_TOOLS = ("shell", "http", "read", "write")  # the built-in default agent's tools (builtins/standard.py)
 _KEYS = ("description", "model", "tools", "hooks", "max_turns", "options", "agents", "max_depth")
 _MODEL_HINT = "model must be provider/model, e.g. openai/gpt-4o"
 _DEFAULT_DESCRIPTION = "Rienda's default agent: the built-in tools and no hooks."

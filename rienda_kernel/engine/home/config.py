@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,12 +27,9 @@ from ..errors import ConfigError
 from ..events import Diagnostic
 from . import yaml_file
 
-__all__ = ["NAME_RULE", "SETTINGS", "load_config", "read_config", "rienda_home", "yaml_problem"]
+__all__ = ["SETTINGS", "load_config", "read_config", "rienda_home", "yaml_problem"]
 
 CONFIG_SOURCE = "config"
-# The names of agents, tools and hooks (their file or folder under the home): 1 to 64
-# letters, digits, "_" or "-". Anything else is skipped with a diagnostic.
-NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True)

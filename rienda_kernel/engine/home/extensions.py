@@ -25,9 +25,8 @@ from ..cancel import CancelToken
 from ..errors import ConfigError, ExtensionError
 from ..events import Diagnostic
 from ..sandbox.protocol import SandboxLike
-from ..tools.model import HOOK_POINTS, Catalog, Hook, JSTool, Tool
+from ..tools.model import HOOK_POINTS, NAME_RULE, Catalog, Hook, JSTool, Tool
 from ..tools.schemas import schema_problems
-from .config import NAME_RULE
 
 __all__ = ["DEFAULT_LOAD_TIMEOUT", "ExtensionLoader", "check_declared", "summary"]
 

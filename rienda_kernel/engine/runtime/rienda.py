@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..home.agents import Agent, list_agents, load_agent
 from ..cancel import CancelToken
-from ..home.config import NAME_RULE, read_config, rienda_home
+from ..home.config import read_config, rienda_home
 from ..errors import ArgumentsError, ConfigError
 from ..events import Diagnostic
 from ..builtins.standard import BUILTIN_TOOLS
@@ -31,7 +31,7 @@ from .conversation import DEFAULT_MAX_TURNS, Conversation
 from .seams import Link
 from ..sessions.reading import LoadedSession
 from ..sessions.store import SessionInfo, SessionStore
-from ..tools.model import Catalog, Tool, ToolResult
+from ..tools.model import NAME_RULE, Catalog, Tool, ToolResult
 from ..tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
 from ..ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
 

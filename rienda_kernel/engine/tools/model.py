@@ -15,6 +15,7 @@ objects without importing any built-in, MCP or sandbox code.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,13 @@ if TYPE_CHECKING:
     from ..ctx.files import Workspace
     from ..ui import Approvals
 
-__all__ = ["HOOK_POINTS", "BuiltinHost", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "SubagentStarter",
+__all__ = ["HOOK_POINTS", "NAME_RULE", "BuiltinHost", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "SubagentStarter",
            "Tool", "ToolResult"]
+
+# The names of agents, tools and hooks (their file or folder under the home) and of an MCP
+# server's tools as Rienda names them: 1 to 64 letters, digits, "_" or "-". Anything else
+# is skipped with a diagnostic.
+NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 HOOK_POINTS = (
     "beforeRun",

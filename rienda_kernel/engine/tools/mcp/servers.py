@@ -50,12 +50,11 @@ from typing import Any
 from ...cancel import CancelToken
 from ...errors import Interrupted
 from ...events import Diagnostic
-from ...home.config import NAME_RULE
 from .connection import Connection, StartFailed, describe_failure
 from .names import tool_name
 from .results import result_text
 from .settings import ServerSpec
-from ..model import McpTool
+from ..model import NAME_RULE, McpTool
 
 __all__ = ["McpServers"]
 
