@@ -12,7 +12,7 @@ from rienda_kernel.engine import CancelToken, ConfigError, NonInteractiveUI
 from rienda_kernel.engine.events import Log, RunEnd, RunStart, ToolCallStarted, ToolResultReady
 from rienda_kernel.engine.runtime.rienda import Rienda
 
-from ..helpers.trees import (
+from ...helpers.trees import (
     delegate,
     lead_and_cleaner,
     session_lines,
