@@ -1,6 +1,6 @@
 """One conversation: a session's messages in memory, its file on disk, its agent and model,
 and the setup of each run in it (:meth:`Conversation.run`). Made by
-:meth:`..runtime.Rienda.conversation`."""
+:meth:`.rienda.Rienda.conversation` (a sub-agent's, by :meth:`.rienda.Rienda.child_conversation`)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ class Conversation:
     never resumed alone (its lead's hooks would not cover it): that run is refused.
 
     ``session_id`` and ``loaded``: the saved session this conversation resumes, as read
-    (its messages, its approvals and the warnings of reading it). ``max_turns`` overrides the agent's and config.yaml's limit
-    (a front end may change it between runs).
+    (its messages, its approvals and the warnings of reading it). ``max_turns`` overrides
+    the agent's and config.yaml's limit (a front end may change it between runs).
     """
 
     def __init__(self, rienda: RunHost, agent_id: str, model: str | None = None, *,

@@ -40,9 +40,10 @@ if TYPE_CHECKING:
     from ..testing.replay import ReplayReport
     from ..tools.mcp.servers import McpServers
 
-__all__ = ["DEFAULT_MAX_TURNS", "Conversation", "Rienda", "SavedExtension"]
+__all__ = ["CONFIRM_ENV", "DEFAULT_MAX_TURNS", "Conversation", "Rienda", "SavedExtension"]
 
-CONFIRM_ENV = "RIENDA_CONFIRM"
+CONFIRM_ENV = "RIENDA_CONFIRM"  # the environment variable holding a front end's confirm policy
+
 
 @dataclass(frozen=True)
 class SavedExtension:
