@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 # The engine loads each name on first use: `rienda --help` (and a run with no JavaScript
 # extensions) loads only what it needs.
+from .. import __version__
 from ..engine import CONFIRM_POLICIES, CancelToken, ConfigError, RiendaError
 from ..frontends import OutputStream, Reader, check_folder, check_output_file, error_line
 
@@ -86,6 +87,7 @@ def _command(argv: list[str] | None, out: Output) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rienda", description="Rienda: agents with JavaScript tools and hooks.")
     parser.add_argument("--home", help="the Rienda home (default: $RIENDA_HOME or ~/.rienda)")
+    parser.add_argument("--version", action="version", version=f"rienda {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="run one prompt (from PROMPT or standard input)")

@@ -129,3 +129,21 @@ def test_call_shows_the_tool_ctx_config_without_the_secrets_of_config_yaml(tmp_p
     assert done.returncode == 0, done.stderr
     assert_redacted(done.stdout)
     assert not [secret for secret in SECRETS if secret in done.stderr]
+
+
+def test_version_is_said_by_both_entries():
+    from rienda_kernel import __version__
+
+    done = rienda("--version")
+    assert (done.returncode, done.stdout) == (0, f"rienda {__version__}\n")
+    module = subprocess.run([sys.executable, "-m", "rienda_kernel", "--version"], capture_output=True, text=True,
+                            timeout=60)
+    assert (module.returncode, module.stdout) == (0, f"rienda {__version__}\n")
+
+
+def test_python_m_rienda_kernel_help_is_riendas_own_and_starts_no_kernel():
+    done = subprocess.run([sys.executable, "-m", "rienda_kernel", "--help"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.startswith("usage: python -m rienda_kernel install")
+    assert "rienda --help" in done.stdout and "IPython" not in done.stdout
