@@ -8,6 +8,8 @@ made: a run against an OpenAI-compatible endpoint never loads the Anthropic one.
 
 from __future__ import annotations
 
+import difflib
+
 import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -89,8 +91,10 @@ def provider_for(model_id: str, config: Mapping[str, Any]) -> tuple[Provider, st
     try:
         factory = PROVIDERS[prefix]
     except KeyError as exc:
-        known = ", ".join(sorted(set(PROVIDERS) | set(endpoints)))
-        raise ConfigError(f"model {model_id!r}: no provider named {prefix!r} (known: {known}; "
+        names = sorted(set(PROVIDERS) | {name for name in endpoints if isinstance(name, str)})
+        close = difflib.get_close_matches(prefix, names, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"model {model_id!r}: no provider named {prefix!r} ({hint}known: {', '.join(names)}; "
                           "add one under providers: in config.yaml)") from exc
     return factory(config), name
 

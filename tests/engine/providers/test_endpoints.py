@@ -189,3 +189,12 @@ def test_the_last_line_says_when_the_server_reported_no_usage(rig, keyless):
                                    "--agent", "a", "Hi"], cwd=rig.workdir, capture_output=True, text=True, timeout=60)
     assert done_run.returncode == 0
     assert done_run.stderr.splitlines()[-1].endswith("· usage: none reported by the model (1 model turn)")
+
+
+def test_an_unknown_provider_gets_a_did_you_mean_from_the_built_ins_and_the_named_endpoints():
+    with pytest.raises(ConfigError, match=r"no provider named 'opnai' \(did you mean 'openai'\? known: "):
+        provider_for("opnai/gpt-4o", {})
+    with pytest.raises(ConfigError, match=r"did you mean 'local'\?"):
+        provider_for("locl/qwen", {"providers": {"local": {"api": "openai", "base_url": "http://127.0.0.1:1"}}})
+    with pytest.raises(ConfigError, match=r"no provider named 'zzz' \(known: "):
+        provider_for("zzz/m", {})
