@@ -131,3 +131,13 @@ def test_an_expectations_file_and_a_scripted_model_refuse_a_repeated_key(tmp_pat
     script.write_text(BOMB.replace("a0: ", "- a0: ", 1).replace("\na", "\n  a"))
     with pytest.raises(ConfigError, match=r"script\.yaml:\d+: expands to more than 100000 values"):
         load_script(script)
+
+
+def test_a_tab_in_yaml_says_to_indent_with_spaces_at_its_line_in_the_cli(tmp_path):
+    (tmp_path / "config.yaml").write_text("providers:\n\tlocal: {api: openai}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"config.yaml:2: malformed YAML: .*'\\t'.*indents with spaces"):
+        read_config(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "--home", str(tmp_path), "agents"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "config.yaml:2: malformed YAML" in done.stderr and "YAML indents with spaces" in done.stderr

@@ -58,8 +58,10 @@ def load(text: str, *, first_line: int = 1) -> tuple[Any, yaml.Node | None, dict
         return repair(loader.construct_document(node)), node, keys
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        raise YAMLProblem(mark.line + 1 + offset if mark else None,
-                          f"malformed YAML: {getattr(exc, 'problem', None) or exc}") from exc
+        problem = str(getattr(exc, "problem", None) or exc)
+        if "'\\t'" in problem:  # PyYAML says "found character '\t' that cannot start any token"
+            problem += " (YAML indents with spaces: replace the tab with spaces)"
+        raise YAMLProblem(mark.line + 1 + offset if mark else None, f"malformed YAML: {problem}") from exc
     except RecursionError:  # the composer recurses: thousands of levels, which a chained cause would keep alive
         raise YAMLProblem(None, f"nested more than {MAX_DEPTH} levels deep") from None
     finally:
