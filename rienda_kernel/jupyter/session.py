@@ -144,10 +144,14 @@ class NotebookSession:
         return self.rienda.confirm_policy(self.confirm_policy)
 
     def set_home(self, home: str | os.PathLike[str]) -> None:
-        """Point at another RIENDA_HOME (created if missing), in a new session."""
+        """Point at another RIENDA_HOME, in a new session: an existing folder, or a new one
+        made inside an existing folder (a path whose parent is missing is a typo, refused)."""
         path = Path(home).expanduser()
         if path.exists() and not path.is_dir():
             raise ConfigError(f"{path} is a file, not a folder")
+        if not path.exists() and not path.absolute().parent.is_dir():
+            raise ConfigError(f"{path} does not exist, nor does its folder {path.absolute().parent}; give an "
+                              "existing Rienda home, or a new one inside an existing folder")
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

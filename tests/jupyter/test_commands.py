@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import shutil
 
 import pytest
@@ -450,3 +451,11 @@ def test_resume_last_continues_the_newest_session(nb, tmp_path):
     assert nb.session_id is None
     run(nb, "resume last")
     assert nb.session_id == second != first
+
+
+def test_home_refuses_a_path_whose_folder_is_missing_and_makes_one_inside_an_existing_folder(nb, tmp_path):
+    with pytest.raises(CommandError, match=r"home: /no/such/dir does not exist, nor does its folder /no/such"):
+        run_rienda_command(nb, "home /no/such/dir")
+    assert not pathlib.Path("/no/such").exists()
+    made = run_rienda_command(nb, f"home {tmp_path / 'new-home'}")
+    assert made.value == tmp_path / "new-home" and (tmp_path / "new-home").is_dir()
