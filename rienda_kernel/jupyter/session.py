@@ -145,13 +145,15 @@ class NotebookSession:
 
     def set_home(self, home: str | os.PathLike[str]) -> None:
         """Point at another RIENDA_HOME, in a new session: an existing folder, or a new one
-        made inside an existing folder (a path whose parent is missing is a typo, refused)."""
+        (its missing folders made) inside an existing folder or the notebook's own; a path
+        elsewhere whose folder is missing is taken for a typo and refused."""
         path = Path(home).expanduser()
         if path.exists() and not path.is_dir():
             raise ConfigError(f"{path} is a file, not a folder")
-        if not path.exists() and not path.absolute().parent.is_dir():
-            raise ConfigError(f"{path} does not exist, nor does its folder {path.absolute().parent}; give an "
-                              "existing Rienda home, or a new one inside an existing folder")
+        parent = path.absolute().parent
+        if not path.exists() and not parent.is_dir() and not parent.is_relative_to(Path.cwd()):
+            raise ConfigError(f"{path} does not exist, nor does its folder {parent}; give an existing Rienda "
+                              "home, or a new one inside an existing folder or this notebook's")
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
