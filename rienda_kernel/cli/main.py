@@ -290,16 +290,34 @@ def _hooks(args: argparse.Namespace) -> int:
     catalog = rienda.catalog()
     for name, hook in sorted(catalog.hooks.items()):
         print(f"{name}\t{', '.join(hook.points)}\t[{hook.path}]")
+    if not catalog.hooks:
+        print(f"no usable hook in {rienda.home / 'hooks'}", file=sys.stderr)
     _print_diagnostics(_config_diagnostics(rienda)
                        + [d for d in catalog.diagnostics if d.source == "extensions:hook"])
     return 0
 
 
 def _sessions(args: argparse.Namespace) -> int:
-    for info in _rienda(args).sessions():
+    """One line a session on stdout; where none was found, a line on stderr saying where it
+    looked (and where the demo's are, after ``rienda demo``)."""
+    rienda = _rienda(args)
+    found = rienda.sessions()
+    for info in found:
         lead = f"\tsub-agent of {info.parent_session_id}" if info.parent_session_id else ""
         print(f"{info.id}\t{info.agent}\t{info.model}\t{info.messages} messages\t{info.title}{lead}")
+    if not found:
+        print(f"no saved sessions in {rienda.store.directory}{_demo_sessions_hint(rienda.home)}", file=sys.stderr)
     return 0
+
+
+def _demo_sessions_hint(home: Path) -> str:
+    """Where ``rienda demo`` saved its sessions, when that is another home that has some."""
+    from .demo import demo_root
+
+    demo_home = demo_root() / "home"
+    if demo_home.resolve() == home.resolve() or not any((demo_home / "sessions").glob("*.jsonl")):
+        return ""
+    return f"; rienda demo saved its sessions in its own home: rienda --home {demo_home} sessions"
 
 
 def _show(args: argparse.Namespace) -> int:

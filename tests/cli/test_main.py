@@ -147,3 +147,25 @@ def test_python_m_rienda_kernel_help_is_riendas_own_and_starts_no_kernel():
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.startswith("usage: python -m rienda_kernel install")
     assert "rienda --help" in done.stdout and "IPython" not in done.stdout
+
+
+def test_empty_listings_say_where_they_looked_and_where_the_demos_sessions_are(tmp_path):
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    env = {**os.environ, "RIENDA_HOME": str(home), "XDG_DATA_HOME": str(data)}
+
+    def listing(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", *args], env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    sessions = listing("sessions")
+    assert (sessions.returncode, sessions.stdout) == (0, "")  # nothing on stdout for a script to count
+    assert sessions.stderr == f"no saved sessions in {home / 'sessions'}\n"
+    hooks = listing("hooks")
+    assert (hooks.returncode, hooks.stdout, hooks.stderr) == (0, "", f"no usable hook in {home / 'hooks'}\n")
+    demo_sessions = data / "rienda" / "demo" / "home" / "sessions"
+    demo_sessions.mkdir(parents=True)
+    (demo_sessions / "20261204-000000-000000-abcd.jsonl").write_text("{}\n", encoding="utf-8")
+    after_demo = listing("sessions")
+    assert after_demo.stderr == (f"no saved sessions in {home / 'sessions'}; rienda demo saved its sessions in its "
+                                 f"own home: rienda --home {demo_sessions.parent} sessions\n")
