@@ -106,7 +106,8 @@ def module_name(path: Path) -> str:
 def import_graph() -> dict[str, set[str]]:
     """Each rienda_kernel module and the project modules it imports: every import counted
     (top level, in a function, under ``TYPE_CHECKING``), ``from pkg import module`` as an
-    import of that module."""
+    import of that module. A module's own packages are not counted: Python runs them
+    before the module in any case."""
     modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
 
     def resolve(name: str) -> str | None:
@@ -117,7 +118,8 @@ def import_graph() -> dict[str, set[str]]:
     graph = {}
     for name, path in modules.items():
         targets = {resolve(module) for _, module in imported_modules(path)}
-        graph[name] = {target for target in targets if target and target != name}
+        own_packages = {name.rsplit(".", depth)[0] for depth in range(1, name.count(".") + 1)}
+        graph[name] = {target for target in targets if target and target != name and target not in own_packages}
     return graph
 
 

@@ -28,6 +28,7 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,9 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-kernel", action="store_true", help="do not register the Rienda Jupyter kernel")
     demo.set_defaults(command=_demo)
 
-    for name, handler, text in (("agents", _agents, "list agents"), ("tools", _tools, "list tools"),
-                                ("hooks", _hooks, "list hooks"), ("sessions", _sessions, "list sessions")):
-        commands.add_parser(name, help=f"{text}, with diagnostics").set_defaults(command=handler)
+    for name, text in (("agents", "list agents"), ("tools", "list tools"), ("hooks", "list hooks"),
+                       ("sessions", "list sessions")):
+        commands.add_parser(name, help=f"{text}, with diagnostics").set_defaults(command=_listing(name))
 
     show = commands.add_parser("show", help="print a session")
     show.add_argument("session", help="the session id")
@@ -186,6 +187,19 @@ def _rienda(args: argparse.Namespace) -> Rienda:
     return rienda
 
 
+def _listing(name: str) -> Callable[[argparse.Namespace], int]:
+    """The listing command ``name`` (:mod:`.listings`, imported when it runs) over the
+    engine of ``--home``."""
+    def list_them(args: argparse.Namespace) -> int:
+        from . import listings
+
+        shown = {"agents": listings.agents, "tools": listings.tools, "hooks": listings.hooks,
+                 "sessions": listings.sessions}[name]
+        return shown(_rienda(args), args)
+
+    return list_them
+
+
 def _policy(args: argparse.Namespace, rienda: Rienda) -> ConfirmPolicy:
     """--confirm / --yes, else $RIENDA_CONFIRM, else config.yaml's, else ask."""
     return rienda.confirm_policy(args.confirm)
@@ -242,82 +256,6 @@ def _prompt_from_stdin() -> str:
     if sys.stdin is None or sys.stdin.isatty():
         raise RiendaError("no prompt: pass it as an argument or on standard input")
     return sys.stdin.read()
-
-
-def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
-    for diagnostic in diagnostics:
-        print(f"diagnostic: {diagnostic.message}", file=sys.stderr)
-
-
-def _config_diagnostics(rienda: Rienda) -> list[Diagnostic]:
-    """What a listing says about config.yaml: its unknown keys, or why it cannot be used."""
-    from ..engine import Diagnostic
-
-    try:
-        return rienda.config_diagnostics()
-    except ConfigError as exc:
-        return [Diagnostic("config", str(exc))]
-
-
-def _agents(args: argparse.Namespace) -> int:
-    agents, diagnostics = _rienda(args).agents()
-    for agent in agents:
-        print(f"{agent.id}\t{agent.model_label}\t{agent.description}\t[{agent.path or 'built-in'}]")
-    _print_diagnostics(diagnostics)
-    return 0
-
-
-def _tools(args: argparse.Namespace) -> int:
-    """Built-in and user tools, then each MCP server's tools (their names group them)."""
-    from ..engine import BuiltinTool, McpTool
-
-    rienda = _rienda(args)
-    catalog = rienda.catalog(mcp_servers=True)
-    for name, tool in sorted(catalog.tools.items(), key=lambda item: (isinstance(item[1], McpTool), item[0])):
-        origin = (f"MCP server {tool.server}" if isinstance(tool, McpTool)
-                  else "built-in" if isinstance(tool, BuiltinTool) else tool.path)
-        shadowed = "the MCP server's tool" if name.startswith("mcp__") else "the built-in"
-        note = f" (shadows {shadowed})" if name in catalog.shadowed else ""
-        description = tool.description.strip().split("\n", 1)[0]
-        print(f"{name}\t{description}\t[{origin}]{note}")
-    _print_diagnostics(_config_diagnostics(rienda) + [d for d in catalog.diagnostics
-                                                      if d.source == "extensions:tool" or d.source.startswith("mcp:")])
-    return 0
-
-
-def _hooks(args: argparse.Namespace) -> int:
-    rienda = _rienda(args)
-    catalog = rienda.catalog()
-    for name, hook in sorted(catalog.hooks.items()):
-        print(f"{name}\t{', '.join(hook.points)}\t[{hook.path}]")
-    if not catalog.hooks:
-        print(f"no usable hook in {rienda.home / 'hooks'}", file=sys.stderr)
-    _print_diagnostics(_config_diagnostics(rienda)
-                       + [d for d in catalog.diagnostics if d.source == "extensions:hook"])
-    return 0
-
-
-def _sessions(args: argparse.Namespace) -> int:
-    """One line a session on stdout; where none was found, a line on stderr saying where it
-    looked (and where the demo's are, after ``rienda demo``)."""
-    rienda = _rienda(args)
-    found = rienda.sessions()
-    for info in found:
-        lead = f"\tsub-agent of {info.parent_session_id}" if info.parent_session_id else ""
-        print(f"{info.id}\t{info.agent}\t{info.model}\t{info.messages} messages\t{info.title}{lead}")
-    if not found:
-        print(f"no saved sessions in {rienda.store.directory}{_demo_sessions_hint(rienda.home)}", file=sys.stderr)
-    return 0
-
-
-def _demo_sessions_hint(home: Path) -> str:
-    """Where ``rienda demo`` saved its sessions, when that is another home that has some."""
-    from .demo import demo_root
-
-    demo_home = demo_root() / "home"
-    if demo_home.resolve() == home.resolve() or not any((demo_home / "sessions").glob("*.jsonl")):
-        return ""
-    return f"; rienda demo saved its sessions in its own home: rienda --home {demo_home} sessions"
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -1,0 +1,86 @@
+"""The listings of the ``rienda`` command: ``agents``, ``tools``, ``hooks``, ``sessions``.
+
+Each prints one tab-separated line per item on stdout and its diagnostics on stderr; a
+listing with nothing to show says so on stderr, with where it looked (stdout stays empty
+for a script that counts lines)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..engine import BuiltinTool, ConfigError, Diagnostic, McpTool
+from .demo import demo_root
+
+if TYPE_CHECKING:
+    from ..engine import Rienda
+
+__all__ = ["agents", "config_diagnostics", "hooks", "print_diagnostics", "sessions", "tools"]
+
+
+def print_diagnostics(diagnostics: list[Diagnostic]) -> None:
+    for diagnostic in diagnostics:
+        print(f"diagnostic: {diagnostic.message}", file=sys.stderr)
+
+
+def config_diagnostics(rienda: Rienda) -> list[Diagnostic]:
+    """What a listing says about config.yaml: its unknown keys, or why it cannot be used."""
+    try:
+        return rienda.config_diagnostics()
+    except ConfigError as exc:
+        return [Diagnostic("config", str(exc))]
+
+
+def agents(rienda: Rienda, args: argparse.Namespace) -> int:
+    agents, diagnostics = rienda.agents()
+    for agent in agents:
+        print(f"{agent.id}\t{agent.model_label}\t{agent.description}\t[{agent.path or 'built-in'}]")
+    print_diagnostics(diagnostics)
+    return 0
+
+
+def tools(rienda: Rienda, args: argparse.Namespace) -> int:
+    """Built-in and user tools, then each MCP server's tools (their names group them)."""
+    catalog = rienda.catalog(mcp_servers=True)
+    for name, tool in sorted(catalog.tools.items(), key=lambda item: (isinstance(item[1], McpTool), item[0])):
+        origin = (f"MCP server {tool.server}" if isinstance(tool, McpTool)
+                  else "built-in" if isinstance(tool, BuiltinTool) else tool.path)
+        shadowed = "the MCP server's tool" if name.startswith("mcp__") else "the built-in"
+        note = f" (shadows {shadowed})" if name in catalog.shadowed else ""
+        description = tool.description.strip().split("\n", 1)[0]
+        print(f"{name}\t{description}\t[{origin}]{note}")
+    print_diagnostics(config_diagnostics(rienda) + [d for d in catalog.diagnostics
+                                                    if d.source == "extensions:tool" or d.source.startswith("mcp:")])
+    return 0
+
+
+def hooks(rienda: Rienda, args: argparse.Namespace) -> int:
+    catalog = rienda.catalog()
+    for name, hook in sorted(catalog.hooks.items()):
+        print(f"{name}\t{', '.join(hook.points)}\t[{hook.path}]")
+    if not catalog.hooks:
+        print(f"no usable hook in {rienda.home / 'hooks'}", file=sys.stderr)
+    print_diagnostics(config_diagnostics(rienda) + [d for d in catalog.diagnostics if d.source == "extensions:hook"])
+    return 0
+
+
+def sessions(rienda: Rienda, args: argparse.Namespace) -> int:
+    """One line a session on stdout; where none was found, a line on stderr saying where it
+    looked (and where the demo's are, after ``rienda demo``)."""
+    found = rienda.sessions()
+    for info in found:
+        lead = f"\tsub-agent of {info.parent_session_id}" if info.parent_session_id else ""
+        print(f"{info.id}\t{info.agent}\t{info.model}\t{info.messages} messages\t{info.title}{lead}")
+    if not found:
+        print(f"no saved sessions in {rienda.store.directory}{_demo_sessions_hint(rienda.home)}", file=sys.stderr)
+    return 0
+
+
+def _demo_sessions_hint(home: Path) -> str:
+    """Where ``rienda demo`` saved its sessions, when that is another home that has some."""
+    demo_home = demo_root() / "home"
+    if demo_home.resolve() == home.resolve() or not any((demo_home / "sessions").glob("*.jsonl")):
+        return ""
+    return f"; rienda demo saved its sessions in its own home: rienda --home {demo_home} sessions"
