@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..engine import BuiltinTool, ConfigError, Diagnostic, McpTool
+from ..engine import BuiltinTool, ConfigError, Diagnostic, McpTool, SessionBusy
 from .demo import demo_root
 
 if TYPE_CHECKING:
@@ -67,14 +67,48 @@ def hooks(rienda: Rienda, args: argparse.Namespace) -> int:
 
 
 def sessions(rienda: Rienda, args: argparse.Namespace) -> int:
-    """One line a session on stdout; where none was found, a line on stderr saying where it
-    looked (and where the demo's are, after ``rienda demo``)."""
-    found = rienda.sessions()
-    for info in found:
+    """``rienda sessions``: one line a session on stdout (``--agent``, ``-n`` choose which);
+    ``rm ID...`` and ``--prune`` remove sessions, a line each on stdout. With nothing to
+    list or prune, a line on stderr says where it looked (and where the demo's sessions
+    are, after ``rienda demo``)."""
+    if args.remove:
+        return _remove(rienda, args.remove)
+    if args.prune:
+        return _prune(rienda)
+    found = [info for info in rienda.sessions() if args.agent in (None, info.agent)]
+    for info in found[-args.n:] if args.n else found:
         lead = f"\tsub-agent of {info.parent_session_id}" if info.parent_session_id else ""
         print(f"{info.id}\t{info.agent}\t{info.model}\t{info.messages} messages\t{info.title}{lead}")
     if not found:
-        print(f"no saved sessions in {rienda.store.directory}{_demo_sessions_hint(rienda.home)}", file=sys.stderr)
+        which = f"of agent {args.agent} " if args.agent else ""
+        print(f"no saved sessions {which}in {rienda.store.directory}{_demo_sessions_hint(rienda.home)}",
+              file=sys.stderr)
+    return 0
+
+
+def _remove(rienda: Rienda, words: list[str]) -> int:
+    if words[0] != "rm" or len(words) < 2:
+        raise ConfigError(f"rienda sessions takes rm and the sessions to remove, not {' '.join(words)!r}")
+    for session_id in words[1:]:
+        for removed in rienda.remove_session(session_id):
+            print(f"removed {removed}")
+    return 0
+
+
+def _prune(rienda: Rienda) -> int:
+    """Remove the top-level sessions that hold no answer (a run refused or failed before the
+    model answered leaves its prompt alone); a session a run is writing stays."""
+    pruned = 0
+    for info in rienda.sessions():
+        if info.parent_session_id is None and info.messages <= 1:
+            try:
+                rienda.remove_session(info.id)
+            except SessionBusy:
+                continue
+            print(f"removed {info.id}\t{info.agent}\t{info.title}")
+            pruned += 1
+    if not pruned:
+        print(f"no session to prune in {rienda.store.directory}", file=sys.stderr)
     return 0
 
 

@@ -109,9 +109,16 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-kernel", action="store_true", help="do not register the Rienda Jupyter kernel")
     demo.set_defaults(command=_demo)
 
-    for name, text in (("agents", "list agents"), ("tools", "list tools"), ("hooks", "list hooks"),
-                       ("sessions", "list sessions")):
+    for name, text in (("agents", "list agents"), ("tools", "list tools"), ("hooks", "list hooks")):
         commands.add_parser(name, help=f"{text}, with diagnostics").set_defaults(command=_listing(name))
+    sessions = commands.add_parser("sessions", help="list sessions (oldest first), or remove them")
+    sessions.add_argument("remove", nargs="*", metavar="rm ID", help="rm and the sessions to remove (or last), "
+                                                                       "with their sub-agents' sessions")
+    sessions.add_argument("--agent", help="only this agent's sessions")
+    sessions.add_argument("-n", type=_positive, metavar="N", help="only the newest N")
+    sessions.add_argument("--prune", action="store_true",
+                          help="remove the sessions whose run ended before the model answered")
+    sessions.set_defaults(command=_listing("sessions"))
 
     show = commands.add_parser("show", help="print a session")
     show.add_argument("session", help="the session id")

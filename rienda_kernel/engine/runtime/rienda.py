@@ -192,6 +192,28 @@ class Rienda:
                               else f"there is no saved session in {self.store.directory}")
         return saved[-1].id
 
+    def remove_session(self, session_id: str) -> list[str]:
+        """Delete the saved session ``session_id`` (or ``last``) and its sub-agents' sessions
+        (which cannot be resumed without it), children first: the ids removed.
+        :class:`SessionBusy` for a session a run is writing (the ones before it are gone)."""
+        session_id = self.resolve_session(session_id)
+        children: dict[str, list[str]] = {}
+        for info in self.sessions():
+            if info.parent_session_id:
+                children.setdefault(info.parent_session_id, []).append(info.id)
+        order: list[str] = []
+
+        def gather(parent: str) -> None:
+            for child in children.get(parent, []):
+                if child not in order:
+                    gather(child)
+            order.append(parent)
+
+        gather(session_id)
+        for doomed in order:
+            self.store.remove(doomed)
+        return order
+
     def load_session(self, session_id: str) -> LoadedSession:
         """The saved session ``session_id`` (or ``last``), read tolerantly: lines it cannot
         read are left out and named in ``warnings`` (``file:line``)."""

@@ -283,6 +283,18 @@ class SessionStore:
         """
         return read_session(self._existing(session_id))
 
+    def remove(self, session_id: str) -> Path:
+        """Delete session ``session_id``'s file, holding its lock while it does: its path.
+        :class:`SessionBusy` while a run writes it (nothing is deleted); :class:`SessionError`
+        if it does not exist; OSError if the folder does not let it go."""
+        path = self._existing(session_id)
+        writer = SessionWriter(session_id, path, os.open(path, os.O_RDWR | os.O_APPEND), self.scrubber)
+        try:
+            path.unlink()
+        finally:
+            writer.close()
+        return path
+
     def list(self) -> list[SessionInfo]:
         """Every readable session, oldest first (sorted by id). Files that cannot be read
         or have a bad header are left out silently (:meth:`load` reports them)."""
