@@ -245,6 +245,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"rienda: standard output was closed, so the run was stopped; session {result.session_id} kept "
               "what was produced", file=sys.stderr)
         return CLOSED_EXIT
+    if result.reason == "interrupted" and not args.json:  # even before the first token: say why it ended
+        print("rienda: interrupted", file=sys.stderr)
     if result.session_id and not args.json:
         usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"])
         print(f"session {result.session_id}" + (f" · {usage}" if usage else ""), file=sys.stderr)

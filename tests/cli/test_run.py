@@ -297,3 +297,16 @@ def test_config_yaml_says_what_it_ignored_and_refuses_a_wrong_type(setup):
     done = rienda(home, work, "run", "--agent", "pub", "publish it")
     assert done.returncode == 1 and list((home / "sessions").glob("*.jsonl")) == sessions
     assert f"rienda: {config}:2: auto_approve must be true or false (a YAML boolean, without quotes), got the string 'true'" in done.stderr
+
+
+def test_ctrl_c_before_the_first_token_says_interrupted(setup, start_run):
+    home, work = setup
+    (home / "hooks" / "audit" / "index.js").write_text(
+        'module.exports = { beforeModelRequest(ctx) { ctx.log("asking the model"); } };')
+    write_script(work, [{"text": "late", "chunk_delay_ms": 60000}])
+    proc = start_run(home, work, "--agent", "pub", "talk")
+    read_until(proc, "stderr", "asking the model")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (130, "")
+    assert "rienda: interrupted\n" in err and err.rstrip().splitlines()[-1].startswith("session ")
