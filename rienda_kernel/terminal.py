@@ -41,7 +41,7 @@ from .engine import (
     typed_answer,
 )
 
-__all__ = ["JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
+__all__ = ["CLI_ALLOW_HINT", "MAGICS_ALLOW_HINT", "JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
 
 
 class TerminalPrompt:
@@ -90,14 +90,22 @@ def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
             os.close(wake_write)
 
 
+# What a confirm refused by policy (or with nobody to ask) adds: how to allow it.
+CLI_ALLOW_HINT = "to allow it: --yes, --confirm allow, or RIENDA_CONFIRM=allow"
+MAGICS_ALLOW_HINT = "to allow it: %rienda confirm allow"
+_POLICY_DENIALS = ("default-deny", "auto-deny")
+
+
 class TerminalUI(_AnsweringUI):
-    """Text to stdout as it streams; activity to stderr."""
+    """Text to stdout as it streams; activity to stderr. A confirm that the policy (or
+    nobody to ask) refused says how to allow it (``allow_hint``: the front end's way)."""
 
     def __init__(self, policy: ConfirmPolicy, stdin: IO[str] | None,
-                 out: IO[str] | None = None, err: IO[str] | None = None) -> None:
+                 out: IO[str] | None = None, err: IO[str] | None = None, *, allow_hint: str = CLI_ALLOW_HINT) -> None:
         out, err = out or sys.stdout, err or sys.stderr  # as they are now (the command wraps them)
         super().__init__(policy, stdin, err)
         self.out, self.err = out, err
+        self.allow_hint = allow_hint
         self._text_open = False
         self._thinking_open = False
         self._sub_line_start = True  # a sub-agent's next piece starts a line (gets its indent)
@@ -121,7 +129,7 @@ class TerminalUI(_AnsweringUI):
             self.out.flush()
             self._text_open = True
             return
-        line = _describe(event)
+        line = self._hinted(event, _describe(event))
         if self._text_open and (line or isinstance(event, RunEnd)):  # the answer's line ends first
             self.out.write("\n")
             self.out.flush()
@@ -132,7 +140,7 @@ class TerminalUI(_AnsweringUI):
 
     def _sub_agent(self, event: Event) -> None:
         """A sub-agent's event: indented on stderr (its text as saved, not streamed)."""
-        line = _describe_sub_agent(event)
+        line = self._hinted(event, _describe_sub_agent(event))
         if not line:
             return
         if self._thinking_open:
@@ -147,6 +155,14 @@ class TerminalUI(_AnsweringUI):
             self.err.write((pad if self._sub_line_start else "") + piece)
             self._sub_line_start = piece.endswith("\n")
         self.err.flush()
+
+
+    def _hinted(self, event: Event, line: str | None) -> str | None:
+        """``line``, with how to allow it for a confirm the policy refused."""
+        if line and isinstance(event, Confirm) and not event.answer and event.how in _POLICY_DENIALS:
+            text = line.rstrip("\n")
+            return f"{text}; {self.allow_hint}\n"
+        return line
 
 
 def _describe_sub_agent(event: Event) -> str | None:

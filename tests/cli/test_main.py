@@ -55,9 +55,12 @@ def test_an_error_result_exits_1_and_bad_arguments_name_the_field(tmp_path):
 def test_confirm_is_denied_by_default_and_allowed_with_yes(tmp_path):
     denied = rienda("call", "publish", "--workdir", str(tmp_path))
     assert (denied.returncode, denied.stdout) == (1, "cancelled by the user\n")
-    assert "confirm 'Publish': denied (default-deny)" in denied.stderr
+    assert ("confirm 'Publish': denied (default-deny); to allow it: --yes, --confirm allow, or RIENDA_CONFIRM=allow\n"
+            in denied.stderr)
+    refused = rienda("call", "publish", "--workdir", str(tmp_path), "--confirm", "deny")
+    assert "denied (auto-deny); to allow it: --yes" in refused.stderr
     allowed = rienda("call", "publish", "--workdir", str(tmp_path), "--yes")
-    assert "confirm 'Publish': allowed (auto-approve)" in allowed.stderr
+    assert "confirm 'Publish': allowed (auto-approve)\n" in allowed.stderr
     assert allowed.returncode == 1 and "not a git repository" in allowed.stdout.lower()
 
 

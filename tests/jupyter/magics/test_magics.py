@@ -274,3 +274,25 @@ def test_a_question_mark_at_the_end_is_part_of_the_prompt_not_help(python_kernel
     outputs(fe, "r = %rienda ask What is the answer?")
     assert value_of(fe, "r.messages[0].text") == "What is the answer?"
     assert value_of(fe, "r.text") == "Forty-two."
+
+
+def test_terminal_ipython_says_how_the_magics_allow_a_confirm_the_policy_refused(tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "agents").mkdir(parents=True)
+    work.mkdir()
+    write_extension(home, "tools", "publish", PUBLISH)
+    write_agent(home, "pub", tools=["publish"])
+    write_script(work, call_script("publish"))
+    program = textwrap.dedent("""
+        from IPython.testing.globalipapp import start_ipython
+        ip = start_ipython()
+        ip.run_line_magic("load_ext", "rienda_kernel")
+        ip.run_line_magic("rienda", "use pub")
+        ip.run_line_magic("rienda", "confirm deny")
+        r = ip.run_line_magic("rienda", "ask publish it")
+        print("RESULT", r.reason)
+    """)
+    done = subprocess.run([sys.executable, "-c", program], cwd=work, input="", capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "RIENDA_HOME": str(home)})
+    assert "RESULT end_turn" in done.stdout, done.stderr
+    assert "confirm 'Publish': denied (auto-deny); to allow it: %rienda confirm allow\n" in done.stderr
