@@ -7,8 +7,14 @@ Every event is a frozen dataclass with a ``type`` class attribute (its wire name
 Every event also has ``depth`` (keyword only): 0 for what the top-level run reports, 1 for
 a sub-agent it started with the ``agent`` tool, 2 for a sub-agent of that one... A child
 run's events reach the same front end, between its ``agent`` call's :class:`ToolCallStarted`
-and :class:`ToolResultReady`, each tagged with the child's depth; its :class:`RunStart` names
-the parent session and call. Fields are only ever added, so ``--json`` readers keep working.
+and :class:`ToolResultReady`, each tagged with the child's depth and ``session_id``, the session
+its run is saved in; its :class:`RunStart` names the parent session and call. What a child
+reports while it is set up, before its session exists (diagnostics of loading its agent, the
+default-model notice), is held until its ``RunStart`` and then goes out with that session's
+id, in its order; when the setup fails no session exists, and those events and the child's
+``RunEnd`` go out with ``session_id`` None. A top-level run's events have ``session_id``
+None (its ``RunStart`` names the session). Fields are only ever added, so ``--json``
+readers keep working.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ Via = Literal["buttons", "y/N"]  # how a person answered: a front end's buttons,
 class Event:
     type: ClassVar[str] = "event"
     depth: int = field(default=0, kw_only=True)  # 0: the top-level run; n: a sub-agent n levels down
+    session_id: str | None = field(default=None, kw_only=True)  # a sub-agent's event: its run's session
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, **asdict(self)}
@@ -143,7 +150,7 @@ class RunStart(Event):
     run (``depth`` > 0) names the session and the ``agent`` call that started it."""
 
     type: ClassVar[str] = "run_start"
-    session_id: str
+    session_id: str = field()  # the base class's field, required here: every run names its session
     agent: str
     model: str
     parent_session_id: str | None = None

@@ -228,7 +228,12 @@ class NotebookUI(UI):
     # -- confirm -------------------------------------------------------------------------
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         """The strategy (the engine decides, once): ask the person; while a person is
-        asked, the status line says so."""
+        asked, the status line says so. What the run showed until now is in the cell
+        before it asks (updates held back to keep them apart go out first): a confirm
+        blocks the thread whose next event would have sent them."""
+        self._nest.flush()
+        if self._logs is not None:
+            self._logs.flush()
         asking = self.interactive
         if asking:
             self._activity = f"waiting for your answer to “{title}”…"

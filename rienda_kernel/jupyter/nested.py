@@ -5,8 +5,9 @@ child's ``RunStart`` and ``RunEnd`` (between its ``agent`` call and that call's 
 calls run one at a time, so the run a depth-``n`` event belongs to is the one open at that
 depth. :class:`Nest` keeps those runs as a stack and shows the outermost one (depth 1) as
 one display, right below the call that started it, updated in place while someone watches
-(at most every :data:`_UPDATE_EVERY` seconds, and at once when it ends); a grandchild is
-drawn inside its parent's box, and so on down.
+(at most every :data:`_UPDATE_EVERY` seconds, at once when it ends, and at once before a
+confirm blocks the run: :meth:`Nest.flush`); a grandchild is drawn inside its parent's box,
+and so on down.
 
 While the run goes on the box shows everything: its messages (streaming text with a
 cursor), its tool calls with their arguments, the hooks that refused or rewrote them and
@@ -263,6 +264,13 @@ class Nest:
                 self._render(final=not self._open)
             else:
                 self._render(final=False, soon=True)
+
+    def flush(self) -> None:
+        """Show now an update held back to keep updates apart: called before the run
+        blocks (a confirm waits), so everything the sub-agents did is in the cell first."""
+        with self._lock:
+            if self._trailing is not None:
+                self._render(final=False)
 
     def agent_at(self, depth: int) -> str:
         """The agent of the run open at ``depth`` (the sub-agents' names down to it)."""

@@ -69,8 +69,8 @@ class LogView:
     """``ctx.log`` lines from one source, in a row. The first lines are plain stream output
     (as they come); past :data:`_FOLD_LINES`, the rest go to one display showing the last
     lines, the earlier ones folded above them: updated in place when ``live`` (at most every
-    :data:`_UPDATE_EVERY` seconds, and once more after the last line), else shown once,
-    when the lines end."""
+    :data:`_UPDATE_EVERY` seconds, once more after the last line, and at once on
+    :meth:`flush`), else shown once, when the lines end."""
 
     def __init__(self, target: CellTarget, live: bool, source: str) -> None:
         self.target = target
@@ -101,6 +101,14 @@ class LogView:
             if self._trailing is not None:
                 self._trailing.cancel()
             if len(self.lines) > _FOLD_LINES:
+                self._render()
+
+    def flush(self) -> None:
+        """Show now the lines an update held back (before the run blocks on a confirm)."""
+        with self._lock:
+            if self._trailing is not None:
+                self._trailing.cancel()
+                self._trailing = None
                 self._render()
 
     def _render_trailing(self) -> None:

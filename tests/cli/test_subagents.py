@@ -18,6 +18,7 @@ from ..helpers.pipes import read_until
 from ..helpers.trees import (
     delegate,
     lead_and_cleaner,
+    lead_to_asker,
     session_lines,
     shell,
     tracer,
@@ -122,6 +123,29 @@ def test_a_childs_confirm_is_asked_at_the_terminal_titled_with_the_sub_agent(dir
     assert (work / "asked.txt").read_text() == "asked\n"
 
 
+def test_what_a_grandchild_did_is_on_the_terminal_indented_before_its_prompt(dirs):
+    home, work = dirs
+    lead_to_asker(home, work, 2)
+    master, slave = pty.openpty()
+    env = {**os.environ, "RIENDA_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "lead", "go"], cwd=work,
+                            env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    try:
+        asked = read_until(proc, "stderr", "Allow? [y = once, s = for this session, N = no]")
+        os.write(master, b"y\n")
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    before = asked.split("? Go on (sub-agent level1 › asker)")[0].rstrip("\n").splitlines()
+    assert before[-5:] == ['    → prepare {}', "    exec-before-asking", "    [tool:prepare] notice: heads up: notice-before-asking",
+                           "    [tool:prepare] log-before-asking 1", "    [tool:prepare] log-before-asking 2"]
+    assert proc.returncode == 0 and out == "lead done\n"
+
+
 def test_show_links_the_parent_and_the_child_both_ways(dirs):
     home, work = dirs
     lead_and_cleaner(home, work)
@@ -198,3 +222,57 @@ def test_a_secret_in_a_childs_output_reaches_no_terminal_line_json_event_or_sess
         assert secret not in done.stdout + done.stderr
         assert "[redacted]" in done.stdout + done.stderr
     assert all(secret not in path.read_text() for path in (home / "sessions").glob("*.jsonl"))
+
+
+def test_every_json_event_of_a_child_or_grandchild_names_its_own_session(dirs):
+    """Each event of depth > 0 names the session its run is saved in (a grandchild's its
+    own); what a child reports while it is set up (config.yaml's diagnostic) comes before
+    its run_start, with the id; a child whose setup fails names no session (none exists)."""
+    home, work = dirs
+    (home / "config.yaml").write_text("colour: blue\n", encoding="utf-8")  # a diagnostic in every run's setup
+    for name in ("top", "mid", "low"):
+        write_hook(home, name, tracer(name))
+    write_agent(home, "lead", tools=("agent",), hooks=("top",))
+    write_agent(home, "middle", tools=("agent",), hooks=("mid",))
+    write_agent(home, "bottom", tools=("shell",), hooks=("low",))
+    write_agent(home, "broken", body="x").write_text(
+        "---\nmodel: scripted/broken.yaml\noptions: {no_such_option: 1}\n---\nx\n", encoding="utf-8")
+    write_script(work, "lead", [delegate("middle", "m"), delegate("broken", "b"), {"text": "lead done"}])
+    write_script(work, "middle", [delegate("bottom", "b"), {"text": "middle done"}])
+    write_script(work, "bottom", [shell("echo bottom-output"), {"text": "bottom done"}])
+    done = rienda(home, work, "run", "--agent", "lead", "--json", "go")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    headers = {p.stem: json.loads(p.read_text().splitlines()[0]) for p in (home / "sessions").glob("*.jsonl")}
+    saved = {(h["agent"], h.get("depth", 0)): sid for sid, h in headers.items()}
+    assert set(saved) == {("lead", 0), ("middle", 1), ("bottom", 2)}  # the broken child saved nothing
+    # the run open at each depth, from the run_starts: every child event names its session
+    open_at, kinds = {}, set()
+    for event in events:
+        if event["type"] == "run_start":
+            open_at[event["depth"]] = event["session_id"]
+            assert event["session_id"] == saved[(event["agent"], event["depth"])]
+        if event["depth"] == 0:
+            assert event["session_id"] == (open_at[0] if event["type"] == "run_start" else None)
+            continue
+        if event.get("session_id") is None:  # the broken child: no run_start, no session
+            continue
+        kinds.add(event["type"])
+        assert event["session_id"] == open_at.get(event["depth"], event["session_id"]), event
+        assert headers[event["session_id"]]["depth"] == event["depth"], event
+    assert {"run_start", "log", "output", "tool_call", "tool_result", "message", "run_end", "diagnostic"} <= kinds
+    # the child's setup diagnostic: held until its run_start, then first, with its session
+    middle = saved[("middle", 1)]
+    first = next(i for i, e in enumerate(events) if e["depth"] == 1)
+    assert events[first]["type"] == "diagnostic" and events[first]["session_id"] == middle
+    assert events[first + 1]["type"] == "run_start" and events[first + 1]["session_id"] == middle
+    grandchild = [e for e in events if e["depth"] == 2]
+    assert grandchild and {e["session_id"] for e in grandchild} == {saved[("bottom", 2)]}
+    assert any(e["type"] == "output" and "bottom-output" in e["text"] for e in grandchild)
+    # the broken child: its setup's events and its run_end, no session named
+    broken = events[next(i for i, e in enumerate(events) if e["type"] == "tool_call"
+                         and e.get("arguments", {}).get("agent") == "broken") + 1:]
+    broken = broken[:next(i for i, e in enumerate(broken) if e["depth"] == 0)]
+    assert broken[-1]["type"] == "run_end" and broken[-1]["reason"] == "error"
+    assert all(e["depth"] == 1 and e["session_id"] is None for e in broken)
+    assert sum(1 for e in events if e["depth"] and e["session_id"] is None) == len(broken)

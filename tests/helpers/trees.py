@@ -104,3 +104,34 @@ def nested(messages):
     """The sub-agent box's displays (first shown, then its updates), in order."""
     return [m["content"]["data"] for m in messages if m["msg_type"] in ("display_data", "update_display_data")
             and m["content"].get("transient", {}).get("display_id", "").startswith("rienda-subagent-")]
+
+
+# A tool that shows everything a run can show, then asks: command output, a notice, two log
+# lines (the second within the nested box's update interval of the first), then ctx.confirm.
+PREPARE_THEN_ASK = """module.exports = {
+  description: "Prepares, then asks.",
+  parameters: { type: "object", properties: {} },
+  execute(ctx) {
+    ctx.system.exec("echo exec-before-asking");
+    ctx.notify({ title: "heads up", body: "notice-before-asking" });
+    ctx.log("log-before-asking 1");
+    ctx.log("log-before-asking 2");
+    return ctx.confirm({ title: "Go on", body: "ship it?" }) ? "shipped" : { text: "stopped", isError: true };
+  },
+};"""
+SHOWN_BEFORE_ASKING = ("exec-before-asking", "notice-before-asking", "log-before-asking 2", "<b>prepare</b>")
+
+
+def lead_to_asker(home: Path, workdir: Path, depth: int) -> None:
+    """A lead whose sub-agent ``depth`` levels down (1: a child, 2: a grandchild) calls
+    the ``prepare`` tool (:data:`PREPARE_THEN_ASK`)."""
+    path = home / "tools" / "prepare" / "index.js"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PREPARE_THEN_ASK, encoding="utf-8")
+    names = ["lead", *(f"level{n}" for n in range(1, depth)), "asker"]
+    for name, below in zip(names, names[1:]):
+        write_agent(home, name, tools=("agent",))
+        write_script(workdir, name, [delegate(below, "go"), {"text": f"{name} done"}])
+    write_agent(home, "asker", tools=("prepare",))
+    write_script(workdir, "asker", [{"text": "", "tool_calls": [{"name": "prepare", "arguments": {}}]},
+                                    {"text": "asker done"}])

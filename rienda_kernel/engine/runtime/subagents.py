@@ -15,8 +15,8 @@ Contracts (``docs/agents-and-models.md#sub-agents``):
   stops it, rewrites chain. The ``agent`` call itself passes the lead's chain like any call.
 - ``ctx.subagent`` is ``{agent, depth, parentSessionId, callId}`` in every hook and tool of
   a child run, ``undefined`` in a top-level run.
-- A child's events reach the lead's front end tagged with their ``depth`` (its
-  ``RunStart`` naming the parent session and call); a confirm it raises goes to the same
+- A child's events reach the lead's front end tagged with their ``depth`` and their run's
+  ``session_id`` (its ``RunStart`` naming the parent session and call); a confirm it raises goes to the same
   person, titled with the sub-agent's name, and is decided against the top-level
   session's approvals (an "allow for this session" holds for the whole tree and is
   recorded in the top-level session).
@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..events import Event, RunStart
+from ..events import Event, RunEnd, RunStart
 from ..hooks import chain_hooks
 from ..builtins.agent import DESCRIPTION, NAME, PARAMETERS, run_agent
 from ..tools.model import BuiltinHost, BuiltinTool, Catalog, Hook, ToolResult
@@ -65,20 +65,33 @@ __all__ = ["ChildUI", "Subagents", "fit_agent_tool",
 
 class ChildUI(ScrubbingUI):
     """A child run's window on the top-level front end ``front`` (which scrubs): every
-    event tagged with the child's depth, its ``RunStart`` with the parent session and
-    call; every question titled with the sub-agent's name. Policy and person are
-    ``front``'s."""
+    event tagged with the child's depth and its session's id, its ``RunStart`` with the
+    parent session and call; every question titled with the sub-agent's name. Policy and
+    person are ``front``'s.
+
+    The session's id is known at the child's ``RunStart``; what the child reports before
+    it (while its agent is set up) is held until then and goes out first, with the id. A
+    setup that fails ends in a ``RunEnd`` with no ``RunStart``: what was held goes out
+    before it, and neither names a session (none was made). A run's events come in order,
+    from the thread running it."""
 
     def __init__(self, front: UI, link: Link) -> None:
         super().__init__(front)
         self.link = link
+        self._session_id: str | None = None
+        self._held: list[Event] = []
 
     def emit(self, event: Event) -> None:
-        tagged = replace(event, depth=self.link.depth)
-        if isinstance(tagged, RunStart):
-            tagged = replace(tagged, parent_session_id=self.link.parent_session_id,
-                             parent_call_id=self.link.parent_call_id)
-        self.front.emit(tagged)
+        if isinstance(event, RunStart):
+            self._session_id = event.session_id
+            event = replace(event, parent_session_id=self.link.parent_session_id,
+                            parent_call_id=self.link.parent_call_id)
+        elif self._session_id is None and not isinstance(event, RunEnd):
+            self._held.append(event)
+            return
+        held, self._held = self._held, []
+        for each in (*held, event):
+            self.front.emit(replace(each, depth=self.link.depth, session_id=self._session_id))
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         return Answer(*self.front.ask(f"{title} (sub-agent {' › '.join(self.link.path[1:])})", body, cancel))

@@ -283,3 +283,32 @@ def test_two_clicks_before_the_turn_reads_one_the_first_wins(frontend_factory, h
     messages = fe.collect(msg_id)
     assert any("pushed" in text for text in texts(messages))
     assert [r["text/plain"].split(";")[0] for r in records(messages)] == ["✓ Publish: allowed (answered with the buttons)"]
+
+
+# Logs past the fold (12 lines go out as stream text, the rest to a display updated at most
+# every 50 ms), the last two in a row, then asks.
+MANY_LOGS = """module.exports = {
+  description: "Logs a lot, then asks.",
+  parameters: { type: "object", properties: {} },
+  execute: function (ctx) {
+    for (let i = 1; i <= 20; i++) ctx.log("line " + i);
+    return ctx.confirm({ title: "Publish", body: "Push?" }) ? "pushed" : { text: "cancelled", isError: true };
+  },
+};
+"""
+
+
+def test_a_folded_log_shows_its_last_line_before_the_buttons(frontend_factory, home):
+    agent_home, work = home
+    write_extension(agent_home, "tools", "publish", MANY_LOGS)
+    write_agent(agent_home, "pub", tools=["publish"])
+    write_script(work, [CALL, {"text": "Finished."}])
+    fe = frontend_factory(JupyterLab)
+    fe.run("%rienda use pub")
+    msg_id = fe.submit("publish", allow_stdin=True)
+    seen = fe.collect(msg_id, until=until_buttons)
+    folded = [m["content"]["data"]["text/plain"] for m in seen[:-1] if m["msg_type"] in (
+        "display_data", "update_display_data") and m["content"]["transient"]["display_id"].startswith("rienda-log-")]
+    assert folded and folded[-1].endswith("[tool:publish] line 20"), folded[-1:]
+    fe.click(buttons(seen)["Allow"])
+    assert any("pushed" in t for t in texts(fe.collect(msg_id)))

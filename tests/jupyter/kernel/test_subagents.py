@@ -6,8 +6,21 @@ from __future__ import annotations
 
 import json
 
-from ...helpers.frontend import JupyterLab, buttons, records, streams, widget_displays
-from ...helpers.trees import ASKING_GUARD, delegate, nested, shell, tracer, write_agent, write_hook, write_script
+import pytest
+
+from ...helpers.frontend import Console, JupyterLab, buttons, records, streams, widget_displays
+from ...helpers.trees import (
+    ASKING_GUARD,
+    SHOWN_BEFORE_ASKING,
+    delegate,
+    lead_to_asker,
+    nested,
+    shell,
+    tracer,
+    write_agent,
+    write_hook,
+    write_script,
+)
 
 def lead_and_cleaner(home, work):
     write_hook(home, "guard", ASKING_GUARD)
@@ -34,9 +47,7 @@ def test_a_childs_confirm_gets_buttons_in_the_running_cell_and_its_run_is_nested
     seen = fe.collect(msg_id, until=until_buttons)
     [box] = widget_displays(seen)
     assert box["content"]["data"]["text/plain"] == "? Dangerous command (sub-agent cleaner)\n  echo cleaning; rm -rf victim"
-    # while it asks, the child's run is already shown, under the agent call, live: its text, the guard's log
-    if not any("checking" in shown["text/html"] for shown in nested(seen)):
-        seen += fe.collect(msg_id, until=lambda m: any("checking" in shown["text/html"] for shown in nested([m])))
+    # before it asks, the child's run is shown, under the agent call, live: its text, the guard's log
     live = nested(seen)[-1]
     assert "sub-agent cleaner" in live["text/plain"] and "running…" in live["text/html"]
     assert "Cleaning now." in live["text/html"]
@@ -117,3 +128,47 @@ def test_interrupting_the_kernel_during_a_grandchilds_command_stops_the_whole_tr
     assert ends == [{"type": "run_end", "reason": "interrupted", "error": None}] * 3
     reply, _ = fe.run("%rienda sessions")
     assert reply["status"] == "ok"  # the kernel goes on
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_what_a_sub_agent_showed_before_its_confirm_is_in_the_cell_before_the_buttons(frontend_factory, home, depth):
+    """Its command output, notice, log lines and tool call are in the box's last display
+    published before the buttons (IOPub order), a grandchild's inside its parent's box."""
+    agent_home, work = home
+    lead_to_asker(agent_home, work, depth)
+    fe = frontend_factory(JupyterLab)
+    fe.run("%rienda use lead")
+    msg_id = fe.submit("Go.", allow_stdin=True)
+    seen = fe.collect(msg_id, until=lambda m: bool(widget_displays([m])))
+    before = nested(seen[:-1])
+    assert before, [m["msg_type"] for m in seen]
+    for text in SHOWN_BEFORE_ASKING:
+        assert text in before[-1]["text/html"], (text, before[-1]["text/plain"])
+    fe.click(buttons(seen)["Allow"])
+    rest = fe.collect(msg_id)
+    assert fe.reply(msg_id)["status"] == "ok"
+    assert "shipped" in nested(rest)[-1]["text/html"]
+
+
+def waiting(m) -> bool:
+    """The status line saying the run waits for the person's answer."""
+    return m["msg_type"] == "update_display_data" and "waiting for your answer" in str(m["content"]["data"])
+
+
+def test_what_a_sub_agent_showed_is_in_the_cell_before_it_asks_y_n(frontend_factory, home):
+    """A front end without widgets (jupyter console) answers y/N: the box showing what the
+    child did is published before the status line says the run waits for the answer."""
+    agent_home, work = home
+    lead_to_asker(agent_home, work, 1)
+    fe = frontend_factory(Console)
+    fe.run("%rienda use lead")
+    msg_id = fe.submit("Go.", allow_stdin=True)
+    seen = fe.collect(msg_id, until=waiting)
+    before = nested(seen[:-1])
+    assert before and all(text in before[-1]["text/html"] for text in SHOWN_BEFORE_ASKING), before[-1:]
+    request = fe.input_request()
+    assert "Go on (sub-agent asker)" in request["content"]["prompt"]
+    fe.answer("y")
+    rest = fe.collect(msg_id)
+    assert fe.reply(msg_id)["status"] == "ok"
+    assert "shipped" in nested(rest)[-1]["text/html"]

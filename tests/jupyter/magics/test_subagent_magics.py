@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...helpers.frontend import VSCode, buttons, streams, widget_displays
 from ...helpers.trees import delegate, shell, write_agent, write_hook, write_script
-from ...helpers.trees import ASKING_GUARD, nested
+from ...helpers.trees import ASKING_GUARD, SHOWN_BEFORE_ASKING, lead_to_asker, nested
 from ...helpers.frontend import value_of
 
 
@@ -35,3 +35,20 @@ def test_the_magics_nest_a_childs_run_and_its_confirm_gets_buttons(python_kernel
     child = value_of(fe, "r.messages[-2].meta['subagent']['session_id']")
     assert (home / "sessions" / f"{child}.jsonl").exists()
     assert "Traceback" not in streams(seen + rest)
+
+
+def test_the_magics_show_what_a_grandchild_did_before_its_buttons(python_kernel):
+    """The box's last display published before the buttons holds the grandchild's command
+    output, notice, log lines and tool call (IOPub order), under the magic's pump."""
+    home, work, start = python_kernel
+    lead_to_asker(home, work, 2)
+    fe = start(VSCode)
+    fe.run("%rienda use lead")
+    msg_id = fe.submit("%rienda ask Go.", allow_stdin=True)
+    seen = fe.collect(msg_id, until=lambda m: bool(widget_displays([m])))
+    before = nested(seen[:-1])
+    assert before and all(text in before[-1]["text/html"] for text in SHOWN_BEFORE_ASKING), before[-1:]
+    fe.click(buttons(seen)["Allow"])
+    rest = fe.collect(msg_id)
+    assert fe.reply(msg_id)["status"] == "ok"
+    assert "shipped" in nested(rest)[-1]["text/html"]
