@@ -196,3 +196,14 @@ def test_a_broken_default_file_still_overrides_the_built_in(tmp_path):
     agents, diagnostics = list_agents(tmp_path)
     assert agents == []
     assert "missing required key 'model'" in diagnostics[0].message
+
+
+def test_a_missing_agents_available_list_leaves_out_those_that_fail_to_load_and_says_they_did(tmp_path):
+    write_agent_file(tmp_path, "coder", "---\nmodel: a/b\n---\n")
+    write_agent_file(tmp_path, "broken", "no front matter\n")
+    with pytest.raises(ConfigError) as caught:
+        load_agent(tmp_path, "brokn")
+    message = str(caught.value)
+    assert "did you mean 'broken'?" in message
+    assert message.endswith("(did you mean 'broken'? available: coder, default; failed to load: broken "
+                            "(the agents listing says why))")

@@ -325,12 +325,21 @@ def _check_readable(folder: Path) -> None:
         raise ConfigError(f"{folder}: cannot be read: permission denied; its agents cannot be loaded")
 
 
-def _available_ids(folder: Path) -> list[str]:
-    """Agent ids that could be loaded (valid stems of ``*.md``), with the built-in default."""
-    ids = {DEFAULT_AGENT_ID}
+def _available_ids(folder: Path) -> tuple[list[str], list[str]]:
+    """Agent ids that load (valid stems of ``*.md`` whose file parses), with the built-in
+    default; and the ids whose file does not."""
+    ids, broken = {DEFAULT_AGENT_ID}, []
     if folder.is_dir():
-        ids.update(path.stem for path in folder.glob("*.md") if NAME_RULE.fullmatch(path.stem))
-    return sorted(ids)
+        for path in sorted(folder.glob("*.md")):
+            if not NAME_RULE.fullmatch(path.stem):
+                continue
+            try:
+                parse_agent(path, path.stem, _read(path))
+            except ConfigError:
+                broken.append(path.stem)
+            else:
+                ids.add(path.stem)
+    return sorted(ids), broken
 
 
 def load_agent(home: Path, agent_id: str, *, default_model: str | None = None) -> tuple[Agent, list[Diagnostic]]:
@@ -348,10 +357,12 @@ def load_agent(home: Path, agent_id: str, *, default_model: str | None = None) -
     if not path.is_file():
         if agent_id == DEFAULT_AGENT_ID:
             return builtin_default_agent(default_model), []
-        available = _available_ids(folder)
-        close = difflib.get_close_matches(agent_id, available, n=1)
+        available, broken = _available_ids(folder)
+        close = difflib.get_close_matches(agent_id, available + broken, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(f"no agent {agent_id!r}: {path} does not exist ({hint}available: {', '.join(available)})")
+        failing = f"; failed to load: {', '.join(broken)} (the agents listing says why)" if broken else ""
+        raise ConfigError(f"no agent {agent_id!r}: {path} does not exist ({hint}available: {', '.join(available)}"
+                          f"{failing})")
     return parse_agent(path, agent_id, _read(path))
 
 
