@@ -9,7 +9,9 @@ Contracts (Rienda's hooks documentation):
 - ``beforeToolExecute``: the first ``allow: false`` refuses the call with ``reason`` and
   no further hook is consulted.
 - A hook that throws is reported (a :class:`Diagnostic`) and skipped, as if it returned
-  nothing; it never fails the run. Only :class:`Interrupted` escapes.
+  nothing; it never fails the run. So is each hook the sandbox could not run at all (no
+  V8 worker would start, e.g. when a signal to the process group ended them all). Only
+  :class:`Interrupted` escapes.
 - Every hook call is recorded as a :class:`HookDecision` event (the decision ledger), as
   soon as its outcome is known.
 
@@ -130,8 +132,10 @@ class HookChain:
             return end
         types = rule.python_types()
         clock = [time.perf_counter()]
+        heard = [0]  # how many hooks' outcomes came
 
         def on_step(index: int, outcome: Outcome) -> None:
+            heard[0] = index + 1
             hook = hooks[index]
             reply = self._judge(hook, point, outcome, clock[0], call_id)
             clock[0] = time.perf_counter()
@@ -149,7 +153,12 @@ class HookChain:
             return Host(self.run, f"hook:{hooks[index].name}.{point}", cancel)
 
         links = [(hook.path, hook.source) for hook in hooks]
-        self.sandbox.call_chain(links, point, payload, rule, host, cancel, frozen, on_step)
+        try:
+            self.sandbox.call_chain(links, point, payload, rule, host, cancel, frozen, on_step)
+        except SandboxError as exc:  # the sandbox could not run the rest (no worker would start): each is skipped
+            for index in range(heard[0], len(hooks)):
+                if end.refused_by is None:
+                    on_step(index, exc)
         return end
 
     def _judge(self, hook: Hook, point: str, outcome: Outcome, started: float, call_id: str | None) -> _Reply:

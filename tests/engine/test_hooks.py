@@ -390,3 +390,44 @@ def test_the_ledger_names_the_call_a_silent_before_tool_execute_was_asked_about(
     rig.write_hook("quiet", hook(beforeToolExecute="function () {}"))
     rig.chain("quiet").before_tool_execute("c9", "t", {}, go())
     assert _ledger(rig) == [("quiet", "beforeToolExecute", "none", "c9", {}, None)]
+
+
+def test_H19_hooks_the_sandbox_cannot_run_at_all_are_skipped_and_the_run_still_ends_in_its_session(
+        rig, tmp_path, monkeypatch):
+    """What a kernel's shutdown did under load: a signal to the process group ended the V8
+    workers mid-turn, no new one would start, and afterRun's SandboxError escaped the run
+    (its session had no run_end). A real pool whose workers are killed and cannot restart."""
+    import os
+    import signal
+
+    from rienda_kernel.engine import PythonNamespace, Rienda, Sandbox, notebook_tools
+    from rienda_kernel.engine.sandbox import worker_handle
+
+    from ..helpers.homes import session_lines, write_agent, write_script
+
+    sandbox = Sandbox(memory_limit=64 * 1024 * 1024)
+    rig.write_hook("audit", 'module.exports = { afterRun(ctx, e) { ctx.log("after " + e.reason); } };')
+    rig.write_hook("late", 'module.exports = { afterRun(ctx, e) { ctx.log("late " + e.reason); } };')
+    write_agent(rig.home, "careful", ["python"], ["audit", "late"], model="scripted/careful.yaml")
+    write_script(rig.workdir, [{"text": "", "tool_calls": [{"name": "python", "arguments": {"code": "stop_v8()"}}]},
+                               {"text": "done"}], "careful.yaml")
+
+    def stop_v8() -> None:
+        monkeypatch.setattr(worker_handle, "_BOOT", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
+        idle, busy = sandbox.pool.pids()
+        for pid in idle + busy:
+            os.kill(pid, signal.SIGTERM)
+
+    namespace = PythonNamespace()
+    namespace.values["stop_v8"] = stop_v8
+    rienda = Rienda(home=rig.home, workdir=rig.workdir, sandbox=sandbox, extra_tools=notebook_tools(namespace))
+    ui = NonInteractiveUI(auto_approve=False)
+    try:
+        result = rienda.conversation("careful").run("go", ui)
+    finally:
+        sandbox.close()
+    assert (result.reason, result.text) == ("end_turn", "done"), result.error
+    skipped = [e.message for e in ui.events if isinstance(e, Diagnostic) and "afterRun" in e.message]
+    assert [message.split(" threw in")[0] for message in skipped] == ["hook audit", "hook late"]
+    assert "a V8 worker did not start: it died of signal 15" in skipped[-1], skipped
+    assert session_lines(rig.home, result.session_id)[-1] == {"type": "run_end", "reason": "end_turn", "error": None}

@@ -329,16 +329,13 @@ def _available_ids(folder: Path) -> tuple[list[str], list[str]]:
     """Agent ids that load (valid stems of ``*.md`` whose file parses), with the built-in
     default; and the ids whose file does not."""
     ids, broken = {DEFAULT_AGENT_ID}, []
-    if folder.is_dir():
-        for path in sorted(folder.glob("*.md")):
-            if not NAME_RULE.fullmatch(path.stem):
-                continue
-            try:
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        try:
+            if NAME_RULE.fullmatch(path.stem):
                 parse_agent(path, path.stem, _read(path))
-            except ConfigError:
-                broken.append(path.stem)
-            else:
                 ids.add(path.stem)
+        except ConfigError:
+            broken.append(path.stem)
     return sorted(ids), broken
 
 
