@@ -32,7 +32,7 @@ from ..errors import Interrupted, ProviderError
 from ..secrets import scrub_text
 from ..common import bounded
 from ..common.text import repair
-from .base import ModelRequest, NoticeChunk, Provider
+from .base import Chunk, ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
 from .replies import excerpt, retry_after, says_invalid, server_message
 
@@ -175,6 +175,19 @@ class HttpProvider(Provider):
                               f"retrying ({attempt}/{self.max_retries}) in {round(delay, 2):g} s")
             if cancel.wait(delay):
                 raise Interrupted("stopped")
+
+    def read(self, exchange: ModelExchange, chunks: Iterator[Chunk]) -> Iterator[Chunk]:
+        """``chunks``, a vendor's parse of ``exchange``'s stream, with every ProviderError it
+        raises naming the URL, as the failures before the stream do (a stream cut short, an
+        error event, a garbled line, a length cut-off); the exchange is abandoned at the end."""
+        try:
+            yield from chunks
+        except ProviderError as exc:
+            if str(exc).startswith(f"{exchange.url}: "):
+                raise
+            raise ProviderError(f"{exchange.url}: {exc}") from exc
+        finally:
+            exchange.abandon()
 
     def _failure(self, event: tuple[Any, ...], key: str, url: str) -> tuple[str, bool, float | None]:
         """What a failed attempt says, whether retrying may help, and the server's wait."""

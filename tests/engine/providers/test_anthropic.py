@@ -197,23 +197,26 @@ def test_retries_are_bounded_then_the_error_is_clear(server):
 
 def test_a_stream_cut_before_message_stop_is_an_error(server):
     server.replies.append({"events": text_stream("partial")[:5]})
-    with pytest.raises(ProviderError, match=r"ended before message_stop.*partial"):
+    with pytest.raises(ProviderError, match=r"ended before message_stop.*partial") as raised:
         collect(ask())
+    assert str(raised.value).startswith(f"{server.url}/")  # the URL, as every provider error
 
 
 def test_garbled_json_is_an_error_quoting_it(server):
     server.replies.append({"events": [start(), block(0, {"type": "text", "text": ""}),
                                       '{"type": "content_block_delta", "index": 0, "delta": {"ty']})
-    with pytest.raises(ProviderError, match=r"not JSON: .*\"ty"):
+    with pytest.raises(ProviderError, match=r"not JSON: .*\"ty") as raised:
         collect(ask())
+    assert str(raised.value).startswith(f"{server.url}/")  # the URL, as every provider error
 
 
 def test_an_error_event_mid_stream_is_reported(server):
     server.replies.append({"events": [start(), block(0, {"type": "text", "text": ""}),
                                       delta(0, type="text_delta", text="a"),
                                       {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}]})
-    with pytest.raises(ProviderError, match="error mid-stream: Overloaded$"):
+    with pytest.raises(ProviderError, match="error mid-stream: Overloaded$") as raised:
         collect(ask())
+    assert str(raised.value).startswith(f"{server.url}/")  # the URL, as every provider error
 
 
 def test_an_answer_cut_at_max_tokens_is_an_error_not_a_short_answer(server):

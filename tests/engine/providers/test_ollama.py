@@ -162,14 +162,16 @@ def test_an_error_line_mid_stream_is_reported(server):
 
 def test_a_stream_cut_before_done_is_an_error(server):
     server.replies.append({"events": [part("par"), part("tial")]})
-    with pytest.raises(ProviderError, match=r"ended before the line with done: true.*tial"):
+    with pytest.raises(ProviderError, match=r"ended before the line with done: true.*tial") as raised:
         collect(ask())
+    assert str(raised.value).startswith(f"{server.url}/")  # the URL, as every provider error
 
 
 def test_a_garbled_line_is_an_error_quoting_it(server):
     server.replies.append({"events": [part("a"), '{"model": "qwen3", "message": {"con']})
-    with pytest.raises(ProviderError, match=r"not JSON: .*\"con"):
+    with pytest.raises(ProviderError, match=r"not JSON: .*\"con") as raised:
         collect(ask())
+    assert str(raised.value).startswith(f"{server.url}/")  # the URL, as every provider error
 
 
 def test_an_answer_cut_at_the_length_limit_is_an_error(server):

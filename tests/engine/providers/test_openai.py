@@ -171,14 +171,16 @@ def test_connection_errors_are_retried_then_reported(monkeypatch):
 
 def test_a_stream_cut_before_done_is_an_error(server):
     server.replies.append({"events": text_stream("partial")[:2], "done": False})
-    with pytest.raises(ProviderError, match=r"ended before data: \[DONE\].*partial"):
+    with pytest.raises(ProviderError, match=r"ended before data: \[DONE\].*partial") as raised:
         collect(ask())
+    assert str(raised.value).startswith(f"{server.url}/")  # the URL, as every provider error
 
 
 def test_garbled_json_is_an_error_quoting_it(server):
     server.replies.append({"events": [chunk({"content": "a"}), '{"id": "x", "choices": [{"delta": {"con'], "done": True})
-    with pytest.raises(ProviderError, match=r"not JSON: .*\"con"):
+    with pytest.raises(ProviderError, match=r"not JSON: .*\"con") as raised:
         collect(ask())
+    assert str(raised.value).startswith(f"{server.url}/")  # the URL, as every provider error
 
 
 def test_an_error_event_mid_stream_is_reported(server):
