@@ -55,6 +55,7 @@ __all__ = [
     "remember",
     "scrub",
     "scrub_text",
+    "secrets_in_environment",
 ]
 
 REDACTED = "[redacted]"
@@ -64,7 +65,6 @@ _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]*|[a-z]+|[0-9]+")
 _SECRET_LAST_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "CREDENTIAL", "CREDENTIALS",
                                 "AUTH", "AUTHORIZATION", "PASSPHRASE"})
 _CREDENTIAL_FIELDS = frozenset({"authorization", "proxyauthorization", "apikey", "xapikey"})
-_CREDENTIAL_MAPPINGS = frozenset({"env", "headers"})  # redact_config: every value of these
 
 _remembered_lock = threading.Lock()
 
@@ -105,7 +105,7 @@ class Scrubber:
     """
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self._fixed = None if environ is None else _secrets_in(environ)
+        self._fixed = None if environ is None else secrets_in_environment(environ)
         self._sorted: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
 
     @property
@@ -146,11 +146,11 @@ def scrub_text(text: str, also: Iterable[str] = ()) -> str:
 
 def redact_config(config: Any) -> Any:
     """A copy of ``config`` in which the value of every key whose name holds a secret
-    (:func:`is_secret_name`), and every value of an ``env`` or ``headers`` mapping, is
-    :data:`REDACTED`; ``None`` values are kept."""
+    (:func:`is_secret_name`, in an ``env`` mapping too, as in the process environment), and
+    every value of a ``headers`` mapping, is :data:`REDACTED`; ``None`` values are kept."""
     if isinstance(config, dict):
         return {key: REDACTED if isinstance(key, str) and is_secret_name(key) and value is not None
-                else {name: REDACTED for name in value} if key in _CREDENTIAL_MAPPINGS and isinstance(value, dict)
+                else {name: REDACTED for name in value} if key == "headers" and isinstance(value, dict)
                 else redact_config(value) for key, value in config.items()}
     if isinstance(config, list):
         return [redact_config(item) for item in config]
@@ -204,7 +204,9 @@ class _Current:
 _URL_PASSWORD = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:([^@\s/]+)@")
 
 
-def _secrets_in(environ: Mapping[str, str]) -> tuple[str, ...]:
+def secrets_in_environment(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The secrets among the variables ``environ`` (the process environment's rule: the
+    whole value of a secret name, a URL's password in any value)."""
     items = ((os.fsencode(name), os.fsencode(value)) for name, value in environ.items() if isinstance(value, str))
     return _secrets_of(items)
 
@@ -225,7 +227,7 @@ def _secrets_of(items: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
 
 
 def _environment_secrets() -> tuple[str, ...]:
-    """:func:`_secrets_in` of ``os.environ`` as it is now. This runs for every event, so it
+    """:func:`secrets_in_environment` of ``os.environ`` as it is now. This runs for every event, so it
     reads the mapping's own dict of bytes when there is one (CPython's ``_data``, faster
     than iterating the mapping), decodes only the values that are secrets, and reuses the
     last answer while that dict equals the copy it was computed from (a comparison in C)."""

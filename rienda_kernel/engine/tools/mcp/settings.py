@@ -19,8 +19,10 @@ conflicting key, or a server name that cannot make ``mcp__SERVER__TOOL`` names i
 :class:`ConfigError` starting ``<file>:<line>:``; an unknown key is a :class:`Diagnostic`
 with the closest known key, and is ignored.
 
-Every ``env`` and ``headers`` value is a secret from the moment the file is read
-(:func:`..secrets.remember`): no output shows it.
+Every ``headers`` value, and each ``env`` value the process environment's rule calls a
+secret (a secret-looking name, a URL's password), is a secret from the moment the file is
+read (:func:`..secrets.remember`): no output shows it. Other ``env`` values (a path, a
+mode) show as they are.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import yaml
 
 from ...errors import ConfigError
 from ...events import Diagnostic
-from ...secrets import remember
+from ...secrets import remember, secrets_in_environment
 
 __all__ = ["DEFAULT_START_TIMEOUT", "ServerSpec", "check_mcp_servers", "server_specs"]
 
@@ -88,8 +90,8 @@ def server_specs(config: Mapping[str, Any], where: str = "config.yaml") -> dict[
 
 def check_mcp_servers(path: Path, text: str, value: Any) -> list[Diagnostic]:
     """Check ``mcp_servers`` (``value``, parsed from ``text`` read from ``path``): the
-    diagnostics of its unknown keys; ConfigError for anything else wrong. Remembers every
-    ``env`` and ``headers`` value as a secret."""
+    diagnostics of its unknown keys; ConfigError for anything else wrong. Remembers the
+    secrets among the ``env`` values and every ``headers`` value."""
     lines = _Lines(path, text)
     if not isinstance(value, dict):
         raise ConfigError(f"{lines.at()}: mcp_servers must be a mapping of server names to their settings "
@@ -157,9 +159,8 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
         raise ConfigError(f"{at('start_timeout')}: {label}.start_timeout must be a positive number of seconds, "
                           f"got {_shown(timeout)}")
-    for key in ("env", "headers"):
-        for secret in (entry.get(key) or {}).values():
-            remember(secret)
+    for secret in (*secrets_in_environment(entry.get("env") or {}), *(entry.get("headers") or {}).values()):
+        remember(secret)
     return diagnostics
 
 
