@@ -172,3 +172,17 @@ def test_empty_listings_say_where_they_looked_and_where_the_demos_sessions_are(t
     after_demo = listing("sessions")
     assert after_demo.stderr == (f"no saved sessions in {home / 'sessions'}; rienda demo saved its sessions in its "
                                  f"own home: rienda --home {demo_sessions.parent} sessions\n")
+
+
+def test_a_misspelt_key_is_named_before_the_key_it_leaves_missing(tmp_path):
+    (tmp_path / "config.yaml").write_text("mcp_servers:\n  time:\n    comand: python\n", encoding="utf-8")
+    done = rienda("--home", str(tmp_path), "tools", home=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (f"{tmp_path / 'config.yaml'}:3: unknown key 'comand' in mcp_servers.time (did you mean 'command'?); "
+            "mcp_servers.time needs command") in done.stderr
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "typo.md").write_text("---\nmodle: openai/gpt-4o\n---\nHi.\n", encoding="utf-8")
+    (tmp_path / "config.yaml").unlink()
+    run = rienda("--home", str(tmp_path), "run", "--agent", "typo", "hi", home=tmp_path, cwd=tmp_path)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1, run.stderr
+    assert "typo.md:2: unknown key 'modle' (did you mean 'model'?); missing required key 'model'" in run.stderr

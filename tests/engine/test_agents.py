@@ -98,6 +98,8 @@ def test_windows_line_endings_are_accepted(tmp_path):
         ("---\ndescription: ok\n  bad: indent\n---\n", 3, "malformed YAML front matter"),
         ("---\ndescription: no model\n---\n", 1, "missing required key 'model'"),
         ("---\n---\n", 1, "missing required key 'model'"),
+        ("---\ndescription: typo\nmodle: openai/gpt-4o\n---\n", 3,
+         "unknown key 'modle' (did you mean 'model'?); missing required key 'model'"),
         ("---\n- a\n- b\n---\n", 2, "the front matter must be a mapping of keys, got a list"),
         ("---\nmodel: a/b\n\ntools: shell\n---\n", 4, "tools must be a list of names, got a string"),
         ("---\nmodel: a/b\nhooks: {a: 1}\n---\n", 3, "hooks must be a list of names, got a mapping"),

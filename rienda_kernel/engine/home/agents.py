@@ -15,8 +15,8 @@ The file stem is the agent id. ``model`` is required (``provider/model``); ``des
 most model turns one run may take), ``options`` (a mapping handed to the model's
 provider, which checks it), ``agents`` (the agents the ``agent`` tool may start; absent:
 any) and ``max_depth`` (how many levels of sub-agents may run below this one, 0 or more)
-are optional. A malformed file raises
-:class:`AgentError` (a :class:`ConfigError`) whose message starts ``<path>:<line>:``; an
+are optional. A malformed file raises :class:`AgentError` (a :class:`ConfigError`) whose
+message starts ``<path>:<line>:`` (a misspelt ``model`` is named as the key to fix); an
 unknown key is only a :class:`Diagnostic`. ``default`` is built in unless
 ``agents/default.md`` overrides it; its model is ``default_model`` from config.yaml, else
 chosen when it runs (:mod:`.providers.choice`).
@@ -38,13 +38,7 @@ from ..tools.model import NAME_RULE
 from ..errors import ConfigError
 from ..events import Diagnostic
 
-__all__ = [
-    "DEFAULT_AGENT_ID",
-    "Agent",
-    "AgentError",
-    "list_agents",
-    "load_agent",
-]
+__all__ = ["AGENT_SOURCE", "DEFAULT_AGENT_ID", "STANDARD_TOOLS", "Agent", "AgentError", "list_agents", "load_agent"]
 
 DEFAULT_AGENT_ID = "default"
 AGENT_SOURCE = "extensions:agent"
@@ -196,8 +190,11 @@ def _value_node(node: yaml.MappingNode, key: str) -> yaml.Node | None:
 
 
 def _check_model(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> str:
-    if "model" not in data:
-        raise AgentError(path, 1, f"missing required key 'model' ({_MODEL_HINT})")
+    if "model" not in data:  # a misspelt key first: it is what to fix
+        misspelt = [key for key in data if isinstance(key, str) and difflib.get_close_matches(key, ["model"], n=1)]
+        hint = f"unknown key {misspelt[0]!r} (did you mean 'model'?); " if misspelt else ""
+        line = lines.get(misspelt[0], 1) if misspelt else 1
+        raise AgentError(path, line, f"{hint}missing required key 'model' ({_MODEL_HINT})")
     model = data["model"]
     line = lines.get("model", 1)
     if not isinstance(model, str):

@@ -128,6 +128,10 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
         raise ConfigError(f"{at('url')}: {label} has both command and url; a server is started (command) "
                           "or reached (url), not both")
     needed = _TYPES.get(kind) if kind else ("url" if "url" in entry else "command")
+    misspelt = [key for key in entry if key not in _KEYS and difflib.get_close_matches(str(key), [needed], n=1)]
+    if needed not in entry and misspelt:  # the unknown key first: it is what to fix
+        raise ConfigError(f"{at(misspelt[0])}: unknown key {misspelt[0]!r} in {label} (did you mean {needed!r}?); "
+                          f"{label} needs {needed}")
     if needed not in entry:
         raise ConfigError(f"{at()}: {label} needs {needed}" + (" (the program to start)" if needed == "command"
                                                                else " (the server's http:// or https:// URL)"))
