@@ -103,6 +103,11 @@ def _endpoint(name: str, entry: Any) -> Provider:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"config.yaml: providers.{name} must be a mapping (api, base_url, api_key_env...)")
     options = dict(entry)
+    misspelt = [key for key in options if isinstance(key, str) and difflib.get_close_matches(key, ["api"], n=1)]
+    if "api" not in options and misspelt and name not in ENDPOINT_APIS:  # the misspelt key first: what to fix
+        raise ConfigError(f"config.yaml: providers.{name}: unknown key {misspelt[0]!r} (did you mean 'api'?); "
+                          f"without api, the entry's name {name!r} would have to be one of "
+                          f"{', '.join(sorted(ENDPOINT_APIS))}")
     api = options.pop("api", name)
     if api not in ENDPOINT_APIS:
         raise ConfigError(f"config.yaml: providers.{name}: api {api!r} is not available "
