@@ -271,3 +271,19 @@ def test_a_failure_report_never_shows_a_secret(pytester, recorded, monkeypatch):
     shown = result.stdout.str() + result.stderr.str() + (pytester.path / "report.xml").read_text()
     assert token not in shown
     assert "with [redacted]" in result.stdout.str()
+
+
+def test_run_tools_that_cannot_run_a_tool_fails_naming_it_and_why(pytester, recorded):
+    """A tool since removed (or whose file no longer loads) was never run again: the replay
+    must not pass on the recorded result."""
+    replay(pytester, recorded, "--rienda-run-tools").assert_outcomes(passed=4)  # as recorded, it runs and matches
+    shutil.rmtree(recorded.home / "tools" / "echo")
+    result = replay(pytester, recorded, "--rienda-run-tools")
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines(["    --run-tools could not run echo now: there is no tool named 'echo' now*"])
+    (recorded.home / "tools" / "echo").mkdir()
+    (recorded.home / "tools" / "echo" / "index.js").write_text("module.exports = { description: 'x' ;")
+    broken = replay(pytester, recorded, "--rienda-run-tools")
+    broken.assert_outcomes(passed=1, failed=3)
+    broken.stdout.fnmatch_lines(["    --run-tools could not run echo now: *echo/index.js*"])
+    replay(pytester, recorded).assert_outcomes(passed=4)  # without --run-tools the recording is the result

@@ -160,3 +160,18 @@ def test_rienda_hook_tries_a_hook_on_an_mcp_call_without_starting_any_server(set
     call = json.loads(done.stdout)
     assert (call["effect"], call["outcome"]) == ("refused", {"allow": False, "reason": "no commits from agents"})
     assert pids(lab) == []
+
+
+def test_replay_run_tools_fails_a_call_whose_server_no_longer_starts_naming_it(setup):
+    home, work, lab = setup
+    script(work, ("mcp__lab__double", {"n": 21}))
+    assert rienda(home, work, "run", "--agent", "mcp", "go").returncode == 0
+    again = rienda(home, work, "replay", "last", "--run-tools")
+    assert again.returncode == 0 and "= mcp__lab__double [call_1_1]: same as recorded" in again.stdout, again.stdout
+    write_config(home, {"lab": {"command": str(work / "no-such-server")}})
+    gone_server = rienda(home, work, "replay", "last", "--run-tools")
+    assert gone_server.returncode == 1, gone_server.stdout + gone_server.stderr
+    assert "≠ mcp__lab__double [call_1_1]\n    --run-tools could not run mcp__lab__double now: " in gone_server.stdout
+    assert "no-such-server" in gone_server.stdout and "same as recorded" not in gone_server.stdout
+    as_recorded = rienda(home, work, "replay", "last")  # without --run-tools: the recorded result, as before
+    assert as_recorded.returncode == 0 and "same as recorded" in as_recorded.stdout

@@ -53,6 +53,7 @@ from ..sessions.seen import recover
 from ..sessions.reading import LoadedSession
 from ..sessions.store import read_session
 from ..tools.invoke import invoke_tool
+from ..tools.mcp.catalog import missing_tool
 from ..tools.model import BuiltinTool, Catalog, Tool, ToolResult
 from ..ui import UI, Answer, NonInteractiveUI, RelayUI
 
@@ -73,12 +74,14 @@ class CallReplay:
     now_result: ToolResult | None
     expectation: CallExpectation | None = None
     unchecked: str | None = None  # why the result cannot be compared with the recording, if it cannot
+    not_run: str | None = None  # why --run-tools could not run the tool now, if it could not
 
     @property
     def differences(self) -> list[str]:
         """What is not as it should be: as the expectation states it, else as recorded."""
         expected = self.expectation
-        found = (expected.refusal_problems(self) if expected and expected.refused is not None
+        found = [f"--run-tools could not run {self.name} now: {self.not_run}"] if self.not_run else []
+        found += (expected.refusal_problems(self) if expected and expected.refused is not None
                  else self._refusal_changes())
         found += (expected.argument_problems(self) if expected and expected.arguments is not None
                   else self._argument_changes())
@@ -322,10 +325,12 @@ def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run
     meta = recorded.meta if recorded else {}
     recorded_result = ToolResult(recorded.text, recorded.is_error) if recorded else None
     gate = chain.before_tool_execute(call.id, call.name, call.arguments, CancelToken())
-    unchecked = None
+    unchecked = not_run = None
     if not gate.allowed:
         now_result: ToolResult | None = gate.refusal()
-    elif run_tools and call.name in catalog.tools and not _is_agent_tool(catalog.tools[call.name]):
+    elif run_tools and call.name not in catalog.tools:  # never the recording instead: that would pass unrun
+        now_result, not_run = None, _why_missing(call.name, catalog, rienda)
+    elif run_tools and not _is_agent_tool(catalog.tools[call.name]):
         raw = invoke_tool(catalog.tools[call.name], gate.arguments, run, rienda.sandbox, CancelToken())
         now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, CancelToken())
     elif recorded is not None and not meta.get("refused_by"):
@@ -336,7 +341,8 @@ def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run
     else:
         now_result = None  # it would run now; run_tools shows what it returns
     return CallReplay(call.id, call.name, meta.get("arguments", call.arguments), gate.arguments,
-                      meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation, unchecked)
+                      meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation, unchecked,
+                      not_run)
 
 
 def session_script(rienda: RunHost, session_id: str) -> str:
@@ -371,3 +377,11 @@ def _short(text: str) -> str:
 def _is_agent_tool(tool: Tool) -> bool:
     """The built-in ``agent`` tool (a sub-agent's run is replayed from its own session, never run again)."""
     return isinstance(tool, BuiltinTool) and tool.run is run_agent
+
+
+def _why_missing(name: str, catalog: Catalog, rienda: RunHost) -> str:
+    """Why tool ``name`` is not in ``catalog`` now: its file's diagnostics, its MCP
+    server's, or that no such tool exists."""
+    said = catalog.diagnostics_of("tools", name) or ([problem] if (problem := missing_tool(name, catalog, rienda.config()))
+                                                     else [])
+    return "; ".join(said) or f"there is no tool named {name!r} now (not in {catalog.home / 'tools'} nor built in)"
