@@ -25,6 +25,7 @@ How a call flows (every arrow that crosses a thread is bounded by the run's canc
 
 :mod:`.servers` owns the loop thread and the servers (:class:`.servers.McpServers`, one
 per :class:`~rienda_kernel.engine.runtime.rienda.Rienda`, closed by ``Rienda.close()``);
-:mod:`.connection` is one server's connection (start, list, call, stop); :mod:`.tool` the
+:mod:`.connection` is one server's connection (start, list, call, stop), :mod:`.server_lines`
+how each line a stdio server writes is read; :mod:`.tool` the
 tool object the catalog holds is :class:`..model.McpTool`.
 """

@@ -14,6 +14,9 @@ Contracts:
   :meth:`stop` can end the process group itself, soon, when the server is busy or was
   interrupted (it first gets a moment to act on the cancellation and see its stdin close);
   an idle server gets the SDK's own shutdown (stdin closed, then a grace).
+- Every line a stdio server writes on stdout is read by :mod:`.server_lines`: a reply
+  that cannot be read ends its request at once with what was wrong, any other line that is
+  not MCP is skipped and said as the server's log messages are, never as a traceback.
 - :attr:`dead` is true once the server is known gone (a call saw the connection close, its
   process is no longer running): the next call starts a new connection.
 """
@@ -30,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from . import server_lines
 from .settings import ServerSpec
 
 __all__ = ["Connection", "StartFailed", "describe_failure"]
@@ -80,6 +84,8 @@ class Connection:
             ready.set_exception(StartFailed(f"MCP server {self.spec.name!r} cannot start: the MCP SDK is not "
                                             "installed (pip install 'rienda[mcp]')"))
             return
+        server_lines.install_line_reader()
+        server_lines.CURRENT_NOTE.set(self.on_log)  # this task's, and its transport's tasks': what is skipped
         try:
             async with contextlib.AsyncExitStack() as stack:
                 streams = await stack.enter_async_context(await self._transport(stack))

@@ -1,0 +1,59 @@
+"""MCP servers that break the protocol on stdout, through the real CLI: no traceback ever,
+a reply that cannot be read ends its request at once naming the server, a lone surrogate
+becomes U+FFFD. Each wait is bounded by the subprocess's timeout, well under the servers'
+start bound (600 s), so a request left waiting fails the test instead of passing late."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..helpers.mcp_servers import write_config
+
+ROGUE = Path(__file__).parents[1] / "helpers" / "mcp_rogue.py"
+
+
+@pytest.fixture
+def home(tmp_path):
+    def configured(how: str) -> Path:
+        write_config(tmp_path, {"rogue": {"command": sys.executable, "args": [str(ROGUE)], "env": {"ROGUE": how},
+                                          "start_timeout": 600}})
+        return tmp_path
+    return configured
+
+
+def rienda(home: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "--home", str(home), *args], cwd=home,
+                          env=os.environ, capture_output=True, text=True, timeout=60)
+
+
+def test_a_banner_and_debug_lines_on_stdout_print_no_traceback_and_the_call_works(home):
+    done = rienda(home("banner"), "call", "mcp__rogue__echo", '{"text": "hi"}')
+    assert (done.returncode, done.stdout) == (0, "hi\n"), done.stderr
+    assert "Traceback" not in done.stderr and "Failed to parse" not in done.stderr
+    assert ("[tool:mcp__rogue__echo] rienda: skipped a line the server wrote on stdout (not valid JSON: "
+            in done.stderr and done.stderr.rstrip().endswith(": DEBUG echoing hi")), done.stderr
+    listed = rienda(home("banner"), "tools")
+    assert listed.returncode == 0 and "mcp__rogue__echo" in listed.stdout and "Traceback" not in listed.stderr
+
+
+def test_a_reply_with_a_lone_surrogate_escape_is_read_with_u_fffd(home):
+    done = rienda(home("surrogate"), "call", "mcp__rogue__echo", '{"text": "hi"}')
+    assert (done.returncode, done.stdout) == (0, "half \ufffd of it\n"), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_tools_list_too_deep_to_read_fails_the_start_at_once_saying_what_was_wrong(home):
+    done = rienda(home("deep"), "tools")
+    assert "Traceback" not in done.stderr and "no answer to initialize" not in done.stderr
+    assert "MCP server 'rogue'" in done.stderr and "nested more than 200 levels deep" in done.stderr, done.stderr
+
+
+def test_a_reply_that_is_not_a_tool_result_is_an_error_result_naming_the_server(home):
+    done = rienda(home("garbage"), "call", "mcp__rogue__echo", '{"text": "hi"}')
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "rogue" in done.stdout + done.stderr, (done.stdout, done.stderr)
