@@ -196,6 +196,14 @@ def test_run_tools_compares_what_the_tools_return_now(pytester, recorded):
     result.stdout.fnmatch_lines(["""    result now different: 'got {"command":"ls -l"}' -> 'now {"command":"ls -l"}'"""])
 
 
+def test_run_tools_fails_a_call_whose_tool_cannot_run_rather_than_reuse_its_recorded_result(pytester, recorded):
+    shutil.rmtree(recorded.home / "tools" / "echo")
+    replay(pytester, recorded).assert_outcomes(passed=4)  # without --rienda-run-tools the recording stands
+    result = replay(pytester, recorded, "--rienda-run-tools")
+    result.assert_outcomes(passed=1, failed=3)  # only the chat, which calls no tool, passes
+    result.stdout.fnmatch_lines([f"    not run again: no tool 'echo' in {recorded.home / 'tools'} or the built-ins"])
+
+
 def test_a_file_that_is_not_a_session_fails_its_item_naming_it(pytester, recorded):
     (recorded.sessions / "notes.jsonl").write_text('{"hello": 1}\n')
     result = replay(pytester, recorded)
