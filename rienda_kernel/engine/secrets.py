@@ -27,6 +27,10 @@ hands it to a front end (``ui.ScrubbingUI``), so ``--json`` lines, the terminal 
 notebook cells never show a secret. :class:`StreamGuard` keeps a secret that arrives in two
 pieces of a stream from slipping through, piece by piece.
 
+**A URL** in a message (:func:`scrub_url`: a provider's endpoint) loses, besides the
+secrets, the value of each query parameter whose name holds a secret (``?key=...``,
+``&access_token=...``, by :func:`is_secret_name`) and the password in its user info.
+
 **Configuration** shown to extensions (``ctx.config``) goes through
 :func:`redact_config`: the value of every key whose name holds a secret is replaced, and so
 is every value of an ``env`` or ``headers`` mapping (what an MCP server is started with or
@@ -41,6 +45,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .common.text import repair
 
@@ -55,6 +60,7 @@ __all__ = [
     "remember",
     "scrub",
     "scrub_text",
+    "scrub_url",
 ]
 
 REDACTED = "[redacted]"
@@ -142,6 +148,25 @@ def scrub(obj: Any) -> Any:
 def scrub_text(text: str, also: Iterable[str] = ()) -> str:
     """:meth:`Scrubber.scrub_text` with the process's secrets."""
     return _DEFAULT.scrub_text(text, also)
+
+
+def scrub_url(url: str) -> str:
+    """``url`` fit for a message: the value of each query parameter whose name holds a
+    secret (:func:`is_secret_name`) and the password of its user info are :data:`REDACTED`,
+    then :func:`scrub_text`. A URL it cannot take apart is only scrubbed."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return scrub_text(url)
+    user, at, host = parts.netloc.rpartition("@")
+    netloc = parts.netloc
+    if at and ":" in user:
+        netloc = f"{user.partition(':')[0]}:{REDACTED}@{host}"
+    pieces = []
+    for piece in parts.query.split("&") if parts.query else ():
+        name, equals, value = piece.partition("=")
+        pieces.append(f"{name}={REDACTED}" if equals and value and is_secret_name(unquote(name)) else piece)
+    return scrub_text(urlunsplit(parts._replace(netloc=netloc, query="&".join(pieces))))
 
 
 def redact_config(config: Any) -> Any:

@@ -91,10 +91,7 @@ class AnthropicProvider(HttpProvider):
         body = request_body(request, options)
         headers = {"anthropic-version": API_VERSION, "Accept": "text/event-stream"}
         exchange = yield from self.open(body, key, cancel, headers)
-        try:
-            yield from _parse(EventReader(exchange, key), key, body["max_tokens"], self.name)
-        finally:
-            exchange.abandon()
+        yield from self.read(exchange, _parse(EventReader(exchange, key), key, body["max_tokens"], self.name))
 
 
 _CHOICES = {"auto": "auto", "none": "none", "required": "any"}

@@ -86,10 +86,7 @@ class OllamaProvider(HttpProvider):
         key = self.api_key(request.model)
         body = request_body(request, self.request_options_for(request))
         exchange = yield from self.open(body, key, cancel, {"Accept": "application/x-ndjson"})
-        try:
-            yield from _parse(LineReader(exchange, key), key, _turn_number(request.messages), self.name)
-        finally:
-            exchange.abandon()
+        yield from self.read(exchange, _parse(LineReader(exchange, key), key, _turn_number(request.messages), self.name))
 
 
 def host_url(host: str) -> str:

@@ -62,10 +62,7 @@ class OpenAIProvider(HttpProvider):
         key = self.api_key(request.model)
         body = request_body(request, self.request_options_for(request))
         exchange = yield from self.open(body, key, cancel, {"Accept": "text/event-stream"})
-        try:
-            yield from _parse(EventReader(exchange, key), key, self.name)
-        finally:
-            exchange.abandon()
+        yield from self.read(exchange, _parse(EventReader(exchange, key), key, self.name))
 
 
 _SAMPLING = ("max_tokens", "temperature", "top_p", "stop")
