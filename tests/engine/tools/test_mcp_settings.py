@@ -120,6 +120,19 @@ def test_ctx_config_shows_no_env_or_header_value_whatever_its_name(tmp_path):
     assert redacted["docs"] == {"url": "https://a.test/mcp", "headers": {"X-Team": "[redacted]"}}
 
 
+def test_a_misspelt_key_is_named_with_did_you_mean_before_the_key_it_leaves_missing(tmp_path):
+    said = error(tmp_path, """\
+        mcp_servers:
+          time:
+            comand: python
+            args: [-m, mcp_server_time]
+        """)
+    assert said == (f"{tmp_path / 'config.yaml'}:3: unknown key 'comand' in mcp_servers.time (did you mean "
+                    "'command'?); so mcp_servers.time needs command (the program to start)")
+    said = error(tmp_path, "mcp_servers:\n  docs: {type: http, ulr: 'https://a.test/mcp'}\n")
+    assert "unknown key 'ulr' in mcp_servers.docs (did you mean 'url'?)" in said
+
+
 def test_names_split_at_the_first_double_underscore_after_the_prefix():
     assert split_name("mcp__time__get_current_time") == ("time", "get_current_time")
     assert split_name("mcp__my-server__a__b") == ("my-server", "a__b")

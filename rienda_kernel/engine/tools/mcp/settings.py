@@ -17,7 +17,9 @@ A server has ``command`` or ``url``, never both (``type: stdio`` / ``type: http`
 which, as in Claude Code's and VS Code's files). A value of the wrong type, a missing or
 conflicting key, or a server name that cannot make ``mcp__SERVER__TOOL`` names is a
 :class:`ConfigError` starting ``<file>:<line>:``; an unknown key is a :class:`Diagnostic`
-with the closest known key, and is ignored.
+with the closest known key, and is ignored. Unknown keys are checked before missing ones:
+``comand:`` without ``command:`` is an error naming ``comand`` ("did you mean
+'command'?"), not one saying that ``command`` is missing.
 
 Every ``env`` and ``headers`` value is a secret from the moment the file is read
 (:func:`..secrets.remember`): no output shows it.
@@ -112,13 +114,14 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
     at = lambda *keys: lines.at(name, *keys)  # noqa: E731 - the line of a key of this server
     label = f"mcp_servers.{name}"
     diagnostics = []
+    unknown = []  # (key, what is wrong with it), checked before anything missing
     for key in entry:
         if key not in _KEYS:
             close = difflib.get_close_matches(str(key), _KEYS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            diagnostics.append(Diagnostic("config", f"{at(key)}: unknown key {key!r} in {label}{hint}; ignored "
-                                          f"(the keys are {', '.join(_KEYS)})", path=str(lines.path),
-                                          line=lines.line(name, key)))
+            unknown.append((key, f"{at(key)}: unknown key {key!r} in {label}{hint}"))
+            diagnostics.append(Diagnostic("config", f"{unknown[-1][1]}; ignored (the keys are {', '.join(_KEYS)})",
+                                          path=str(lines.path), line=lines.line(name, key)))
     kind = entry.get("type")
     if kind is not None and kind not in _TYPES:
         raise ConfigError(f"{at('type')}: {label}.type must be stdio or http (streamable HTTP), got {_shown(kind)}")
@@ -127,8 +130,11 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
                           "or reached (url), not both")
     needed = _TYPES.get(kind) if kind else ("url" if "url" in entry else "command")
     if needed not in entry:
-        raise ConfigError(f"{at()}: {label} needs {needed}" + (" (the program to start)" if needed == "command"
-                                                               else " (the server's http:// or https:// URL)"))
+        missing = f"{label} needs {needed}" + (" (the program to start)" if needed == "command"
+                                               else " (the server's http:// or https:// URL)")
+        if unknown:  # a misspelt key is what to fix, not the key it was meant to be
+            raise ConfigError(f"{'; '.join(what for _, what in unknown)}; so {missing}")
+        raise ConfigError(f"{at()}: {missing}")
     _string(entry, needed, label, at, nonempty=True)
     if needed == "url":
         if not re.match(r"https?://", entry["url"]):
