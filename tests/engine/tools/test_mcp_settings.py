@@ -94,29 +94,32 @@ def test_a_misspelt_mcp_servers_is_named_with_the_setting_it_may_mean(tmp_path):
     assert "unknown setting 'mcp_server' (did you mean 'mcp_servers'?)" in diagnostics[0].message
 
 
-def test_env_and_header_values_are_secrets_once_the_file_is_read(tmp_path):
-    token, bearer = "ghp_envtoken1234567", "hdrsecret-987654321"
+def test_secret_env_values_and_every_header_value_are_secrets_once_the_file_is_read(tmp_path):
+    token, bearer, greeting = "ghp_envtoken1234567", "hdrsecret-987654321", "hello-from-the-lab"
     config(tmp_path, f"""\
         mcp_servers:
           gh:
             command: python
-            env: {{GITHUB_PERSONAL_ACCESS_TOKEN: {token}, TZ: UTC}}
+            env: {{GITHUB_PERSONAL_ACCESS_TOKEN: {token}, TZ: UTC, GREETING: {greeting}, DB_URL: "postgres://app:db-pass-0123@db/x"}}
           docs:
             url: https://example.test/mcp
-            headers: {{Authorization: Bearer {bearer}}}
+            headers: {{X-Team: {bearer}}}
         """)
     assert scrub_text(f"got {token} and {bearer} in UTC") == "got [redacted] and [redacted] in UTC"
+    assert scrub_text(f"{greeting} at postgres://app:db-pass-0123@db/x") == f"{greeting} at postgres://app:[redacted]@db/x"
 
 
-def test_ctx_config_shows_no_env_or_header_value_whatever_its_name(tmp_path):
+def test_ctx_config_redacts_env_values_by_the_process_environments_rule_and_every_header_value(tmp_path):
     settings, _ = config(tmp_path, """\
         mcp_servers:
-          time: {command: python, args: [-m, x], env: {TZ: UTC, DB_URL: "postgres://db/x"}}
+          time: {command: python, args: [-m, x], env: {TZ: UTC, LAB_DIR: /srv/lab, API_TOKEN: tok,
+                                                       DB_URL: "postgres://app:db-pass-0123@db/x"}}
           docs: {url: "https://a.test/mcp", headers: {X-Team: blue}}
         """)
     redacted = redact_config(settings)["mcp_servers"]
     assert redacted["time"] == {"command": "python", "args": ["-m", "x"],
-                                "env": {"TZ": "[redacted]", "DB_URL": "[redacted]"}}
+                                "env": {"TZ": "UTC", "LAB_DIR": "/srv/lab", "API_TOKEN": "[redacted]",
+                                        "DB_URL": "postgres://app:[redacted]@db/x"}}
     assert redacted["docs"] == {"url": "https://a.test/mcp", "headers": {"X-Team": "[redacted]"}}
 
 

@@ -21,8 +21,10 @@ with the closest known key, and is ignored. Unknown keys are checked before miss
 ``comand:`` without ``command:`` is an error naming ``comand`` ("did you mean
 'command'?"), not one saying that ``command`` is missing.
 
-Every ``env`` and ``headers`` value is a secret from the moment the file is read
-(:func:`..secrets.remember`): no output shows it.
+From the moment the file is read (:func:`..secrets.remember`), every ``headers`` value is a
+secret, and so is what the process environment's rule finds in ``env``
+(:func:`..secrets.secrets_in`: a secret-named variable's value, a URL's password): no
+output shows them. Other ``env`` values (a path, a mode) are shown as they are.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import yaml
 
 from ...errors import ConfigError
 from ...events import Diagnostic
-from ...secrets import remember
+from ...secrets import remember, secrets_in
 
 __all__ = ["DEFAULT_START_TIMEOUT", "ServerSpec", "check_mcp_servers", "server_specs"]
 
@@ -91,7 +93,7 @@ def server_specs(config: Mapping[str, Any], where: str = "config.yaml") -> dict[
 def check_mcp_servers(path: Path, text: str, value: Any) -> list[Diagnostic]:
     """Check ``mcp_servers`` (``value``, parsed from ``text`` read from ``path``): the
     diagnostics of its unknown keys; ConfigError for anything else wrong. Remembers every
-    ``env`` and ``headers`` value as a secret."""
+    ``headers`` value, and the secrets of each ``env`` (:func:`..secrets.secrets_in`), as secrets."""
     lines = _Lines(path, text)
     if not isinstance(value, dict):
         raise ConfigError(f"{lines.at()}: mcp_servers must be a mapping of server names to their settings "
@@ -163,9 +165,8 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
         raise ConfigError(f"{at('start_timeout')}: {label}.start_timeout must be a positive number of seconds, "
                           f"got {_shown(timeout)}")
-    for key in ("env", "headers"):
-        for secret in (entry.get(key) or {}).values():
-            remember(secret)
+    for secret in (*secrets_in(entry.get("env") or {}), *(entry.get("headers") or {}).values()):
+        remember(secret)
     return diagnostics
 
 
