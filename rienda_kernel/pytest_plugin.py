@@ -6,7 +6,8 @@ under DIR becomes one test item, which replays the session through a hook chain 
 its agent declares now in the Rienda home, or ``--rienda-hooks a,b``), reusing the recorded
 tool results unless ``--rienda-run-tools``. The item fails, with the replay's per-call
 report as its failure text, when a call is now refused, no longer refused, gets other
-arguments or another result, or an assistant text changed; ``<id>.expect.yaml`` beside a
+arguments or another result, could not run again (``--rienda-run-tools``: its tool gone,
+skipped, or its MCP server down), or an assistant text changed; ``<id>.expect.yaml`` beside a
 session states what must happen instead (``<id>.expect.yaml``, see ``docs/testing.md``).
 
 Without other paths on the command line only the sessions run; with paths, the sessions

@@ -196,6 +196,14 @@ def test_run_tools_compares_what_the_tools_return_now(pytester, recorded):
     result.stdout.fnmatch_lines(["""    result now different: 'got {"command":"ls -l"}' -> 'now {"command":"ls -l"}'"""])
 
 
+def test_run_tools_fails_a_call_whose_tool_cannot_run_rather_than_reuse_its_recorded_result(pytester, recorded):
+    shutil.rmtree(recorded.home / "tools" / "echo")
+    replay(pytester, recorded).assert_outcomes(passed=4)  # without --rienda-run-tools the recording stands
+    result = replay(pytester, recorded, "--rienda-run-tools")
+    result.assert_outcomes(passed=1, failed=3)  # only the chat, which calls no tool, passes
+    result.stdout.fnmatch_lines([f"    not run again: no tool 'echo' in {recorded.home / 'tools'} or the built-ins"])
+
+
 def test_a_file_that_is_not_a_session_fails_its_item_naming_it(pytester, recorded):
     (recorded.sessions / "notes.jsonl").write_text('{"hello": 1}\n')
     result = replay(pytester, recorded)
@@ -280,10 +288,10 @@ def test_run_tools_that_cannot_run_a_tool_fails_naming_it_and_why(pytester, reco
     shutil.rmtree(recorded.home / "tools" / "echo")
     result = replay(pytester, recorded, "--rienda-run-tools")
     result.assert_outcomes(passed=1, failed=3)
-    result.stdout.fnmatch_lines(["    --run-tools could not run echo now: there is no tool named 'echo' now*"])
+    result.stdout.fnmatch_lines(["    not run again: no tool 'echo'*"])
     (recorded.home / "tools" / "echo").mkdir()
     (recorded.home / "tools" / "echo" / "index.js").write_text("module.exports = { description: 'x' ;")
     broken = replay(pytester, recorded, "--rienda-run-tools")
     broken.assert_outcomes(passed=1, failed=3)
-    broken.stdout.fnmatch_lines(["    --run-tools could not run echo now: *echo/index.js*"])
+    broken.stdout.fnmatch_lines(["    not run again: *echo/index.js*"])
     replay(pytester, recorded).assert_outcomes(passed=4)  # without --run-tools the recording is the result

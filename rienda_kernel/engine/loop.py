@@ -67,7 +67,9 @@ from .tools.invoke import invoke_tool
 from .tools.model import Catalog, Hook, ToolResult
 from .ui import UI, Answer, Approvals, ScrubbingUI
 
-__all__ = ["UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
+__all__ = ["UNKNOWN_TOOL", "UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
+
+UNKNOWN_TOOL = "unknown tool {name!r}; "  # how the result of a call to an undeclared tool starts (replay knows it by it)
 
 UNKNOWN_TOOL_TURNS = 3  # model turns in a row calling undeclared tools before the run ends
 STOPPED_CALL = "interrupted before the tool finished"  # the result of a call a stop cut short
@@ -336,7 +338,7 @@ def _unknown_tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save
                       cancel: CancelToken) -> None:
     """A call to a tool the agent does not declare: an error result the model can act on."""
     run.ui.emit(ToolCallStarted(call.id, call.name, call.arguments))
-    _save_result(call, ToolResult(f"unknown tool {call.name!r}; this agent's tools: {_tool_list(setup.agent)}",
+    _save_result(call, ToolResult(UNKNOWN_TOOL.format(name=call.name) + f"this agent's tools: {_tool_list(setup.agent)}",
                                   True), run.ui, save)
 
 

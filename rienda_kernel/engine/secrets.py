@@ -27,10 +27,17 @@ hands it to a front end (``ui.ScrubbingUI``), so ``--json`` lines, the terminal 
 notebook cells never show a secret. :class:`StreamGuard` keeps a secret that arrives in two
 pieces of a stream from slipping through, piece by piece.
 
+**A URL** in a message (:func:`scrub_url`: a provider's endpoint) loses, besides the
+secrets, the value of each query parameter whose name holds a secret (``?key=...``,
+``&access_token=...``, by :func:`is_secret_name`) and the password in its user info.
+
 **Configuration** shown to extensions (``ctx.config``) goes through
 :func:`redact_config`: the value of every key whose name holds a secret is replaced, and so
-is every value of an ``env`` or ``headers`` mapping (what an MCP server is started with or
-sent: ``TOKEN``-like names or not, they are its credentials).
+every value of a ``headers`` mapping (what an MCP server is sent: ``Authorization``-like
+names or not, headers are its credentials). An ``env`` mapping (what an MCP server is
+started with) is an environment, and :func:`secrets_in` holds it to the process
+environment's rule: a secret-named variable's value is redacted, the password in a URL a
+variable holds is; a path, a mode or a greeting is shown as it is.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .common.text import repair
 
@@ -55,7 +63,8 @@ __all__ = [
     "remember",
     "scrub",
     "scrub_text",
-    "secrets_in_environment",
+    "scrub_url",
+    "secrets_in",
 ]
 
 REDACTED = "[redacted]"
@@ -65,6 +74,8 @@ _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]*|[a-z]+|[0-9]+")
 _SECRET_LAST_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "CREDENTIAL", "CREDENTIALS",
                                 "AUTH", "AUTHORIZATION", "PASSPHRASE"})
 _CREDENTIAL_FIELDS = frozenset({"authorization", "proxyauthorization", "apikey", "xapikey"})
+_CREDENTIAL_MAPPINGS = frozenset({"headers"})  # redact_config: every value of these
+_ENVIRONMENTS = frozenset({"env"})  # redact_config: as the process environment (secrets_in)
 
 _remembered_lock = threading.Lock()
 
@@ -105,7 +116,7 @@ class Scrubber:
     """
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self._fixed = None if environ is None else secrets_in_environment(environ)
+        self._fixed = None if environ is None else secrets_in(environ)
         self._sorted: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
 
     @property
@@ -144,17 +155,54 @@ def scrub_text(text: str, also: Iterable[str] = ()) -> str:
     return _DEFAULT.scrub_text(text, also)
 
 
+def scrub_url(url: str) -> str:
+    """``url`` fit for a message: the value of each query parameter whose name holds a
+    secret (:func:`is_secret_name`) and the password of its user info are :data:`REDACTED`,
+    then :func:`scrub_text`. A URL it cannot take apart is only scrubbed."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return scrub_text(url)
+    user, at, host = parts.netloc.rpartition("@")
+    netloc = parts.netloc
+    if at and ":" in user:
+        netloc = f"{user.partition(':')[0]}:{REDACTED}@{host}"
+    pieces = []
+    for piece in parts.query.split("&") if parts.query else ():
+        name, equals, value = piece.partition("=")
+        pieces.append(f"{name}={REDACTED}" if equals and value and is_secret_name(unquote(name)) else piece)
+    return scrub_text(urlunsplit(parts._replace(netloc=netloc, query="&".join(pieces))))
+
+
+def secrets_in(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The secrets among the variables of an environment ``environ`` by the process
+    environment's rule (see above): the value of each secret-named variable and the
+    password of each URL any variable holds, when :data:`MIN_SECRET_LENGTH` long."""
+    items = ((os.fsencode(name), os.fsencode(value)) for name, value in environ.items()
+             if isinstance(name, str) and isinstance(value, str))
+    return _secrets_of(items)
+
+
 def redact_config(config: Any) -> Any:
     """A copy of ``config`` in which the value of every key whose name holds a secret
-    (:func:`is_secret_name`, in an ``env`` mapping too, as in the process environment), and
-    every value of a ``headers`` mapping, is :data:`REDACTED`; ``None`` values are kept."""
+    (:func:`is_secret_name`), and every value of a ``headers`` mapping, is :data:`REDACTED`;
+    in an ``env`` mapping, the secrets :func:`secrets_in` finds too (a URL's password);
+    ``None`` values are kept."""
     if isinstance(config, dict):
         return {key: REDACTED if isinstance(key, str) and is_secret_name(key) and value is not None
-                else {name: REDACTED for name in value} if key == "headers" and isinstance(value, dict)
+                else {name: REDACTED for name in value} if key in _CREDENTIAL_MAPPINGS and isinstance(value, dict)
+                else _redact_environment(value) if key in _ENVIRONMENTS and isinstance(value, dict)
                 else redact_config(value) for key, value in config.items()}
     if isinstance(config, list):
         return [redact_config(item) for item in config]
     return config
+
+
+def _redact_environment(environ: dict[Any, Any]) -> dict[Any, Any]:
+    found = secrets_in(environ)
+    return {name: value if not isinstance(value, str) else
+            REDACTED if isinstance(name, str) and is_secret_name(name) else _scrub_text(value, found)
+            for name, value in environ.items()}
 
 
 class StreamGuard:
@@ -204,13 +252,6 @@ class _Current:
 _URL_PASSWORD = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:([^@\s/]+)@")
 
 
-def secrets_in_environment(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The secrets among the variables ``environ`` (the process environment's rule: the
-    whole value of a secret name, a URL's password in any value)."""
-    items = ((os.fsencode(name), os.fsencode(value)) for name, value in environ.items() if isinstance(value, str))
-    return _secrets_of(items)
-
-
 def _secrets_of(items: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
     """The secrets among environment ``(name, value)`` pairs: whole values of secret names,
     and URL passwords in any value."""
@@ -227,7 +268,7 @@ def _secrets_of(items: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
 
 
 def _environment_secrets() -> tuple[str, ...]:
-    """:func:`secrets_in_environment` of ``os.environ`` as it is now. This runs for every event, so it
+    """:func:`secrets_in` of ``os.environ`` as it is now. This runs for every event, so it
     reads the mapping's own dict of bytes when there is one (CPython's ``_data``, faster
     than iterating the mapping), decodes only the values that are secrets, and reuses the
     last answer while that dict equals the copy it was computed from (a comparison in C)."""

@@ -179,7 +179,7 @@ def test_a_misspelt_key_is_named_before_the_key_it_leaves_missing(tmp_path):
     done = rienda("--home", str(tmp_path), "tools", home=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert (f"{tmp_path / 'config.yaml'}:3: unknown key 'comand' in mcp_servers.time (did you mean 'command'?); "
-            "mcp_servers.time needs command") in done.stderr
+            "so mcp_servers.time needs command") in done.stderr
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "typo.md").write_text("---\nmodle: openai/gpt-4o\n---\nHi.\n", encoding="utf-8")
     (tmp_path / "config.yaml").unlink()

@@ -99,6 +99,34 @@ def test_rienda_run_json_shows_an_mcp_call_like_any_call_and_no_server_secret(se
     assert not any("cli-secret-token-0987" in p.read_text() for p in (home / "sessions").glob("*.jsonl"))
 
 
+SHOW_ENV = ('module.exports = { afterToolExecute(ctx, call, result) { '
+            'ctx.log(JSON.stringify(ctx.config.mcp_servers.lab.env)); } };')
+
+
+def test_a_non_secret_env_value_is_shown_and_a_secret_named_one_is_not_in_every_output(setup):
+    home, work, lab = setup
+    greeting = "hello-from-the-lab-env"
+    write_config(home, {"lab": lab_server(lab, SERVICE_TOKEN="cli-secret-token-0987", GREETING=greeting)})
+    (home / "hooks" / "show-env" / "index.js").parent.mkdir(parents=True)
+    (home / "hooks" / "show-env" / "index.js").write_text(SHOW_ENV)
+    (home / "agents" / "env.md").write_text("---\nmodel: scripted/script.yaml\ntools: [mcp__lab]\n"
+                                            "hooks: [show-env]\n---\nBe brief.\n")
+    script(work, ("mcp__lab__environment", {"name": "GREETING"}), ("mcp__lab__environment", {"name": "SERVICE_TOKEN"}),
+           ("mcp__lab__environment", {"name": "LAB_DIR"}))
+    done = rienda(home, work, "run", "--agent", "env", "--json", "go")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["text"] for e in events if e["type"] == "tool_result"] == [greeting, "[redacted]", str(lab)]
+    shown = json.loads(next(e["text"] for e in events if e["type"] == "log"))
+    assert shown == {"LAB_DIR": str(lab), "SERVICE_TOKEN": "[redacted]", "GREETING": greeting}
+    [session] = [p.read_text() for p in (home / "sessions").glob("*.jsonl")]
+    assert greeting in session and str(lab) in session
+    assert "cli-secret-token-0987" not in done.stdout + done.stderr + session
+    plain = rienda(home, work, "run", "--agent", "env", "go")  # the terminal's output, not --json
+    assert plain.returncode == 0 and greeting in plain.stdout + plain.stderr, plain.stderr
+    assert "cli-secret-token-0987" not in plain.stdout + plain.stderr
+
+
 @pytest.mark.parametrize(("signum", "tool", "code"), [
     (signal.SIGINT, "slow", 130),      # Ctrl-C: the call is cancelled, the server told so
     (signal.SIGTERM, "slow", 143),
@@ -160,18 +188,3 @@ def test_rienda_hook_tries_a_hook_on_an_mcp_call_without_starting_any_server(set
     call = json.loads(done.stdout)
     assert (call["effect"], call["outcome"]) == ("refused", {"allow": False, "reason": "no commits from agents"})
     assert pids(lab) == []
-
-
-def test_replay_run_tools_fails_a_call_whose_server_no_longer_starts_naming_it(setup):
-    home, work, lab = setup
-    script(work, ("mcp__lab__double", {"n": 21}))
-    assert rienda(home, work, "run", "--agent", "mcp", "go").returncode == 0
-    again = rienda(home, work, "replay", "last", "--run-tools")
-    assert again.returncode == 0 and "= mcp__lab__double [call_1_1]: same as recorded" in again.stdout, again.stdout
-    write_config(home, {"lab": {"command": str(work / "no-such-server")}})
-    gone_server = rienda(home, work, "replay", "last", "--run-tools")
-    assert gone_server.returncode == 1, gone_server.stdout + gone_server.stderr
-    assert "≠ mcp__lab__double [call_1_1]\n    --run-tools could not run mcp__lab__double now: " in gone_server.stdout
-    assert "no-such-server" in gone_server.stdout and "same as recorded" not in gone_server.stdout
-    as_recorded = rienda(home, work, "replay", "last")  # without --run-tools: the recorded result, as before
-    assert as_recorded.returncode == 0 and "same as recorded" in as_recorded.stdout

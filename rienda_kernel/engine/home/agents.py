@@ -15,9 +15,10 @@ The file stem is the agent id. ``model`` is required (``provider/model``); ``des
 most model turns one run may take), ``options`` (a mapping handed to the model's
 provider, which checks it), ``agents`` (the agents the ``agent`` tool may start; absent:
 any) and ``max_depth`` (how many levels of sub-agents may run below this one, 0 or more)
-are optional. A malformed file raises :class:`AgentError` (a :class:`ConfigError`) whose
-message starts ``<path>:<line>:`` (a misspelt ``model`` is named as the key to fix); an
-unknown key is only a :class:`Diagnostic`. ``default`` is built in unless
+are optional. A malformed file raises
+:class:`AgentError` (a :class:`ConfigError`) whose message starts ``<path>:<line>:``; an
+unknown key is only a :class:`Diagnostic`, but is named first when ``model`` is missing
+(``modle:``: "did you mean 'model'?"). ``default`` is built in unless
 ``agents/default.md`` overrides it; its model is ``default_model`` from config.yaml, else
 chosen when it runs (:mod:`.providers.choice`).
 """
@@ -190,11 +191,10 @@ def _value_node(node: yaml.MappingNode, key: str) -> yaml.Node | None:
 
 
 def _check_model(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> str:
-    if "model" not in data:  # a misspelt key first: it is what to fix
-        misspelt = [key for key in data if isinstance(key, str) and difflib.get_close_matches(key, ["model"], n=1)]
-        hint = f"unknown key {misspelt[0]!r} (did you mean 'model'?); " if misspelt else ""
-        line = lines.get(misspelt[0], 1) if misspelt else 1
-        raise AgentError(path, line, f"{hint}missing required key 'model' ({_MODEL_HINT})")
+    if "model" not in data:  # a misspelt key is named first: it is what to fix
+        unknown = _unknown(data, lines)
+        raise AgentError(path, unknown[0][0] if unknown else 1, "; ".join(
+            [what for _, what in unknown] + [f"missing required key 'model' ({_MODEL_HINT})"]))
     model = data["model"]
     line = lines.get("model", 1)
     if not isinstance(model, str):
@@ -260,16 +260,19 @@ def _check_options(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> d
 
 
 def _unknown_keys(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> list[Diagnostic]:
-    diagnostics = []
+    return [Diagnostic(AGENT_SOURCE, f"{path}:{line}: {what}; ignored", path=str(path), line=line)
+            for line, what in _unknown(data, lines)]
+
+
+def _unknown(data: dict[Any, Any], lines: dict[Any, int]) -> list[tuple[int, str]]:
+    """Each unknown key's line and "unknown key ... (did you mean ...?)"."""
+    found = []
     for key in data:
-        if key in _KEYS:
-            continue
-        line = lines.get(key) or lines.get(str(key), 1)
-        close = difflib.get_close_matches(str(key), _KEYS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        diagnostics.append(Diagnostic(
-            AGENT_SOURCE, f"{path}:{line}: unknown key {key!r}{hint}; ignored", path=str(path), line=line))
-    return diagnostics
+        if key not in _KEYS:
+            close = difflib.get_close_matches(str(key), _KEYS, n=1)
+            found.append((lines.get(key) or lines.get(str(key), 1),
+                          f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")))
+    return found
 
 
 # ---------------------------------------------------------------- loading

@@ -1,7 +1,8 @@
 """Model providers, keyed by the part of ``model`` before the first ``/``.
 
 ``provider_for("scripted/demo.yaml", config)`` returns the provider and the model name it
-gets (``demo.yaml``). Built-in providers register exactly like any other, in
+gets (``demo.yaml``). A ``providers:`` entry's unknown key is named (with "did you mean")
+before anything it leaves missing: ``ap: openai`` is not reported as an ``api`` missing. Built-in providers register exactly like any other, in
 :data:`PROVIDERS`. Each built-in's module is imported when a provider of its kind is first
 made: a run against an OpenAI-compatible endpoint never loads the Anthropic one.
 """
@@ -9,12 +10,12 @@ made: a run against an OpenAI-compatible endpoint never loads the Anthropic one.
 from __future__ import annotations
 
 import difflib
-
 import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ConfigError
+from .options import CONNECTION_OPTIONS, check_options
 from .base import (
     Chunk,
     ModelRequest,
@@ -103,12 +104,12 @@ def _endpoint(name: str, entry: Any) -> Provider:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"config.yaml: providers.{name} must be a mapping (api, base_url, api_key_env...)")
     options = dict(entry)
-    misspelt = [key for key in options if isinstance(key, str) and difflib.get_close_matches(key, ["api"], n=1)]
-    if "api" not in options and misspelt and name not in ENDPOINT_APIS:  # the misspelt key first: what to fix
-        raise ConfigError(f"config.yaml: providers.{name}: unknown key {misspelt[0]!r} (did you mean 'api'?); "
-                          f"without api, the entry's name {name!r} would have to be one of "
-                          f"{', '.join(sorted(ENDPOINT_APIS))}")
     api = options.pop("api", name)
+    if api not in ENDPOINT_APIS and "api" not in entry:  # a misspelt key (ap:) is named before the api it hides
+        known = {"api": str, **CONNECTION_OPTIONS,
+                 **{option: check for kind in ENDPOINT_APIS for option, check in _builtin(kind).request_options.items()}}
+        if set(entry) - set(known):
+            check_options(entry, known, f"config.yaml: providers.{name}")  # raises: the unknown, with "did you mean"
     if api not in ENDPOINT_APIS:
         raise ConfigError(f"config.yaml: providers.{name}: api {api!r} is not available "
                           f"(available: {', '.join(sorted(ENDPOINT_APIS))})")

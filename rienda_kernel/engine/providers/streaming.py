@@ -13,7 +13,11 @@ and opens a streamed POST:
   :class:`NoticeChunk` ("retrying (1/3) in 1 s"). A 5xx whose body says the request is
   invalid is not retried: sending it again cannot help;
 - 401/403 says the key was refused, never printing it; other statuses quote the server's
-  own error text, short and unescaped.
+  own error text, short and unescaped;
+- every ProviderError names the endpoint's URL (:func:`..secrets.scrub_url`: a key in its
+  query string is never shown), before the stream and while it is read
+  (:meth:`HttpProvider.read`: a stream that ends without its end marker, a malformed or an
+  error event, a broken connection, an answer cut off).
 
 :class:`LineReader` and :class:`EventReader` turn the body into NDJSON lines or server-sent
 events, remembering the last lines for error messages ("the last the server sent: ...").
@@ -29,7 +33,7 @@ from typing import Any, ClassVar
 from .. import http
 from ..cancel import CancelToken
 from ..errors import Interrupted, ProviderError
-from ..secrets import scrub_text
+from ..secrets import scrub_text, scrub_url
 from ..common import bounded
 from ..common.text import repair
 from .base import Chunk, ModelRequest, NoticeChunk, Provider
@@ -148,11 +152,23 @@ class HttpProvider(Provider):
                                 f"(model {self.name}/{model} at {self.url()})")
         return key
 
+    def read(self, exchange: ModelExchange, chunks: Iterator[Chunk]) -> Iterator[Chunk]:
+        """``chunks`` (the vendor's reading of ``exchange``'s body), the exchange abandoned
+        however they end; a ProviderError raised while reading names the endpoint's URL
+        (scrubbed), as the errors before the stream do."""
+        try:
+            yield from chunks
+        except ProviderError as exc:
+            raise ProviderError(f"{exchange.shown_url}: {exc}") from exc
+        finally:
+            exchange.abandon()
+
     def open(self, body: dict[str, Any], key: str, cancel: CancelToken,
              headers: Mapping[str, str] | None = None) -> Generator[NoticeChunk, None, ModelExchange]:
         """POST ``body``, retrying 429/5xx/connection failures (a notice before each wait);
         returns the exchange of a 200. Use as ``exchange = yield from self.open(...)``."""
         url = self.url()
+        shown = scrub_url(url)
         all_headers = {**(headers or {}), **(self.auth_headers(key) if key else {})}
         cancel.raise_if_cancelled()
         attempt = 0
@@ -162,32 +178,19 @@ class HttpProvider(Provider):
             if event[0] == "status" and event[1] == 200:
                 return exchange
             exchange.abandon()
-            what, retryable, wait_hint = self._failure(event, key, url)
+            what, retryable, wait_hint = self._failure(event, key, shown)
             if not retryable:
-                raise ProviderError(f"{url}: {what}")
+                raise ProviderError(f"{shown}: {what}")
             if attempt >= self.max_retries:
                 tries = attempt + 1
                 hint = f" ({self.connect_hint})" if event[0] == "connect" and self.connect_hint else ""
-                raise ProviderError(f"{url}: gave up after {tries} attempt{'s' if tries > 1 else ''}: {what}{hint}")
+                raise ProviderError(f"{shown}: gave up after {tries} attempt{'s' if tries > 1 else ''}: {what}{hint}")
             delay = min(max(wait_hint if wait_hint is not None else self.backoff * (2 ** attempt), 0.0), self.max_wait)
             attempt += 1
             yield NoticeChunk(f"provider:{self.name}", what,
                               f"retrying ({attempt}/{self.max_retries}) in {round(delay, 2):g} s")
             if cancel.wait(delay):
                 raise Interrupted("stopped")
-
-    def read(self, exchange: ModelExchange, chunks: Iterator[Chunk]) -> Iterator[Chunk]:
-        """``chunks``, a vendor's parse of ``exchange``'s stream, with every ProviderError it
-        raises naming the URL, as the failures before the stream do (a stream cut short, an
-        error event, a garbled line, a length cut-off); the exchange is abandoned at the end."""
-        try:
-            yield from chunks
-        except ProviderError as exc:
-            if str(exc).startswith(f"{exchange.url}: "):
-                raise
-            raise ProviderError(f"{exchange.url}: {exc}") from exc
-        finally:
-            exchange.abandon()
 
     def _failure(self, event: tuple[Any, ...], key: str, url: str) -> tuple[str, bool, float | None]:
         """What a failed attempt says, whether retrying may help, and the server's wait."""
@@ -224,6 +227,7 @@ class ModelExchange:
     def __init__(self, url: str, headers: dict[str, str], body: dict[str, Any], timeout: httpx.Timeout,
                  cancel: CancelToken) -> None:
         self.url = url
+        self.shown_url = scrub_url(url)  # the URL as messages name it
         self._read_timeout = timeout.read
         self._started = False
         self._exchange = http.Exchange("POST", url, cancel=cancel, timeout=timeout, lines=True,
@@ -270,13 +274,14 @@ class LineReader:
         self._seen: deque[str] = deque(maxlen=8)
 
     def lines(self) -> Iterator[str]:
-        """Each line (empty ones included) until the body ends; ProviderError if it breaks."""
+        """Each line (empty ones included) until the body ends; ProviderError if it breaks
+        (:meth:`HttpProvider.read` adds the URL)."""
         while True:
             event = self._exchange.next()
             if event[0] == "eof":
                 return
             if event[0] != "line":
-                raise ProviderError(f"{self._exchange.url}: the stream failed: {redact(str(event[1]), self._key)}")
+                raise ProviderError(f"the stream failed: {redact(str(event[1]), self._key)}")
             if event[1]:
                 self._seen.append(event[1])
             yield event[1]

@@ -12,7 +12,9 @@ through unchanged hooks replays identical. Where the session does not hold that 
 hooks removed text from it, which is never written; a session recorded before Rienda kept
 it) the saved text is replayed instead, with a note, and a change it shows is a note too,
 not a difference. Tools run only when asked (``run_tools``); otherwise the recorded result
-is what ``afterToolExecute`` hooks receive. Tools
+is what ``afterToolExecute`` hooks receive. With ``run_tools`` a call whose tool cannot run
+(gone, skipped, its MCP server down or no longer offering it, no longer declared by the
+agent) is a difference naming the tool and why (:mod:`.not_run`), never the recorded result. Tools
 run again include the notebook's ``python`` and ``variables``, in a fresh namespace of the
 replay's own (the notebook's variables are not there). Calls an
 expectations file selects (``<id>.expect.yaml`` beside the session, see
@@ -40,12 +42,14 @@ from ..cancel import CancelToken
 from ..errors import ConfigError
 from ..events import HookDecision
 from .expectations import CallExpectation, Expectations, expectations_beside
+from .not_run import declares, recorded_as_unknown, why_not_run
 from ..hooks import HookChain, ModelResponse
 from ..ctx.host import RunContext
 from ..sessions.messages import Message, ToolCall
 from ..builtins.code_runner import in_thread
 from ..builtins.notebook import PythonNamespace, notebook_tools
 from ..builtins.agent import run_agent
+from ..home.agents import Agent
 from ..runtime.seams import RunHost
 from ..runtime.subagents import inherited_hook_names, recorded_ctx
 from ..secrets import redact_config, scrub_text
@@ -53,7 +57,6 @@ from ..sessions.seen import recover
 from ..sessions.reading import LoadedSession
 from ..sessions.store import read_session
 from ..tools.invoke import invoke_tool
-from ..tools.mcp.catalog import missing_tool
 from ..tools.model import BuiltinTool, Catalog, Tool, ToolResult
 from ..ui import UI, Answer, NonInteractiveUI, RelayUI
 
@@ -74,13 +77,13 @@ class CallReplay:
     now_result: ToolResult | None
     expectation: CallExpectation | None = None
     unchecked: str | None = None  # why the result cannot be compared with the recording, if it cannot
-    not_run: str | None = None  # why --run-tools could not run the tool now, if it could not
+    not_run: str | None = None  # with run_tools: why the tool could not run again (always a difference)
 
     @property
     def differences(self) -> list[str]:
         """What is not as it should be: as the expectation states it, else as recorded."""
         expected = self.expectation
-        found = [f"--run-tools could not run {self.name} now: {self.not_run}"] if self.not_run else []
+        found = [f"not run again: {self.not_run}"] if self.not_run else []
         found += (expected.refusal_problems(self) if expected and expected.refused is not None
                  else self._refusal_changes())
         found += (expected.argument_problems(self) if expected and expected.arguments is not None
@@ -131,7 +134,8 @@ class ReplayReport:
     def to_dict(self) -> dict[str, Any]:
         """``rienda replay --json``: the report, a sub-agent's session's report in ``children``."""
         return {"session_id": self.session_id, "hooks": self.hooks, "changed": self.changed,
-                "calls": [{"id": c.id, "name": c.name, "differences": c.differences} for c in self.calls],
+                "calls": [{"id": c.id, "name": c.name, "differences": c.differences, "not_run": c.not_run}
+                          for c in self.calls],
                 "texts": [{"recorded": r, "now": n} for r, n in self.texts],
                 "unmatched_expectations": self.unmatched, "notes": self.notes,
                 "children": [child.to_dict() for child in self.children]}
@@ -231,7 +235,7 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
         for call in message.tool_calls:
             entry = expected.for_call(call.id, call.name, call.arguments) if expected else None
             replayed = _replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry,
-                                    call.id in rewritten)
+                                    call.id in rewritten, agent)
             calls.append(replayed)
             child = _child_session(results.get(call.id))
             if run_tools and child:
@@ -321,18 +325,25 @@ def _rewritten_before(loaded: LoadedSession) -> set[Any]:
 
 
 def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run: RunContext, rienda: RunHost,
-                 catalog: Catalog, run_tools: bool, expectation: CallExpectation | None, old: bool) -> CallReplay:
+                 catalog: Catalog, run_tools: bool, expectation: CallExpectation | None, old: bool,
+                 agent: Agent) -> CallReplay:
+    """One call through the chain; with ``run_tools`` its tool runs again, unless it is the
+    ``agent`` tool (its sub-agent's session is replayed instead) or a call the recording
+    shows was to a tool the agent did not declare then either. A tool that cannot run (gone,
+    skipped when loaded, its MCP server not started or no longer offering it, no longer
+    declared by the agent) is never replaced by the recorded result: ``not_run`` says why."""
     meta = recorded.meta if recorded else {}
     recorded_result = ToolResult(recorded.text, recorded.is_error) if recorded else None
     gate = chain.before_tool_execute(call.id, call.name, call.arguments, CancelToken())
     unchecked = not_run = None
+    tool = catalog.tools.get(call.name)
     if not gate.allowed:
         now_result: ToolResult | None = gate.refusal()
-    elif run_tools and call.name not in catalog.tools:  # never the recording instead: that would pass unrun
-        now_result, not_run = None, _why_missing(call.name, catalog, rienda)
-    elif run_tools and not _is_agent_tool(catalog.tools[call.name]):
-        raw = invoke_tool(catalog.tools[call.name], gate.arguments, run, rienda.sandbox, CancelToken())
+    elif run_tools and tool is not None and not _is_agent_tool(tool) and declares(agent, call.name):
+        raw = invoke_tool(tool, gate.arguments, run, rienda.sandbox, CancelToken())
         now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, CancelToken())
+    elif run_tools and (tool is None or not declares(agent, call.name)) and not recorded_as_unknown(call, recorded):
+        now_result, not_run = None, why_not_run(call.name, tool, catalog, agent, rienda)
     elif recorded is not None and not meta.get("refused_by"):
         text, unchecked = _given(meta, "text", recorded.text, old)
         is_error, _ = _given(meta, "isError", recorded.is_error, old)
@@ -378,10 +389,3 @@ def _is_agent_tool(tool: Tool) -> bool:
     """The built-in ``agent`` tool (a sub-agent's run is replayed from its own session, never run again)."""
     return isinstance(tool, BuiltinTool) and tool.run is run_agent
 
-
-def _why_missing(name: str, catalog: Catalog, rienda: RunHost) -> str:
-    """Why tool ``name`` is not in ``catalog`` now: its file's diagnostics, its MCP
-    server's, or that no such tool exists."""
-    said = catalog.diagnostics_of("tools", name) or ([problem] if (problem := missing_tool(name, catalog, rienda.config()))
-                                                     else [])
-    return "; ".join(said) or f"there is no tool named {name!r} now (not in {catalog.home / 'tools'} nor built in)"

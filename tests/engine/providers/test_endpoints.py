@@ -202,5 +202,5 @@ def test_an_unknown_provider_gets_a_did_you_mean_from_the_built_ins_and_the_name
 
 def test_a_misspelt_api_key_is_named_before_the_api_it_leaves_missing():
     entry = {"apii": "openai", "base_url": "http://127.0.0.1:1/v1"}
-    with pytest.raises(ConfigError, match=r"providers\.local: unknown key 'apii' \(did you mean 'api'\?\)"):
+    with pytest.raises(ConfigError, match=r"providers\.local: unknown option\(s\) apii \(did you mean api\?\)"):
         provider_for("local/qwen", {"providers": {"local": entry}})

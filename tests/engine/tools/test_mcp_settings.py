@@ -51,10 +51,6 @@ def test_a_stdio_and_an_http_server_are_read_as_given(tmp_path):
     ("mcp_servers:\n  time: python -m mcp_server_time\n", 2, "mcp_servers.time must be a mapping (command and args, or url)"),
     ("mcp_servers:\n  time:\n    args: [-m]\n", 2, "mcp_servers.time needs command (the program to start)"),
     ("mcp_servers:\n  time:\n    type: http\n", 2, "mcp_servers.time needs url"),
-    ("mcp_servers:\n  time:\n    comand: python\n", 3,
-     "unknown key 'comand' in mcp_servers.time (did you mean 'command'?); mcp_servers.time needs command"),
-    ("mcp_servers:\n  docs:\n    type: http\n    ulr: https://a.test/mcp\n", 4,
-     "unknown key 'ulr' in mcp_servers.docs (did you mean 'url'?); mcp_servers.docs needs url"),
     ("mcp_servers:\n  time:\n    command: python\n    args: -m mcp_server_time\n", 4,
      "mcp_servers.time.args must be a list of strings, got the string '-m mcp_server_time'"),
     ("mcp_servers:\n  time:\n    command: python\n    args: [--port, 8080]\n", 4,
@@ -99,32 +95,45 @@ def test_a_misspelt_mcp_servers_is_named_with_the_setting_it_may_mean(tmp_path):
 
 
 def test_secret_env_values_and_every_header_value_are_secrets_once_the_file_is_read(tmp_path):
-    token, bearer, password = "ghp_envtoken1234567", "hdrsecret-987654321", "dbpass-7654321"
+    token, bearer, greeting = "ghp_envtoken1234567", "hdrsecret-987654321", "hello-from-the-lab"
     config(tmp_path, f"""\
         mcp_servers:
           gh:
             command: python
-            env: {{GITHUB_PERSONAL_ACCESS_TOKEN: {token}, TZ: UTC, DATA_DIR: /srv/rienda-data-folder,
-                  DB_URL: "postgres://app:{password}@db/x"}}
+            env: {{GITHUB_PERSONAL_ACCESS_TOKEN: {token}, TZ: UTC, GREETING: {greeting}, DB_URL: "postgres://app:db-pass-0123@db/x"}}
           docs:
             url: https://example.test/mcp
-            headers: {{X-Team: a-team-called-blue}}
+            headers: {{X-Team: {bearer}}}
         """)
-    assert scrub_text(f"got {token} and {password} in UTC") == "got [redacted] and [redacted] in UTC"
-    assert scrub_text("a-team-called-blue") == "[redacted]"  # a header's value, whatever its name
-    assert scrub_text("files in /srv/rienda-data-folder") == "files in /srv/rienda-data-folder"  # not a secret
+    assert scrub_text(f"got {token} and {bearer} in UTC") == "got [redacted] and [redacted] in UTC"
+    assert scrub_text(f"{greeting} at postgres://app:db-pass-0123@db/x") == f"{greeting} at postgres://app:[redacted]@db/x"
 
 
-def test_ctx_config_shows_env_values_by_the_environments_rule_and_no_header_value(tmp_path):
+def test_ctx_config_redacts_env_values_by_the_process_environments_rule_and_every_header_value(tmp_path):
     settings, _ = config(tmp_path, """\
         mcp_servers:
-          time: {command: python, args: [-m, x], env: {TZ: UTC, DB_URL: "postgres://db/x", API_TOKEN: tok-123456789}}
+          time: {command: python, args: [-m, x], env: {TZ: UTC, LAB_DIR: /srv/lab, API_TOKEN: tok,
+                                                       DB_URL: "postgres://app:db-pass-0123@db/x"}}
           docs: {url: "https://a.test/mcp", headers: {X-Team: blue}}
         """)
     redacted = redact_config(settings)["mcp_servers"]
     assert redacted["time"] == {"command": "python", "args": ["-m", "x"],
-                                "env": {"TZ": "UTC", "DB_URL": "postgres://db/x", "API_TOKEN": "[redacted]"}}
+                                "env": {"TZ": "UTC", "LAB_DIR": "/srv/lab", "API_TOKEN": "[redacted]",
+                                        "DB_URL": "postgres://app:[redacted]@db/x"}}
     assert redacted["docs"] == {"url": "https://a.test/mcp", "headers": {"X-Team": "[redacted]"}}
+
+
+def test_a_misspelt_key_is_named_with_did_you_mean_before_the_key_it_leaves_missing(tmp_path):
+    said = error(tmp_path, """\
+        mcp_servers:
+          time:
+            comand: python
+            args: [-m, mcp_server_time]
+        """)
+    assert said == (f"{tmp_path / 'config.yaml'}:3: unknown key 'comand' in mcp_servers.time (did you mean "
+                    "'command'?); so mcp_servers.time needs command (the program to start)")
+    said = error(tmp_path, "mcp_servers:\n  docs: {type: http, ulr: 'https://a.test/mcp'}\n")
+    assert "unknown key 'ulr' in mcp_servers.docs (did you mean 'url'?)" in said
 
 
 def test_names_split_at_the_first_double_underscore_after_the_prefix():

@@ -17,12 +17,14 @@ A server has ``command`` or ``url``, never both (``type: stdio`` / ``type: http`
 which, as in Claude Code's and VS Code's files). A value of the wrong type, a missing or
 conflicting key, or a server name that cannot make ``mcp__SERVER__TOOL`` names is a
 :class:`ConfigError` starting ``<file>:<line>:``; an unknown key is a :class:`Diagnostic`
-with the closest known key, and is ignored.
+with the closest known key, and is ignored. Unknown keys are checked before missing ones:
+``comand:`` without ``command:`` is an error naming ``comand`` ("did you mean
+'command'?"), not one saying that ``command`` is missing.
 
-Every ``headers`` value, and each ``env`` value the process environment's rule calls a
-secret (a secret-looking name, a URL's password), is a secret from the moment the file is
-read (:func:`..secrets.remember`): no output shows it. Other ``env`` values (a path, a
-mode) show as they are.
+From the moment the file is read (:func:`..secrets.remember`), every ``headers`` value is a
+secret, and so is what the process environment's rule finds in ``env``
+(:func:`..secrets.secrets_in`: a secret-named variable's value, a URL's password): no
+output shows them. Other ``env`` values (a path, a mode) are shown as they are.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import yaml
 
 from ...errors import ConfigError
 from ...events import Diagnostic
-from ...secrets import remember, secrets_in_environment
+from ...secrets import remember, secrets_in
 
 __all__ = ["DEFAULT_START_TIMEOUT", "ServerSpec", "check_mcp_servers", "server_specs"]
 
@@ -90,8 +92,8 @@ def server_specs(config: Mapping[str, Any], where: str = "config.yaml") -> dict[
 
 def check_mcp_servers(path: Path, text: str, value: Any) -> list[Diagnostic]:
     """Check ``mcp_servers`` (``value``, parsed from ``text`` read from ``path``): the
-    diagnostics of its unknown keys; ConfigError for anything else wrong. Remembers the
-    secrets among the ``env`` values and every ``headers`` value."""
+    diagnostics of its unknown keys; ConfigError for anything else wrong. Remembers every
+    ``headers`` value, and the secrets of each ``env`` (:func:`..secrets.secrets_in`), as secrets."""
     lines = _Lines(path, text)
     if not isinstance(value, dict):
         raise ConfigError(f"{lines.at()}: mcp_servers must be a mapping of server names to their settings "
@@ -114,13 +116,14 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
     at = lambda *keys: lines.at(name, *keys)  # noqa: E731 - the line of a key of this server
     label = f"mcp_servers.{name}"
     diagnostics = []
+    unknown = []  # (key, what is wrong with it), checked before anything missing
     for key in entry:
         if key not in _KEYS:
             close = difflib.get_close_matches(str(key), _KEYS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            diagnostics.append(Diagnostic("config", f"{at(key)}: unknown key {key!r} in {label}{hint}; ignored "
-                                          f"(the keys are {', '.join(_KEYS)})", path=str(lines.path),
-                                          line=lines.line(name, key)))
+            unknown.append((key, f"{at(key)}: unknown key {key!r} in {label}{hint}"))
+            diagnostics.append(Diagnostic("config", f"{unknown[-1][1]}; ignored (the keys are {', '.join(_KEYS)})",
+                                          path=str(lines.path), line=lines.line(name, key)))
     kind = entry.get("type")
     if kind is not None and kind not in _TYPES:
         raise ConfigError(f"{at('type')}: {label}.type must be stdio or http (streamable HTTP), got {_shown(kind)}")
@@ -128,13 +131,12 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
         raise ConfigError(f"{at('url')}: {label} has both command and url; a server is started (command) "
                           "or reached (url), not both")
     needed = _TYPES.get(kind) if kind else ("url" if "url" in entry else "command")
-    misspelt = [key for key in entry if key not in _KEYS and difflib.get_close_matches(str(key), [needed], n=1)]
-    if needed not in entry and misspelt:  # the unknown key first: it is what to fix
-        raise ConfigError(f"{at(misspelt[0])}: unknown key {misspelt[0]!r} in {label} (did you mean {needed!r}?); "
-                          f"{label} needs {needed}")
     if needed not in entry:
-        raise ConfigError(f"{at()}: {label} needs {needed}" + (" (the program to start)" if needed == "command"
-                                                               else " (the server's http:// or https:// URL)"))
+        missing = f"{label} needs {needed}" + (" (the program to start)" if needed == "command"
+                                               else " (the server's http:// or https:// URL)")
+        if unknown:  # a misspelt key is what to fix, not the key it was meant to be
+            raise ConfigError(f"{'; '.join(what for _, what in unknown)}; so {missing}")
+        raise ConfigError(f"{at()}: {missing}")
     _string(entry, needed, label, at, nonempty=True)
     if needed == "url":
         if not re.match(r"https?://", entry["url"]):
@@ -163,7 +165,7 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
         raise ConfigError(f"{at('start_timeout')}: {label}.start_timeout must be a positive number of seconds, "
                           f"got {_shown(timeout)}")
-    for secret in (*secrets_in_environment(entry.get("env") or {}), *(entry.get("headers") or {}).values()):
+    for secret in (*secrets_in(entry.get("env") or {}), *(entry.get("headers") or {}).values()):
         remember(secret)
     return diagnostics
 
