@@ -117,6 +117,14 @@ class HttpProvider(Provider):
         """Where this endpoint is configured, for messages."""
         return f"config.yaml: providers.{self.name}"
 
+    def url_source(self) -> str:
+        """What to check when the server cannot be reached: where its URL was set."""
+        if self.base_url:
+            return f"check base_url under providers: {self.name}: in config.yaml"
+        if os.environ.get(self.base_url_env):
+            return f"check ${self.base_url_env}, or set base_url under providers: {self.name}: in config.yaml"
+        return f"the default URL; set ${self.base_url_env} or base_url under providers: {self.name}: in config.yaml"
+
     # -- what subclasses may refine --------------------------------------------------------
 
     def base(self) -> str:
@@ -183,7 +191,7 @@ class HttpProvider(Provider):
                 raise ProviderError(f"{shown}: {what}")
             if attempt >= self.max_retries:
                 tries = attempt + 1
-                hint = f" ({self.connect_hint})" if event[0] == "connect" and self.connect_hint else ""
+                hint = f" ({self.connect_hint or self.url_source()})" if event[0] == "connect" else ""
                 raise ProviderError(f"{shown}: gave up after {tries} attempt{'s' if tries > 1 else ''}: {what}{hint}")
             delay = min(max(wait_hint if wait_hint is not None else self.backoff * (2 ** attempt), 0.0), self.max_wait)
             attempt += 1

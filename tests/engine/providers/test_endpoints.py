@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from rienda_kernel.engine import NonInteractiveUI, Notify
-from rienda_kernel.engine.errors import ConfigError
+from rienda_kernel.engine.errors import ConfigError, ProviderError
 from rienda_kernel.engine.providers import provider_for
 from rienda_kernel.engine.runtime.rienda import Rienda
 
@@ -204,3 +204,23 @@ def test_a_misspelt_api_key_is_named_before_the_api_it_leaves_missing():
     entry = {"apii": "openai", "base_url": "http://127.0.0.1:1/v1"}
     with pytest.raises(ConfigError, match=r"providers\.local: unknown option\(s\) apii \(did you mean api\?\)"):
         provider_for("local/qwen", {"providers": {"local": entry}})
+
+
+def test_a_server_that_cannot_be_reached_names_where_its_url_was_set(monkeypatch):
+    from rienda_kernel.engine import CancelToken
+    from rienda_kernel.engine.providers import ModelRequest
+    from rienda_kernel.engine.sessions.messages import Message
+
+    from ...helpers.ports import free_port
+
+    closed = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    request = ModelRequest("qwen", "", [Message.user("hi")], [])
+    entry = {"api": "openai", "base_url": closed, "max_retries": 0}
+    provider, _ = provider_for("local/qwen", {"providers": {"local": entry}})
+    with pytest.raises(ProviderError, match=r"cannot connect: .*\(check base_url under providers: local: in config.yaml\)$"):
+        list(provider.stream(request, CancelToken()))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-123456")
+    monkeypatch.setenv("OPENAI_BASE_URL", closed)
+    provider, _ = provider_for("openai/gpt-4o", {"providers": {"openai": {"max_retries": 0}}})
+    with pytest.raises(ProviderError, match=r"\(check \$OPENAI_BASE_URL, or set base_url under providers: openai: "):
+        list(provider.stream(request, CancelToken()))
