@@ -57,3 +57,9 @@ def test_a_reply_that_is_not_a_tool_result_is_an_error_result_naming_the_server(
     done = rienda(home("garbage"), "call", "mcp__rogue__echo", '{"text": "hi"}')
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "rogue" in done.stdout + done.stderr, (done.stdout, done.stderr)
+
+
+def test_bytes_that_are_not_utf8_and_a_notification_the_sdk_cannot_validate_print_nothing_and_the_call_works(home):
+    done = rienda(home("bytes"), "call", "mcp__rogue__echo", '{"text": "hi"}')
+    assert (done.returncode, done.stdout) == (0, "hi\n"), done.stderr
+    assert "Traceback" not in done.stderr and "Failed to validate" not in done.stderr, done.stderr

@@ -4,7 +4,9 @@ server class would not let it). ``ROGUE`` in its environment says how:
 - ``banner``: a banner and a debug line on stdout before and between its answers;
 - ``surrogate``: ``tools/call`` answers with JSON holding a lone surrogate escape;
 - ``garbage``: ``tools/call`` answers with a reply whose ``result`` is not a CallToolResult;
-- ``deep``: ``tools/list`` answers with an ``inputSchema`` nested 300 levels.
+- ``deep``: ``tools/list`` answers with an ``inputSchema`` nested 300 levels;
+- ``bytes``: before answering a call, a line that is not UTF-8, and a log notification
+  the SDK cannot validate (an unknown level).
 
 Its one tool is ``echo`` (``{"text": string}``).
 """
@@ -55,6 +57,11 @@ for line in sys.stdin:
             {"name": "echo", "description": "Says it back.", "inputSchema": schema}]}})
     elif method == "tools/call":
         text = message["params"]["arguments"].get("text", "")
+        if HOW == "bytes":
+            sys.stdout.flush()
+            sys.stdout.buffer.write(b"\xff\xfe not utf-8 \xc3\x28\n")
+            sys.stdout.buffer.flush()
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "x"}})
         if HOW == "surrogate":
             raw('{"jsonrpc": "2.0", "id": %s, "result": {"content": [{"type": "text", "text": "half \\ud83d of it"}]}}'
                 % json.dumps(ident))

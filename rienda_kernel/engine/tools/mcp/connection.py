@@ -120,7 +120,7 @@ class Connection:
         if not cwd.is_dir():
             raise StartFailed(f"its cwd {str(cwd)!r} is not a directory")
         params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env) or None,
-                                       cwd=str(cwd))
+                                       cwd=str(cwd), encoding_error_handler="replace")  # bad bytes: U+FFFD
         return _Spawned(stdio_client(params, errlog=self._stderr.writer), self)
 
     # -- use -----------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ gives the SDK Rienda's reader of a line, :func:`read_line`:
   shows it as it shows the server's own log messages.
 
 The records the SDK, httpx, anyio and asyncio log never reach Python's fallback handler
-(a ``NullHandler`` on each; a handler the embedding configured still gets them).
+(a ``NullHandler`` on each; a handler the embedding configured still gets them). Bytes
+that are not UTF-8 become U+FFFD as they are decoded (the connection asks the SDK for
+``replace``), so such a line is read like any other.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ __all__ = ["CURRENT_NOTE", "LIBRARY_LOGGERS", "install_line_reader", "read_line"
 # The connection whose server's stdout is read in this task: how it says a skipped line.
 CURRENT_NOTE: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar(
     "rienda_mcp_note", default=None)
-LIBRARY_LOGGERS = ("mcp", "httpx", "httpcore", "anyio", "asyncio")
+# The SDK logs under "mcp.*" and, for its client session, the bare name "client".
+LIBRARY_LOGGERS = ("mcp", "client", "httpx", "httpcore", "anyio", "asyncio")
 PARSE_ERROR = -32700  # JSON-RPC's code for a message that could not be read
 _SHOWN = 120  # characters of a skipped line in its note
 
