@@ -41,8 +41,11 @@ def saved(tmp_path):
 
 
 def sessions(home: Path, work: Path, *args: str) -> subprocess.CompletedProcess:
+    """``rienda sessions`` on HOME, with a data folder of its own: a demo this machine ran
+    (README's first command) must not add its hint to the listings asserted here."""
+    env = {**os.environ, "XDG_DATA_HOME": str(home.parent / "data")}
     return subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "--home", str(home), "sessions", *args],
-                          cwd=work, env=os.environ, capture_output=True, text=True, timeout=60)
+                          cwd=work, env=env, capture_output=True, text=True, timeout=60)
 
 
 def listed(done: subprocess.CompletedProcess) -> list[str]:
