@@ -27,6 +27,7 @@ from .engine import (
     ConfirmPolicy,
     Diagnostic,
     Event,
+    HookDecision,
     Log,
     MessageSaved,
     Notify,
@@ -40,8 +41,10 @@ from .engine import (
     Usage,
     typed_answer,
 )
+from .hook_actions import hook_action
+from .previews import preview
 
-__all__ = ["CLI_ALLOW_HINT", "MAGICS_ALLOW_HINT", "JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
+__all__ = ["CLI_ALLOW_HINT", "CLI_SEE_ALL", "MAGICS_ALLOW_HINT", "MAGICS_SEE_ALL", "JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
 
 
 class TerminalPrompt:
@@ -94,24 +97,45 @@ def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
 CLI_ALLOW_HINT = "to allow it: --yes, --confirm allow, or RIENDA_CONFIRM=allow"
 MAGICS_ALLOW_HINT = "to allow it: %rienda confirm allow"
 _POLICY_DENIALS = ("default-deny", "auto-deny")
+# Where a result's preview says all of it can be seen ({session}: the run's session).
+CLI_SEE_ALL = "-v shows all of it"
+MAGICS_SEE_ALL = "all of it: rienda show {session} --full"
+_SHOWN_ELSEWHERE = ("none", "threw", "invalid")  # a throw or an unusable value: its Diagnostic is the line
 
 
 class TerminalUI(_AnsweringUI):
     """Text to stdout as it streams; activity to stderr. A confirm that the policy (or
-    nobody to ask) refused says how to allow it (``allow_hint``: the front end's way)."""
+    nobody to ask) refused says how to allow it (``allow_hint``: the front end's way).
+
+    What hooks did is shown where it happened: under a call, the hooks that refused it or
+    rewrote its arguments (before → after); under its result, the hooks that rewrote the
+    result; a rewrite of a model request or answer as a line of its own (see
+    :mod:`rienda_kernel.hook_actions`). A hook that threw is its diagnostic's line. A
+    result shows its first lines, JSON pretty-printed (:mod:`rienda_kernel.previews`),
+    and says how to see all of it (``see_all``); ``verbose`` shows every result whole."""
 
     def __init__(self, policy: ConfirmPolicy, stdin: IO[str] | None,
-                 out: IO[str] | None = None, err: IO[str] | None = None, *, allow_hint: str = CLI_ALLOW_HINT) -> None:
+                 out: IO[str] | None = None, err: IO[str] | None = None, *, allow_hint: str = CLI_ALLOW_HINT,
+                 verbose: bool = False, see_all: str = CLI_SEE_ALL) -> None:
         out, err = out or sys.stdout, err or sys.stderr  # as they are now (the command wraps them)
         super().__init__(policy, stdin, err)
         self.out, self.err = out, err
         self.allow_hint = allow_hint
+        self.verbose = verbose
+        self.see_all = see_all
+        self._session: str | None = None
+        self._notes: dict[tuple[int, str | None, str], list[str]] = {}  # a call's hook actions, to show with it
         self._text_open = False
         self._thinking_open = False
         self._sub_line_start = True  # a sub-agent's next piece starts a line (gets its indent)
+        self._output_open = False  # a command's output, at the top, ended mid-line
         self._dim = ("\x1b[2m", "\x1b[0m") if getattr(err, "isatty", lambda: False)() else ("", "")
 
     def emit(self, event: Event) -> None:
+        if isinstance(event, RunStart) and not event.depth:
+            self._session = event.session_id
+        if isinstance(event, HookDecision) and not self._held(event):
+            return
         if event.depth:
             self._sub_agent(event)
             return
@@ -129,18 +153,32 @@ class TerminalUI(_AnsweringUI):
             self.out.flush()
             self._text_open = True
             return
-        line = self._hinted(event, _describe(event))
+        line = self._line(event)
         if self._text_open and (line or isinstance(event, RunEnd)):  # the answer's line ends first
             self.out.write("\n")
             self.out.flush()
             self._text_open = False
         if line:
+            if self._output_open and not isinstance(event, Output):  # a command's last line ends first
+                self.err.write("\n")
+            self._output_open = isinstance(event, Output) and not line.endswith("\n")
             self.err.write(line)
             self.err.flush()
 
+    def _held(self, event: HookDecision) -> bool:
+        """Keeps a call's hook action to show with the call or its result; True for one
+        shown now (a model request's or answer's rewrite)."""
+        line = hook_action(event.to_dict())
+        if line is None or event.effect in _SHOWN_ELSEWHERE:
+            return False
+        if event.call_id is None:
+            return True
+        self._notes.setdefault((event.depth, event.session_id, event.call_id), []).append(line)
+        return False
+
     def _sub_agent(self, event: Event) -> None:
         """A sub-agent's event: indented on stderr (its text as saved, not streamed)."""
-        line = self._hinted(event, _describe_sub_agent(event))
+        line = self._sub_agent_line(event)
         if not line:
             return
         if self._thinking_open:
@@ -151,43 +189,55 @@ class TerminalUI(_AnsweringUI):
             self.out.flush()
             self._text_open = False
         pad = "  " * event.depth
+        if not self._sub_line_start and not isinstance(event, Output):  # a command's last line ends first
+            self.err.write("\n")
+            self._sub_line_start = True
         for piece in line.splitlines(keepends=True):  # command output may come in pieces of lines
             self.err.write((pad if self._sub_line_start else "") + piece)
             self._sub_line_start = piece.endswith("\n")
         self.err.flush()
 
+    def _sub_agent_line(self, event: Event) -> str | None:
+        if isinstance(event, RunStart):
+            return f"┌ sub-agent {event.agent} (session {event.session_id})\n"
+        if isinstance(event, RunEnd):
+            return f"└ sub-agent ended: {event.reason}" + (f": {event.error}" if event.error else "") + "\n"
+        if isinstance(event, MessageSaved):
+            text = str(event.message.get("text") or "").strip()
+            return f"{text}\n" if text else None
+        if isinstance(event, (TextDelta, ThinkingDelta)):
+            return None
+        return self._line(event)
 
-    def _hinted(self, event: Event, line: str | None) -> str | None:
-        """``line``, with how to allow it for a confirm the policy refused."""
+    def _line(self, event: Event) -> str | None:
+        """What stderr shows for ``event`` (a line, or lines); None for what is shown
+        elsewhere or not at all."""
+        if isinstance(event, ToolCallStarted):
+            args = json.dumps(event.arguments, ensure_ascii=False)
+            notes = self._notes.pop((event.depth, event.session_id, event.id), [])
+            return f"→ {event.name} {args}\n" + "".join(f"  {note}\n" for note in notes)
+        if isinstance(event, ToolResultReady):
+            notes = self._notes.pop((event.depth, event.session_id, event.id), [])
+            return self._result(event) + "".join(f"  {note}\n" for note in notes)
+        if isinstance(event, HookDecision):
+            return f"{hook_action(event.to_dict())}\n"
+        line = _describe(event)
         if line and isinstance(event, Confirm) and not event.answer and event.how in _POLICY_DENIALS:
-            text = line.rstrip("\n")
-            return f"{text}; {self.allow_hint}\n"
+            return f"{line.rstrip(chr(10))}; {self.allow_hint}\n"
         return line
 
-
-def _describe_sub_agent(event: Event) -> str | None:
-    if isinstance(event, RunStart):
-        return f"┌ sub-agent {event.agent} (session {event.session_id})\n"
-    if isinstance(event, RunEnd):
-        return f"└ sub-agent ended: {event.reason}" + (f": {event.error}" if event.error else "") + "\n"
-    if isinstance(event, MessageSaved):
-        text = str(event.message.get("text") or "").strip()
-        return f"{text}\n" if text else None
-    if isinstance(event, (TextDelta, ThinkingDelta)):
-        return None
-    return _describe(event)
+    def _result(self, event: ToolResultReady) -> str:
+        """A result's first lines (all of them when ``verbose``), indented under its mark."""
+        shown = preview(event.text, None, None) if self.verbose else preview(event.text)
+        mark = f"{'✗' if event.isError else '←'} {event.name}:"
+        if len(shown.lines) == 1 and not shown.more:
+            return f"{mark} {shown.lines[0]}\n"
+        more = shown.more_line(self.see_all.format(session=self._session or "ID"))
+        return mark + "\n" + "".join(f"    {line}".rstrip() + "\n" for line in shown.lines + ([more] if more else []))
 
 
 def _describe(event: Event) -> str | None:
     """One human line (or chunk) for stderr; None for events shown elsewhere or not at all."""
-    if isinstance(event, ToolCallStarted):
-        args = json.dumps(event.arguments, ensure_ascii=False)
-        refused = f"  (refused by hook {event.refused_by})" if event.refused_by else ""
-        return f"→ {event.name} {args}{refused}\n"
-    if isinstance(event, ToolResultReady):
-        first = event.text.splitlines()[0] if event.text else ""
-        more = " …" if "\n" in event.text.strip() else ""
-        return f"{'✗' if event.isError else '←'} {event.name}: {first[:200]}{more}\n"
     if isinstance(event, Log):
         return f"[{event.source}] {event.text}\n"
     if isinstance(event, Output):

@@ -102,6 +102,8 @@ def _parser() -> argparse.ArgumentParser:
                           "max_turns, else config.yaml's, else 50)")
     _confirm_options(run)
     run.add_argument("--json", action="store_true", help="print events as JSON Lines")
+    run.add_argument("-v", "--verbose", action="store_true", help="show every tool result whole (default: its "
+                                                                   "first lines)")
     run.set_defaults(command=_run)
 
     demo = commands.add_parser("demo", help="run the documentation's example offline, in a home of its own, "
@@ -122,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser("show", help="print a session")
     show.add_argument("session", help="the session id")
+    show.add_argument("--full", action="store_true", help="show every message and result whole (default: a "
+                                                          "result's first lines)")
     show.set_defaults(command=_show)
 
     replay = commands.add_parser("replay", help="re-run a session's calls through a hook chain (no model)")
@@ -230,8 +234,8 @@ def _run(args: argparse.Namespace) -> int:
     if not prompt.strip():
         raise RiendaError("no prompt: pass it as an argument or on standard input")
     stdin = _terminal_stdin() if args.prompt is not None else None
-    kind = JsonLinesUI if args.json else TerminalUI
-    ui = kind(_policy(args, rienda), stdin)
+    ui = JsonLinesUI(_policy(args, rienda), stdin) if args.json else TerminalUI(_policy(args, rienda), stdin,
+                                                                                 verbose=args.verbose)
     conversation = rienda.conversation(args.agent, args.session, args.model, max_turns=args.max_turns)
     for warning in conversation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -276,7 +280,7 @@ def _show(args: argparse.Namespace) -> int:
 
     if parent := parent_line(header):
         print(parent)
-    lines, warnings = session_lines(loaded)
+    lines, warnings = session_lines(loaded, full=args.full)
     for warning in loaded.warnings + warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for line in lines:

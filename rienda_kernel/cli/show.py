@@ -6,6 +6,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..engine import Message
+from ..hook_actions import hook_action
+from ..previews import PREVIEW_LINES, preview
 from ..terminal import usage_summary
 
 if TYPE_CHECKING:
@@ -23,10 +25,12 @@ def parent_line(header: dict[str, Any]) -> str | None:
             f"rienda show {parent} shows its lead")
 
 
-def session_lines(loaded: LoadedSession) -> tuple[list[str], list[str]]:
+def session_lines(loaded: LoadedSession, full: bool = False) -> tuple[list[str], list[str]]:
     """The session as a person reads it, in file order (so each run's end follows that
     run's messages), then the usage total; and a warning naming ``file:line`` for each
-    line it does not understand (shown without it, never a crash)."""
+    line it does not understand (shown without it, never a crash). A tool result shows
+    its first lines (JSON pretty-printed) indented under its mark, all of them when
+    ``full``; what each hook did is one line (:mod:`rienda_kernel.hook_actions`)."""
     lines: list[str] = []
     warnings: list[str] = []
     usages: list[Usage | None] = []
@@ -34,7 +38,7 @@ def session_lines(loaded: LoadedSession) -> tuple[list[str], list[str]]:
         if isinstance(entry, Message):
             if entry.role == "assistant":
                 usages.append(_checked_usage(entry.usage, f"{loaded.path}:{number}", warnings))
-            lines += _message_lines(entry)
+            lines += _message_lines(entry, full)
             continue
         try:
             line = _record_line(entry)
@@ -47,13 +51,9 @@ def session_lines(loaded: LoadedSession) -> tuple[list[str], list[str]]:
     return lines + ([summary] if summary else []), warnings
 
 
-def _message_lines(message: Message) -> list[str]:
+def _message_lines(message: Message, full: bool) -> list[str]:
     if message.role == "tool":
-        child = message.meta.get("subagent")
-        delegated = (f"  (sub-agent {child.get('agent')}, session {child.get('session_id')})"
-                     if isinstance(child, dict) else "")
-        return [f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]: {message.text}"
-                + delegated]
+        return _result_lines(message, full)
     note = "".join(f" ({flag})" for flag in ("interrupted", "error") if message.meta.get(flag))
     lines = [f"{message.role}{note}: {message.text}"]
     if message.thinking:
@@ -62,6 +62,19 @@ def _message_lines(message: Message) -> list[str]:
     if message.usage:
         lines.append(f"  usage: {message.usage.input_tokens} in, {message.usage.output_tokens} out")
     return lines
+
+
+def _result_lines(message: Message, full: bool) -> list[str]:
+    """A tool result: one line when it is one line, else its mark and its lines under it."""
+    child = message.meta.get("subagent")
+    delegated = (f"  (sub-agent {child.get('agent')}, session {child.get('session_id')})"
+                 if isinstance(child, dict) else "")
+    mark = f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]:"
+    shown = preview(message.text, None if full else PREVIEW_LINES, None)
+    if len(shown.lines) == 1 and not shown.more:
+        return [f"{mark} {shown.lines[0]}{delegated}"]
+    more = shown.more_line("--full shows all of it")
+    return [mark + delegated, *(f"      {line}".rstrip() for line in shown.lines + ([more] if more else []))]
 
 
 def _checked_usage(usage: Usage | None, where: str, warnings: list[str]) -> Usage | None:
@@ -79,10 +92,13 @@ def _record_line(record: dict[str, Any]) -> str | None:
     if record.get("type") == "hook_decision":
         if record["effect"] == "none":
             return None
-        detail = record.get("reason") or record.get("error") or ", ".join(record.get("changes") or {})
+        if not all(isinstance(record[key], str) for key in ("hook", "point")):
+            raise ValueError("hook and point must be names")
+        line = hook_action(record)
+        if line is None:
+            raise ValueError(f"effect {record['effect']!r}")
         depth = f" [depth {record['depth']}]" if record.get("depth") else ""
-        return (f"  hook {record['hook']}.{record['point']}: {record['effect']}{depth}"
-                + (f" ({detail})" if detail else ""))
+        return f"    {line}{depth}"
     if record.get("type") == "run_end":
         reason = record["reason"]
         if not isinstance(reason, str):

@@ -36,6 +36,7 @@ from .cell import CellTarget
 from .confirm import ClientViews, NotebookPerson, ShownConfirm, record_bundle
 from .nested import Nest
 from .views import CallView, LogView, MessageView, markdown_text, new_id, status_bundle, usage_bundle
+from ..hook_actions import hook_action
 from ..engine import (
     UI,
     Answer,
@@ -167,8 +168,16 @@ class NotebookUI(UI):
         view.result(event.text, event.isError)
 
     def _decision(self, event: HookDecision) -> None:
-        """Hook effects on a call: before it, shown with the call; after it, with the result."""
-        if event.call_id is None or event.effect == "none":
+        """Hook effects on a call: before it, shown with the call; after it, with the result.
+        A rewrite of a model request or answer is a line of its own (a hook that threw
+        there is its diagnostic)."""
+        if event.effect == "none":
+            return
+        if event.call_id is None:
+            line = hook_action(event.to_dict())
+            if event.effect == "rewrote" and line:
+                self.target.display(new_id("hook"), {"text/plain": line,
+                                                     "text/markdown": f"<sub>{markdown_text(line)}</sub>"})
             return
         view = self._calls.get(event.call_id)
         if view is None:

@@ -41,6 +41,8 @@ from ..engine import (
     ToolCallStarted,
     ToolResultReady,
 )
+from ..hook_actions import hook_action
+from ..previews import preview, readable
 from .cell import CellTarget
 from .views import new_id
 
@@ -89,7 +91,7 @@ class _Call:
         parts = [f"<div>🔧 <b>{_e(self.name)}</b> <code>{_e(arguments)}</code></div>"]
         parts += [f"<div style='margin-left: 1.5em'>– {_e(note)}</div>" for note in self.notes]
         if self.result is not None:
-            text, is_error = self.result
+            text, is_error = readable(self.result[0]), self.result[1]
             mark = f"✗ {self.name} failed" if is_error else f"← {self.name}"
             parts.append(f"<div style='margin-left: 1.5em'>{_e(mark)}:<pre style='margin: 0; white-space: pre-wrap'>"
                          f"{_e(_short(text, _RESULT_CHARS))}</pre></div>")
@@ -99,7 +101,10 @@ class _Call:
         lines = [f"tool {self.name} {json.dumps(self.arguments, ensure_ascii=False)}"]
         lines += [f"  {note}" for note in self.notes]
         if self.result is not None:
-            lines.append(f"  {'✗' if self.result[1] else '←'} {self.name}: {_short(self.result[0], 200)}")
+            shown = preview(self.result[0])
+            more = shown.more_line("all of it: rienda show SESSION --full")
+            lines.append(f"  {'✗' if self.result[1] else '←'} {self.name}: {shown.lines[0]}")
+            lines += [f"    {line}" for line in shown.lines[1:] + ([more] if more else [])]
         return "\n".join(lines)
 
 
@@ -178,14 +183,15 @@ class RunBox:
             self.streaming = []
 
     def _decision(self, event: HookDecision) -> None:
-        if event.call_id is None or event.effect == "none":
+        """What a hook did: with its call (before the call exists, held for it), or a line
+        of its own for a model request's or answer's rewrite."""
+        note = hook_action(event.to_dict())
+        if note is None:
             return
-        if event.effect == "refused":
-            note = f"refused by hook {event.hook}" + (f": {event.reason}" if event.reason else "")
-        elif event.effect == "rewrote":
-            note = f"hook {event.hook} ({event.point}) rewrote {', '.join(event.changes)}"
-        else:
-            note = f"hook {event.hook} ({event.point}) {event.effect}: {event.error or ''}"
+        if event.call_id is None:
+            if event.effect == "rewrote":
+                self.items.append(_Note(f"<div style='opacity: 0.7'>{_e(note)}</div>", note))
+            return
         call = self.calls.get(event.call_id)
         if call is None:
             self.pending.setdefault(event.call_id, []).append(note)

@@ -14,6 +14,8 @@ import uuid
 from typing import Any
 
 from ..engine import HookDecision
+from ..hook_actions import hook_action
+from ..previews import readable
 from .cell import CellTarget
 
 __all__ = ["CallView", "LogView", "MessageView", "markdown_text", "new_id", "status_bundle", "usage_bundle"]
@@ -144,18 +146,16 @@ class CallView:
         self._shown = False
 
     def add_decision(self, decision: HookDecision) -> None:
-        notes = self.after_notes if decision.point == "afterToolExecute" else self.notes
-        if decision.effect == "refused":
-            notes.append(f"refused by hook **{decision.hook}**" + (f": {markdown_text(decision.reason)}" if decision.reason else ""))
-        elif decision.effect == "rewrote":
-            fields = ", ".join(f"`{name}`" for name in decision.changes)
-            notes.append(f"hook **{decision.hook}** ({decision.point}) rewrote {fields}")
-        elif decision.effect in ("threw", "invalid"):
-            notes.append(f"hook **{decision.hook}** ({decision.point}) {decision.effect}: {markdown_text(decision.error or '')}")
+        """What a hook did to this call (its arguments) or to its result, as one line."""
+        line = hook_action(decision.to_dict())
+        if line is not None:
+            (self.after_notes if decision.point == "afterToolExecute" else self.notes).append(line)
 
     def result(self, text: str, is_error: bool) -> None:
+        """The result, JSON pretty-printed; a long one folded behind its first lines."""
         mark = f"✗ {self.name} failed" if is_error else f"← {self.name}"
-        notes = "".join(f"\n\n- {note}" for note in self.after_notes)
+        text = readable(text)
+        notes = "".join(f"\n\n- {markdown_text(note)}" for note in self.after_notes)
         plain = "".join(f"\n  {note}" for note in self.after_notes)
         self.target.display(new_id("result"), {"text/plain": f"{mark}: {_shortened(text)}{plain}",
                                                 "text/markdown": _folded(mark, text) + notes})
@@ -170,7 +170,7 @@ class CallView:
             arguments = json.dumps(self.arguments, ensure_ascii=False)
             lines = [f"🔧 **{markdown_text(self.name)}** `{arguments}`"]
             plain = [f"tool {self.name} {arguments}"]
-        lines += [f"- {note}" for note in self.notes]
+        lines += [f"- {markdown_text(note)}" for note in self.notes]
         plain += [f"  {note}" for note in self.notes]
         self.target.display(self.display_id, {"text/plain": "\n".join(plain), "text/markdown": "\n\n".join(lines)},
                             update=self._shown)
@@ -220,7 +220,8 @@ def usage_bundle(usage: list[dict[str, int]], elapsed: float) -> dict[str, str]:
 
 
 def markdown_text(text: str) -> str:
-    return text.replace("\n", " ").replace("|", "\\|")
+    """``text`` on one line, shown as it is in Markdown (no emphasis, code or table)."""
+    return re.sub(r"([\\`*_|<>\[\]])", r"\\\1", text.replace("\n", " "))
 
 
 def new_id(kind: str) -> str:

@@ -60,12 +60,13 @@ def test_run_indents_the_childs_run_under_its_call_and_the_guard_keeps_the_files
     lines = done.stderr.splitlines()
     start = lines.index(f"  ┌ sub-agent cleaner (session {child})")
     assert lines[start - 1] == '→ agent {"agent": "cleaner", "prompt": "Clean the workspace."}'
-    assert lines[start + 1:start + 5] == [
-        '  → shell {"command": "rm -rf victim"}  (refused by hook guard)',
+    assert lines[start + 1:start + 6] == [
+        '  → shell {"command": "rm -rf victim"}',
+        "    ✋ hook guard refused the call: rm -rf refused by the lead's guard",
         "  ✗ shell: rm -rf refused by the lead's guard",
         "  I could not delete victim.",
         "  └ sub-agent ended: end_turn"]
-    assert lines[start + 5] == "← agent: I could not delete victim."
+    assert lines[start + 6] == "← agent: I could not delete victim."
     assert (victim / "keep.txt").exists()
 
 
@@ -155,7 +156,7 @@ def test_show_links_the_parent_and_the_child_both_ways(dirs):
     assert f"  ← agent [call_1_1]: I could not delete victim.  (sub-agent cleaner, session {child})" in parent_view
     child_view = rienda(home, work, "show", child).stdout.splitlines()
     assert child_view[1] == f"sub-agent of session {top} (call call_1_1, depth 1); rienda show {top} shows its lead"
-    assert "  hook guard.beforeToolExecute: refused [depth 1] (rm -rf refused by the lead's guard)" in child_view
+    assert "    ✋ hook guard refused the call: rm -rf refused by the lead's guard [depth 1]" in child_view
     listed = rienda(home, work, "sessions").stdout.splitlines()
     assert [line.endswith(f"\tsub-agent of {top}") for line in listed] == [False, True]
     resumed = rienda(home, work, "run", "--session", child, "again")

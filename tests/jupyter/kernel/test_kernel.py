@@ -273,10 +273,15 @@ def test_the_ledger_shows_under_each_tool_call(frontend_factory, home):
     fe = frontend_factory()
     fe.run("%rienda use fetcher")
     _, messages = fe.run("go")
-    shown = "\n".join(m["content"]["data"].get("text/markdown", "") for m in messages if m["msg_type"] == "display_data")
-    assert "hook **https** (beforeToolExecute) rewrote `arguments.url`" in shown
-    assert "refused by hook **deny**: not that one" in shown
-    assert "hook **broken** (afterToolExecute) threw: Error: oops" in shown
+    shown = "\n".join(m["content"]["data"].get("text/plain", "") for m in messages if m["msg_type"] == "display_data")
+    assert '  ✎ hook https rewrote the call\'s arguments: url "http://a.org" → "https://a.org"' in shown
+    assert "  ✋ hook deny refused the call: not that one" in shown
+    thrown = "  ⚠ hook broken threw in afterToolExecute and was skipped: Error: oops (at "
+    assert shown.count(thrown) == 1, shown  # under the result of the call that ran (a refused one has no afterToolExecute)
+    assert "hooks/broken/index.js:1:" in shown.split(thrown)[1].splitlines()[0]
+    markdown = "\n".join(m["content"]["data"].get("text/markdown", "") for m in messages
+                         if m["msg_type"] == "display_data")
+    assert '- ✎ hook https rewrote the call\'s arguments: url "http://a.org" → "https://a.org"' in markdown
 
 
 def test_a_live_cell_ends_with_the_tokens_the_provider_reported(frontend_factory, home):

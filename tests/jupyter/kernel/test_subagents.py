@@ -64,7 +64,7 @@ def test_a_childs_confirm_gets_buttons_in_the_running_cell_and_its_run_is_nested
     assert record["text/plain"].startswith("✗ Dangerous command (sub-agent cleaner): denied (answered with the buttons)")
     final = nested(rest)[-1]
     assert "<details>" in final["text/html"] and "answer:</b> Cleaner: finished." in final["text/html"]
-    assert "refused by hook guard: refused by the user" in final["text/html"]
+    assert "✋ hook guard refused the call: refused by the user" in final["text/html"]
     assert "answer: Cleaner: finished." in final["text/plain"]
     # the lead's own answer is the cell's, not the child's
     assert any("Lead: the cleaner reported back." in m["content"]["data"].get("text/plain", "")
