@@ -1,8 +1,9 @@
 """A tool result as a person reads it, the same in every front end (``rienda run``, ``rienda
 show``, a cell, a sub-agent's box).
 
-- :func:`readable`: JSON (an object or an array, as many tools and MCP servers answer)
-  pretty-printed, a container that fits on one line kept on one, an array of numbers or
+- :func:`readable`: JSON (an object or an array, as many tools and MCP servers answer;
+  or the JSON a text starts with, up to a line break, as a command's output before the
+  shell tool's ``exit code`` line) pretty-printed, a container that fits on one line kept on one, an array of numbers or
   strings as many to a line as fit; any other text as it is.
 - :func:`preview`: the first lines of :func:`readable`'s text, each cut to a width, and
   how many lines were left out; ``None`` for either bound shows all of it.
@@ -25,9 +26,13 @@ _ONE_LINE = 76  # a JSON container up to this wide stays on one line
 
 
 def readable(text: str) -> str:
-    """``text`` with JSON pretty-printed (2-space indent, short containers on one line)."""
-    value = _json_container(text)
-    return text if value is None else _pretty(value, 0)
+    """``text`` with JSON pretty-printed (2-space indent, short containers on one line): all
+    of it, or the JSON it starts with (a command's output before its ``exit code`` line)."""
+    found = _json_container(text)
+    if found is None:
+        return text
+    value, rest = found
+    return _pretty(value, 0) + rest
 
 
 @dataclass(frozen=True)
@@ -54,16 +59,20 @@ def preview(text: str, max_lines: int | None = PREVIEW_LINES, width: int | None 
     return Preview(shown, len(lines) - len(shown))
 
 
-def _json_container(text: str) -> Any:
-    """The object or array ``text`` holds as JSON, else None."""
+def _json_container(text: str) -> tuple[Any, str] | None:
+    """The object or array ``text`` starts with as JSON, and the text after it; None when
+    it does not start with one."""
     stripped = text.strip()
     if len(stripped) > _JSON_AT_MOST or not stripped.startswith(("{", "[")):
         return None
     try:
-        value = json.loads(stripped)
+        value, end = json.JSONDecoder().raw_decode(stripped)
     except (ValueError, RecursionError):
         return None
-    return value if isinstance(value, (dict, list)) and value else None
+    rest = stripped[end:]
+    if not (isinstance(value, (dict, list)) and value) or (rest and not rest.startswith("\n")):
+        return None
+    return value, rest
 
 
 def _pretty(value: Any, level: int) -> str:
