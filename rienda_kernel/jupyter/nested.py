@@ -83,8 +83,9 @@ class _Call:
     name: str
     arguments: Any
     refused_by: str | None
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what hooks did to the call
     result: tuple[str, bool] | None = None
+    after: list[str] = field(default_factory=list)  # what hooks did to its result
 
     def html(self) -> str:
         arguments = json.dumps(self.arguments, ensure_ascii=False)
@@ -95,6 +96,7 @@ class _Call:
             mark = f"✗ {self.name} failed" if is_error else f"← {self.name}"
             parts.append(f"<div style='margin-left: 1.5em'>{_e(mark)}:<pre style='margin: 0; white-space: pre-wrap'>"
                          f"{_e(_short(text, _RESULT_CHARS))}</pre></div>")
+        parts += [f"<div style='margin-left: 1.5em'>– {_e(note)}</div>" for note in self.after]
         return "".join(parts)
 
     def plain(self) -> str:
@@ -104,7 +106,8 @@ class _Call:
             shown = preview(self.result[0])
             more = shown.more_line("all of it: rienda show SESSION --full")
             lines.append(f"  {'✗' if self.result[1] else '←'} {self.name}: {shown.lines[0]}")
-            lines += [f"    {line}" for line in shown.lines[1:] + ([more] if more else [])]
+            lines += [f"    {line}".rstrip() for line in shown.lines[1:] + ([more] if more else [])]
+        lines += [f"  {note}" for note in self.after]
         return "\n".join(lines)
 
 
@@ -196,7 +199,7 @@ class RunBox:
         if call is None:
             self.pending.setdefault(event.call_id, []).append(note)
         else:
-            call.notes.append(note)
+            (call.after if event.point == "afterToolExecute" else call.notes).append(note)
 
     def _lines(self, kind: str, event: Log | Output) -> None:
         last = self.items[-1] if self.items else None
@@ -232,7 +235,7 @@ class RunBox:
         pad = "  "
         lines = [f"↳ sub-agent {self.agent} (session {self.session_id})"]
         for item in self.items:
-            lines += [pad + line for line in item.plain().splitlines()]
+            lines += [pad + line if line else "" for line in item.plain().splitlines()]
         if self.end is not None:
             lines.append(pad + (f"answer: {self.answer}" if self.end.reason == "end_turn"
                                 else f"ended: {self.end.reason}" + (f": {self.end.error}" if self.end.error else "")))

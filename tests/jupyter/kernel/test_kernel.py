@@ -8,6 +8,7 @@ import pytest
 
 from ...helpers.extensions import SLOW
 from ...helpers.frontend import Console, streams, texts
+from ...helpers.hook_walk import THROW_AT, walk_home
 from ...helpers.homes import call_script, write_agent, write_extension, write_script
 from ...helpers.processes import alive, wait_for_file
 
@@ -354,3 +355,31 @@ def test_no_secret_reaches_a_notebook_output(frontend_factory, home):
     assert reply["status"] == "ok"
     shown = json.dumps([m["content"] for m in messages])
     assert key not in shown and "[redacted]" in shown
+
+
+def test_every_hook_action_and_a_readable_result_show_in_the_cell(frontend_factory, home):
+    """The walk-through home (tests/helpers/hook_walk.py): each kind of hook action, as the
+    cell shows it, in text/plain (what nbconvert and a console keep) and in Markdown."""
+    agent_home, work = home
+    walk_home(agent_home, work)
+    fe = frontend_factory()
+    fe.run("%rienda use walk")
+    reply, messages = fe.run("go")
+    assert reply["status"] == "ok"
+    plain = [m["content"]["data"].get("text/plain", "") for m in messages if m["msg_type"] == "display_data"]
+    shown = "\n".join(plain)
+    assert 'tool shell {"command": "rm -rf victim"}\n  ✋ hook guard refused the call: no rm -rf here' in shown
+    assert ('tool shell {"command": "ls -1 nothing-here"}\n'
+            """  ✎ hook tidy rewrote the call's arguments: command "ls" → "ls -1 nothing-here\"""") in shown
+    result = next(text for text in plain if text.startswith("← shell: {"))
+    assert result.splitlines()[1:3] == ['  "items": [', "    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
+                                                     "17, 18, 19, 20,"]
+    assert "  ✎ hook redact rewrote the result: text 153 → 148 characters" in result
+    assert "⚠ hook thrower threw in afterToolExecute and was skipped: TypeError" in result
+    assert THROW_AT in result
+    assert plain.count("✎ hook brief rewrote the model request: system 13 → 23 characters") == 4
+    assert "✎ hook brief rewrote the model's answer: text 4 → 4 characters" in plain
+    markdown = "\n".join(m["content"]["data"].get("text/markdown", "") for m in messages
+                         if m["msg_type"] == "display_data")
+    assert "<sub>✎ hook brief rewrote the model's answer: text 4 → 4 characters</sub>" in markdown
+    assert "DONE" in markdown and (work / "victim").is_dir()

@@ -172,3 +172,32 @@ def test_what_a_sub_agent_showed_is_in_the_cell_before_it_asks_y_n(frontend_fact
     rest = fe.collect(msg_id)
     assert fe.reply(msg_id)["status"] == "ok"
     assert "shipped" in nested(rest)[-1]["text/html"]
+
+
+def test_a_childs_hook_actions_show_in_its_box(frontend_factory, home):
+    """A rewrite of a child's call (before → after), of its result and of its answer, and a
+    JSON result pretty-printed: in the box's HTML and its plain text."""
+    agent_home, work = home
+    write_hook(agent_home, "tidy", """module.exports = { beforeToolExecute(ctx, call) {
+      if (call.arguments.command === "ls") return { arguments: { command: "echo '{\\"n\\": [1, 2], \\"who\\": \\"child\\"}'" } };
+    } };""")
+    write_hook(agent_home, "mark", """module.exports = {
+      afterToolExecute(ctx, call, result) { return { text: result.text + "(marked)" }; },
+      afterModelResponse(ctx, response) { if (response.text) return { text: "Child: " + response.text }; } };""")
+    write_agent(agent_home, "lead", tools=("agent",))
+    write_agent(agent_home, "child", tools=("shell",), hooks=("tidy", "mark"))
+    write_script(work, "lead", [delegate("child", "List."), {"text": "ok"}])
+    write_script(work, "child", [shell("ls"), {"text": "listed"}])
+    fe = frontend_factory(JupyterLab)
+    fe.run("%rienda use lead")
+    reply, messages = fe.run("Go.")
+    assert reply["status"] == "ok"
+    box = nested(messages)[-1]
+    lines = box["text/plain"].splitlines()
+    call = lines.index("""  tool shell {"command": "echo '{\\"n\\": [1, 2], \\"who\\": \\"child\\"}'"}""")
+    assert lines[call + 1] == ("""    ✎ hook tidy rewrote the call's arguments: command "ls" → "echo '{\\"n\\": [1, 2], """
+                               """\\"who\\": \\"child\\"}'\"""")
+    assert lines[call + 2:call + 6] == ['    ← shell: {"n": [1, 2], "who": "child"}', "", "      exit code 0(marked)",
+                                        "    ✎ hook mark rewrote the result: text 42 → 50 characters"]
+    assert "✎ hook mark rewrote the model&#x27;s answer: text 6 → 13 characters" in box["text/html"]
+    assert "  ✎ hook mark rewrote the model's answer: text 6 → 13 characters" in lines
