@@ -37,6 +37,8 @@ from rienda_kernel.engine.providers import provider_for
 
 from tests.helpers.docs import PAGES, Shell, all_blocks, anchors, block, commands, inline_code, links
 from tests.helpers.frontend import JupyterLab, streams, texts
+from tests.helpers.hook_walk import walk_home
+from tests.helpers.homes import scripted_home
 from tests.helpers.paths import EXAMPLES, REPO
 
 ROOT = REPO
@@ -57,6 +59,7 @@ BLOCKS = {
     ("docs/jupyter.md", "The magics, in any IPython kernel", 2): "test_the_magics_blocks_run_in_a_python_kernel",
     ("docs/jupyter.md", "The agent in your notebook", 0): "test_the_notebook_agent_block_runs_in_a_python_kernel",
     ("docs/cli.md", "A tour", 0): "test_the_command_tour_runs_as_written",
+    ("docs/cli.md", "`rienda run`", 0): "test_the_hook_action_lines_are_what_rienda_run_prints",
     ("docs/testing.md", "One hook point, directly", 0): "test_the_hook_commands_run_as_written",
     ("docs/testing.md", "Recorded sessions as tests", 0): "test_recorded_sessions_replay_as_pytest_items_as_written",
     ("docs/testing.md", "Recorded sessions as tests", 1): "test_the_replay_failure_is_what_pytest_prints",
@@ -322,6 +325,21 @@ def test_the_notebook_agent_block_runs_in_a_python_kernel(python_kernel):
 
 
 # -- docs/cli.md -------------------------------------------------------------------------
+
+def test_the_hook_action_lines_are_what_rienda_run_prints(tmp_path):
+    """Each line of the block, in its order, is a line ``rienda run`` prints on stderr for
+    the walk-through home (tests/helpers/hook_walk.py), run from the folder holding it."""
+    home, work = scripted_home(tmp_path)
+    walk_home(home, work)
+    done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "--home", "home", "run", "--workdir", "work",
+                           "--agent", "walk", "go"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=os.environ)
+    assert done.returncode == 0, done.stderr
+    printed = iter(done.stderr.splitlines())
+    missing = [line for line in block("docs/cli.md", "`rienda run`").text.splitlines()
+               if not any(candidate == line for candidate in printed)]
+    assert missing == [], done.stderr
+
 
 def test_the_command_tour_runs_as_written(shell):
     lines = commands(block("docs/cli.md", "A tour"))
