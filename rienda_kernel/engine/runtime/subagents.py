@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..events import Event, RunEnd, RunStart
-from ..hooks import chain_hooks
+from ..hooks import chain_hooks, declared_hooks
 from ..builtins.agent import DESCRIPTION, NAME, PARAMETERS, run_agent
 from ..tools.model import BuiltinHost, BuiltinTool, Catalog, Hook, ToolResult
 from .seams import Limit, Link, RunHost
@@ -116,7 +116,7 @@ class Subagents:
            link: Link | None, max_turns: int | None) -> Subagents:
         """The sub-agents of a run of ``agent`` in ``session_id`` (``ui``: its front end), a
         top-level run or, with ``link``, a child's."""
-        own = [catalog.hooks[name] for name in agent.hooks]
+        own = declared_hooks(catalog.hooks, agent.hooks, agent.fail_closed)
         return cls(rienda, agent, session_id, tuple(chain_hooks(link.hooks if link else (), own)),
                    link.front if link else ui, link.depth if link else 0, link.path if link else (agent.id,),
                    Limit.of(agent, config, link), max_turns)
