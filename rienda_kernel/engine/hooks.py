@@ -187,7 +187,7 @@ class HookChain:
                        end: _End) -> None:
         """A fail-closed hook failed: the call is refused, saying which hook and why."""
         end.refused_by, end.failed = hook.name, str(error)
-        end.reason = f"refused: hook {hook.name} failed and fails closed ({error})"
+        end.reason = f"hook {hook.name} failed and fails closed, so the call is refused: {error}"
         self._emit(Diagnostic(f"hook:{hook.name}.{point}", f"hook {hook.name} threw in {point}; it fails closed, "
                               f"so the call was refused: {error}", path=hook.path))
         self._decided(hook, point, reply, "refused", call_id=call_id, reason=end.reason, error=end.failed,

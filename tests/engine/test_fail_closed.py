@@ -57,7 +57,7 @@ def test_H19_a_fail_closed_hook_that_throws_refuses_the_call_and_no_later_hook_r
     gate = marked(rig, ["https", "broken", "never"], {"broken"}).before_tool_execute(
         "c1", "http", {"url": "http://x"}, go())
     assert (gate.allowed, gate.refused_by) == (False, "broken")
-    assert gate.reason.startswith("refused: hook broken failed and fails closed (")
+    assert gate.reason.startswith("hook broken failed and fails closed, so the call is refused: Error: policy unr")
     assert "policy unreadable" in gate.reason and "hooks/broken/index.js:2:" in gate.reason, gate.reason
     assert gate.refusal() == ToolResult(gate.reason, True)
     assert [e.text for e in rig.events(Log)] == ["broken saw https://x"]
