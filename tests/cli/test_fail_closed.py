@@ -12,7 +12,7 @@ import json
 import pytest
 
 from ..helpers.cli import rienda
-from ..helpers.trees import shell, write_agent, write_hook, write_script
+from ..helpers.trees import lead_and_cleaner, shell, write_agent, write_hook, write_script
 
 # A guard reading its deny list from the workspace; without policy.json it throws.
 POLICY_GUARD = """module.exports = {
@@ -134,3 +134,20 @@ def test_fail_closed_naming_a_hook_the_agent_does_not_run_is_one_line_with_file_
         f"rienda: {path}:6: fail_closed lists 'gaurd', which hooks does not (did you mean 'guard'? "
         "fail_closed marks hooks the agent runs: guard)")
     assert (work / "victim" / "keep.txt").exists()
+
+
+def test_a_leads_fail_closed_guard_refuses_its_sub_agents_call_when_it_breaks(tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    victim = lead_and_cleaner(home, work)
+    # the lead's guard lets the delegation through; it reads policy.json (missing) for a shell command
+    write_hook(home, "guard", POLICY_GUARD.replace("const policy", 'if (call.name === "agent") return;\n    const policy'))
+    lead = home / "agents" / "lead.md"
+    lead.write_text(lead.read_text().replace("hooks: [\"guard\"]\n", "hooks: [\"guard\"]\nfail_closed: [guard]\n"))
+    done = rienda(home, work, "run", "--agent", "lead", "Clean up.")
+    assert done.returncode == 0, done.stderr
+    assert (victim / "keep.txt").read_text() == "precious"
+    assert '  → shell {"command": "rm -rf victim"}  (refused by hook guard)' in done.stderr.splitlines()
+    assert f"  ✗ shell: {FAILED}" in done.stderr
+    assert "└ sub-agent ended: end_turn" in done.stderr
