@@ -149,3 +149,25 @@ def test_a_sub_agent_may_make_its_leads_hook_fail_closed_never_the_reverse(rig):
     assert [(h.name, h.fail_closed) for h in chain] == [("https", True), ("broken", True), ("never", False)]
     laxer = chain_hooks(lead, declared_hooks(hooks, ["https"], ()))
     assert [(h.name, h.fail_closed) for h in laxer] == [("https", True), ("broken", False)]
+
+
+def test_a_fail_closed_hook_the_sandbox_cannot_run_at_all_refuses_the_call(rig, monkeypatch):
+    """No V8 worker will start (a signal ended them all, new ones die at boot): the hooks
+    before it are skipped (H19), the fail-closed one refuses, the ones after are not asked."""
+    from rienda_kernel.engine.sandbox import worker_handle
+
+    sandbox = Sandbox(memory_limit=64 * MB)
+    try:
+        rig.sandbox = rig.loader.sandbox = sandbox
+        three_hooks(rig)
+        chain = marked(rig, ["https", "broken", "never"], {"broken"})  # loaded while workers start
+        monkeypatch.setattr(worker_handle, "_BOOT", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
+        idle, busy = sandbox.pool.pids()
+        for pid in idle + busy:
+            os.kill(pid, signal.SIGTERM)
+        gate = chain.before_tool_execute("c1", "http", {"url": "http://x"}, go())
+    finally:
+        sandbox.close()
+    assert (gate.allowed, gate.refused_by) == (False, "broken")
+    assert "a V8 worker did not start" in gate.failed, gate.failed
+    assert decisions(rig) == [("https", "threw"), ("broken", "refused")]
