@@ -171,3 +171,17 @@ def test_a_fail_closed_hook_the_sandbox_cannot_run_at_all_refuses_the_call(rig, 
     assert (gate.allowed, gate.refused_by) == (False, "broken")
     assert "a V8 worker did not start" in gate.failed, gate.failed
     assert decisions(rig) == [("https", "threw"), ("broken", "refused")]
+
+
+def test_after_a_worker_dies_mid_chain_the_rest_runs_with_the_fail_closed_marks_shifted(rig, own_sandbox):
+    """The chain resumes in another worker from the hook after the one that died; the
+    fail-closed hook among the rest still stops that worker."""
+    rig.sandbox = rig.loader.sandbox = own_sandbox
+    three_hooks(rig)
+    rig.write_hook("bomb", hook(beforeToolExecute="function () { new Array(2 ** 29).fill(0); }"))
+    chain = marked(rig, ["bomb", "https", "broken", "never"], {"broken"})
+    jobs = own_sandbox.jobs
+    gate = chain.before_tool_execute("c1", "http", {"url": "http://x"}, go())
+    assert (gate.allowed, gate.refused_by, gate.arguments) == (False, "broken", {"url": "https://x"})
+    assert decisions(rig) == [("bomb", "threw"), ("https", "rewrote"), ("broken", "refused")]
+    assert [e.text for e in rig.events(Log)] == ["broken saw https://x"] and own_sandbox.jobs == jobs + 2
