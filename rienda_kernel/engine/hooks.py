@@ -42,12 +42,20 @@ from .sandbox.chain import ChainRule, Outcome, merge, refuses
 from .sandbox.protocol import SandboxLike
 from .tools.model import Hook, ToolResult
 
-__all__ = ["HookChain", "ModelResponse", "ToolGate", "chain_hooks", "declared_hooks"]
+__all__ = ["HookChain", "ModelResponse", "ToolGate", "chain_hooks", "declared_hooks", "inert_fail_closed"]
 
 
 def declared_hooks(hooks: Mapping[str, Hook], names: Sequence[str], fail_closed: Collection[str] = ()) -> list[Hook]:
     """The hooks ``names`` of a catalog's ``hooks``, in order, those in ``fail_closed`` marked so."""
     return [replace(hooks[name], fail_closed=True) if name in fail_closed else hooks[name] for name in names]
+
+
+def inert_fail_closed(where: str, names: Sequence[str], hooks: Mapping[str, Hook]) -> list[Diagnostic]:
+    """A diagnostic for each of ``names`` (the ``fail_closed`` of the agent file ``where``)
+    whose hook has no ``beforeToolExecute``: failing closed changes nothing for it."""
+    return [Diagnostic("extensions:agent", f"{where}: fail_closed lists {name!r}, which has no beforeToolExecute; "
+                       "only there does a failing hook refuse the call, so this changes nothing", path=where)
+            for name in names if name in hooks and "beforeToolExecute" not in hooks[name].points]
 
 
 def chain_hooks(inherited: Sequence[Hook], own: Sequence[Hook]) -> list[Hook]:

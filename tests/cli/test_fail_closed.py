@@ -151,3 +151,14 @@ def test_a_leads_fail_closed_guard_refuses_its_sub_agents_call_when_it_breaks(tm
     assert '  → shell {"command": "rm -rf victim"}  (refused by hook guard)' in done.stderr.splitlines()
     assert f"  ✗ shell: {FAILED}" in done.stderr
     assert "└ sub-agent ended: end_turn" in done.stderr
+
+
+def test_fail_closed_on_a_hook_without_before_tool_execute_is_a_diagnostic(dirs):
+    home, work = dirs
+    write_hook(home, "audit", "module.exports = { afterRun(ctx) {} };")
+    path = write_agent(home, "careful", tools=("shell",), hooks=("audit",))
+    path.write_text(path.read_text().replace("hooks: [\"audit\"]\n", "hooks: [\"audit\"]\nfail_closed: [audit]\n"))
+    done = rienda(home, work, "run", "--agent", "careful", "Clean up.")
+    assert done.returncode == 0, done.stderr
+    assert (f"diagnostic: {path}: fail_closed lists 'audit', which has no beforeToolExecute; only there does a "
+            "failing hook refuse the call, so this changes nothing") in done.stderr.splitlines()
