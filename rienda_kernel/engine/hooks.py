@@ -28,14 +28,14 @@ one job: one round trip to a worker process, each hook still in a fresh runtime 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .cancel import CancelToken
 from .errors import SandboxError
 from .events import Diagnostic, HookDecision
+from .home.agents import AGENT_SOURCE
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
 from .sandbox.chain import ChainRule, Outcome, merge, refuses
@@ -53,7 +53,7 @@ def declared_hooks(hooks: Mapping[str, Hook], names: Sequence[str], fail_closed:
 def inert_fail_closed(where: str, names: Sequence[str], hooks: Mapping[str, Hook]) -> list[Diagnostic]:
     """A diagnostic for each of ``names`` (the ``fail_closed`` of the agent file ``where``)
     whose hook has no ``beforeToolExecute``: failing closed changes nothing for it."""
-    return [Diagnostic("extensions:agent", f"{where}: fail_closed lists {name!r}, which has no beforeToolExecute; "
+    return [Diagnostic(AGENT_SOURCE, f"{where}: fail_closed lists {name!r}, which has no beforeToolExecute; "
                        "only there does a failing hook refuse the call, so this changes nothing", path=where)
             for name in names if name in hooks and "beforeToolExecute" not in hooks[name].points]
 
@@ -196,7 +196,7 @@ class HookChain:
         """A fail-closed hook failed: the call is refused, saying which hook and why."""
         end.refused_by, end.failed = hook.name, str(error)
         end.reason = f"hook {hook.name} failed and fails closed, so the call is refused: {error}"
-        self._emit(Diagnostic(f"hook:{hook.name}.{point}", f"hook {hook.name} threw in {point}; it fails closed, "
+        self._emit(Diagnostic(f"hook:{hook.name}.{point}", f"hook {hook.name} failed in {point}; it fails closed, "
                               f"so the call was refused: {error}", path=hook.path))
         self._decided(hook, point, reply, "refused", call_id=call_id, reason=end.reason, error=end.failed,
                       failed_closed=True)

@@ -66,7 +66,7 @@ def test_H19_a_fail_closed_hook_that_throws_refuses_the_call_and_no_later_hook_r
     assert (refused.failed_closed, refused.reason, refused.call_id) == (True, gate.reason, "c1")
     assert "policy unreadable" in refused.error and refused.to_dict()["failed_closed"] is True
     [said] = [d.message for d in rig.events(Diagnostic)]
-    assert said.startswith("hook broken threw in beforeToolExecute; it fails closed, so the call was refused: ")
+    assert said.startswith("hook broken failed in beforeToolExecute; it fails closed, so the call was refused: ")
 
 
 def test_H19_unmarked_the_same_hook_is_skipped_and_the_chain_goes_on(any_rig):
