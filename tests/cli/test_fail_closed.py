@@ -151,6 +151,17 @@ def test_a_leads_fail_closed_guard_refuses_its_sub_agents_call_when_it_breaks(tm
     assert '  → shell {"command": "rm -rf victim"}  (refused by hook guard)' in done.stderr.splitlines()
     assert f"  ✗ shell: {FAILED}" in done.stderr
     assert "└ sub-agent ended: end_turn" in done.stderr
+    # replayed, the lead's opt-in covers the child's session too; taken away, the child's call is a change
+    [top] = [p.stem for p in (home / "sessions").glob("*.jsonl") if "parent_session_id" not in p.read_text()]
+    same = rienda(home, work, "replay", top)
+    assert same.returncode == 0, same.stdout + same.stderr
+    lead.write_text(lead.read_text().replace("fail_closed: [guard]\n", ""))
+    now = rienda(home, work, "replay", top)
+    assert now.returncode == 1, now.stdout + now.stderr
+    assert now.stdout.splitlines()[1:5:3] == ["≠ agent [call_1_1]: its sub-agent's replay differs",
+                                              "        no longer refused (was refused by hook guard, failing closed: "
+                                              "FileNotFoundError: no such file: policy.json (policy.json) (at "
+                                              f"{home / 'hooks' / 'guard' / 'index.js'}:4:40))"]
 
 
 def test_fail_closed_on_a_hook_without_before_tool_execute_is_a_diagnostic(dirs):
