@@ -173,3 +173,18 @@ def test_fail_closed_on_a_hook_without_before_tool_execute_is_a_diagnostic(dirs)
     assert done.returncode == 0, done.stderr
     assert (f"diagnostic: {path}: fail_closed lists 'audit', which has no beforeToolExecute; only there does a "
             "failing hook refuse the call, so this changes nothing") in done.stderr.splitlines()
+
+
+def test_rienda_hook_with_the_agent_shows_the_guard_failing_closed(dirs):
+    home, work = dirs
+    careful(home, fail_closed=True)
+    payload = json.dumps({"name": "shell", "arguments": {"command": "rm -rf victim"}})
+    done = rienda(home, work, "hook", "guard", "beforeToolExecute", payload, "--agent", "careful")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[1] == "  threw, and the agent declares it fail_closed: a run refuses the call"
+    as_json = json.loads(rienda(home, work, "hook", "guard", "beforeToolExecute", payload, "--agent", "careful",
+                                "--json").stdout)
+    assert (as_json["ok"], as_json["effect"], as_json["failed_closed"]) == (False, "refused", True)
+    assert as_json["outcome"]["reason"].startswith(FAILED)
+    plain = rienda(home, work, "hook", "guard", "beforeToolExecute", payload)  # the default agent: H19
+    assert plain.stdout.splitlines()[1] == "  threw: a run reports it and goes on as if the hook returned nothing"
