@@ -31,7 +31,7 @@ the call (:mod:`.report`). A sub-agent's session that cannot be read is a note (
 replayed (it would not have run).
 
 Fail-closed hooks (``fail_closed:``) are as the agents declare them now (the session's agent
-and, for a sub-agent's session, its ancestors'), also under ``--hooks``; a refusal by a
+and, for a sub-agent's session, its ancestors'; under ``hooks``, the session's agent's); a refusal by a
 fail-closed hook's failure is known from the ledger (``failed_closed``), so a recording
 refused that way replays the same, and a change of the opt-in is a changed decision.
 
