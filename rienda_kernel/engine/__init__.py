@@ -58,7 +58,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "sessions.reading": ("LoadedSession",),
     "sessions.store": ("SessionInfo",),
     "testing.hook_call": ("HookCall", "HookInvocation"),
-    "testing.replay": ("ReplayReport",),
+    "testing.report": ("ReplayReport",),
     "tools.invoke": ("OUTPUT_CAP",),
     "tools.model": ("HOOK_POINTS", "NAME_RULE", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "ToolResult"),
     "ui": ("ASK_PROMPT", "CONFIRM_POLICIES", "Answer", "ConfirmPolicy", "How", "NonInteractiveUI", "Person",

@@ -131,7 +131,8 @@ class Diagnostic(Event):
 class HookDecision(Event):
     """What one hook did at one point: ``effect`` is one of "none", "refused",
     "rewrote", "threw", "invalid"; ``changes`` maps each field it replaced to
-    ``{"before": ..., "after": ...}``."""
+    ``{"before": ..., "after": ...}``. ``failed_closed``: a refusal that is a fail-closed
+    hook's failure (``error`` says what failed; ``reason`` is what the model read)."""
 
     type: ClassVar[str] = "hook_decision"
     hook: str
@@ -142,6 +143,7 @@ class HookDecision(Event):
     error: str | None = None
     duration_ms: float = 0.0
     call_id: str | None = None
+    failed_closed: bool = False
 
 
 @dataclass(frozen=True)

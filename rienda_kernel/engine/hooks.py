@@ -12,6 +12,11 @@ Contracts (Rienda's hooks documentation):
   nothing; it never fails the run. So is each hook the sandbox could not run at all (no
   V8 worker would start, e.g. when a signal to the process group ended them all). Only
   :class:`Interrupted` escapes.
+- Except a fail-closed hook (:attr:`Hook.fail_closed`) at ``beforeToolExecute``: its
+  failure (a throw, running out of memory, a value that cannot be read, a sandbox that
+  could not run it) refuses the call with a reason naming the hook and the error, and no
+  further hook is consulted (the sandbox stops the chain there: the rule it runs names the
+  fail-closed links). At the other points it is skipped like any other.
 - Every hook call is recorded as a :class:`HookDecision` event (the decision ledger), as
   soon as its outcome is known.
 
@@ -23,36 +28,56 @@ one job: one round trip to a worker process, each hook still in a fresh runtime 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .cancel import CancelToken
 from .errors import SandboxError
 from .events import Diagnostic, HookDecision
+from .home.agents import AGENT_SOURCE
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
 from .sandbox.chain import ChainRule, Outcome, merge, refuses
 from .sandbox.protocol import SandboxLike
 from .tools.model import Hook, ToolResult
 
-__all__ = ["HookChain", "ModelResponse", "ToolGate", "chain_hooks"]
+__all__ = ["HookChain", "ModelResponse", "ToolGate", "chain_hooks", "declared_hooks", "inert_fail_closed"]
+
+
+def declared_hooks(hooks: Mapping[str, Hook], names: Sequence[str], fail_closed: Collection[str] = ()) -> list[Hook]:
+    """The hooks ``names`` of a catalog's ``hooks``, in order, those in ``fail_closed`` marked so."""
+    return [replace(hooks[name], fail_closed=True) if name in fail_closed else hooks[name] for name in names]
+
+
+def inert_fail_closed(where: str, names: Sequence[str], hooks: Mapping[str, Hook]) -> list[Diagnostic]:
+    """A diagnostic for each of ``names`` (the ``fail_closed`` of the agent file ``where``)
+    whose hook has no ``beforeToolExecute``: failing closed changes nothing for it."""
+    return [Diagnostic(AGENT_SOURCE, f"{where}: fail_closed lists {name!r}, which has no beforeToolExecute; "
+                       "only there does a failing hook refuse the call, so this changes nothing", path=where)
+            for name in names if name in hooks and "beforeToolExecute" not in hooks[name].points]
 
 
 def chain_hooks(inherited: Sequence[Hook], own: Sequence[Hook]) -> list[Hook]:
-    """A run's chain: the hooks its lead passes down, in order, then its own not among them."""
+    """A run's chain: the hooks its lead passes down, in order, then its own not among them.
+    A hook both declare is fail-closed when either says so (a sub-agent may make its lead's
+    hook stricter, never laxer)."""
     names = {hook.name for hook in inherited}
-    return [*inherited, *(hook for hook in own if hook.name not in names)]
+    closed = {hook.name for hook in own if hook.fail_closed}
+    return [*(replace(hook, fail_closed=True) if hook.name in closed else hook for hook in inherited),
+            *(hook for hook in own if hook.name not in names)]
 
 
 @dataclass(frozen=True)
 class ToolGate:
-    """The outcome of ``beforeToolExecute``: run with ``arguments``, or refuse."""
+    """The outcome of ``beforeToolExecute``: run with ``arguments``, or refuse (``failed``:
+    the error of the fail-closed hook whose failure refused it)."""
 
     allowed: bool
     arguments: Any
     reason: str | None = None
     refused_by: str | None = None
+    failed: str | None = None
 
     def refusal(self) -> ToolResult:
         """The error result the model receives for a refused call."""
@@ -102,7 +127,7 @@ class HookChain:
         call = {"id": call_id, "name": name, "arguments": arguments}
         end = self._point("beforeToolExecute", [call], _GATE, cancel, call_id=call_id)
         if end.refused_by is not None:
-            return ToolGate(False, end.fields["arguments"], end.reason, end.refused_by)
+            return ToolGate(False, end.fields["arguments"], end.reason, end.refused_by, end.failed)
         return ToolGate(True, end.fields["arguments"])
 
     def after_tool_execute(
@@ -130,6 +155,8 @@ class HookChain:
         end = _End(rule.current(payload))
         if not hooks:
             return end
+        if rule.refusable:
+            rule = replace(rule, fail_closed=frozenset(i for i, hook in enumerate(hooks) if hook.fail_closed))
         types = rule.python_types()
         clock = [time.perf_counter()]
         heard = [0]  # how many hooks' outcomes came
@@ -137,6 +164,9 @@ class HookChain:
         def on_step(index: int, outcome: Outcome) -> None:
             heard[0] = index + 1
             hook = hooks[index]
+            if isinstance(outcome, SandboxError) and rule.closes_on_failure(index):
+                self._failed_closed(hook, point, outcome, _Reply(None, _ms_since(clock[0])), call_id, end)
+                return
             reply = self._judge(hook, point, outcome, clock[0], call_id)
             clock[0] = time.perf_counter()
             if reply.value is None:
@@ -160,6 +190,16 @@ class HookChain:
                 if end.refused_by is None:
                     on_step(index, exc)
         return end
+
+    def _failed_closed(self, hook: Hook, point: str, error: SandboxError, reply: _Reply, call_id: str | None,
+                       end: _End) -> None:
+        """A fail-closed hook failed: the call is refused, saying which hook and why."""
+        end.refused_by, end.failed = hook.name, str(error)
+        end.reason = f"hook {hook.name} failed and fails closed, so the call is refused: {error}"
+        self._emit(Diagnostic(f"hook:{hook.name}.{point}", f"hook {hook.name} failed in {point}; it fails closed, "
+                              f"so the call was refused: {error}", path=hook.path))
+        self._decided(hook, point, reply, "refused", call_id=call_id, reason=end.reason, error=end.failed,
+                      failed_closed=True)
 
     def _judge(self, hook: Hook, point: str, outcome: Outcome, started: float, call_id: str | None) -> _Reply:
         """A handler's outcome as a reply: its returned object, or None for no opinion (or
@@ -220,6 +260,7 @@ class _End:
     fields: dict[str, Any]
     refused_by: str | None = None
     reason: str | None = None
+    failed: str | None = None  # a fail-closed hook's error, when that refused
 
 
 def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -51,7 +51,7 @@ from .events import (
     ToolCallStarted,
     ToolResultReady,
 )
-from .hooks import HookChain, ModelResponse, chain_hooks
+from .hooks import HookChain, ModelResponse, chain_hooks, declared_hooks
 from .ctx.host import RunContext
 from .home.agents import Agent
 from .sessions.messages import Message, ToolCall
@@ -159,7 +159,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
 
     depth = (setup.run.subagent or {}).get("depth", 0)
     run = replace(setup.run, ui=_RunUI(ui, setup.writer.append_record, setup.approvals, depth))
-    own = [setup.catalog.hooks[name] for name in setup.agent.hooks]
+    own = declared_hooks(setup.catalog.hooks, setup.agent.hooks, setup.agent.fail_closed)
     chain = HookChain(chain_hooks(setup.inherited_hooks, own), setup.sandbox, run)
     reason, error = "end_turn", None
     try:

@@ -7,6 +7,7 @@
     model: openai/gpt-4o
     tools: [read, shell]
     hooks: [audit, guard]      # execution order
+    fail_closed: [guard]       # if guard fails at beforeToolExecute, refuse the call
     ---
     You review code...
 
@@ -14,8 +15,9 @@ The file stem is the agent id. ``model`` is required (``provider/model``); ``des
 (string), ``tools`` and ``hooks`` (lists of names), ``max_turns`` (a positive integer: the
 most model turns one run may take), ``options`` (a mapping handed to the model's
 provider, which checks it), ``agents`` (the agents the ``agent`` tool may start; absent:
-any) and ``max_depth`` (how many levels of sub-agents may run below this one, 0 or more)
-are optional. A malformed file raises
+any), ``max_depth`` (how many levels of sub-agents may run below this one, 0 or more) and
+``fail_closed`` (hooks of ``hooks`` whose failure at ``beforeToolExecute`` refuses the call
+instead of being skipped, :mod:`..hooks`) are optional. A malformed file raises
 :class:`AgentError` (a :class:`ConfigError`) whose message starts ``<path>:<line>:``; an
 unknown key is only a :class:`Diagnostic`, but is named first when ``model`` is missing
 (``modle:``: "did you mean 'model'?"). ``default`` is built in unless
@@ -32,9 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from . import yaml_file
+from .front_matter import AgentError, compose, item_lines, kind, split_front_matter
 from ..tools.model import NAME_RULE
 from ..errors import ConfigError
 from ..events import Diagnostic
@@ -44,7 +44,7 @@ __all__ = ["AGENT_SOURCE", "DEFAULT_AGENT_ID", "STANDARD_TOOLS", "Agent", "Agent
 DEFAULT_AGENT_ID = "default"
 AGENT_SOURCE = "extensions:agent"
 STANDARD_TOOLS = ("shell", "http", "read", "write")  # the built-in default agent's tools (builtins/standard.py)
-_KEYS = ("description", "model", "tools", "hooks", "max_turns", "options", "agents", "max_depth")
+_KEYS = ("description", "model", "tools", "hooks", "max_turns", "options", "agents", "max_depth", "fail_closed")
 _MODEL_HINT = "model must be provider/model, e.g. openai/gpt-4o"
 _DEFAULT_DESCRIPTION = "Rienda's default agent: the built-in tools and no hooks."
 _DEFAULT_SYSTEM = (
@@ -52,15 +52,6 @@ _DEFAULT_SYSTEM = (
     "Use the tools to look before you change anything, and prefer small, verifiable steps. "
     "Answer concisely, and say plainly when something failed or you are unsure."
 )
-
-
-class AgentError(ConfigError):
-    """A malformed agent file; ``path`` and ``line`` (1-based) locate the fault."""
-
-    def __init__(self, path: Path | str, line: int, problem: str) -> None:
-        super().__init__(f"{path}:{line}: {problem}")
-        self.path = str(path)
-        self.line = line
 
 
 @dataclass(frozen=True)
@@ -80,6 +71,7 @@ class Agent:
     options: Mapping[str, Any] = field(default_factory=dict)  # for the provider
     agents: tuple[str, ...] | None = None  # the agents its ``agent`` tool may start; None: any
     max_depth: int | None = None  # levels of sub-agents below it; None: the configuration's
+    fail_closed: tuple[str, ...] = ()  # hooks (of ``hooks``) whose failure refuses a tool call
 
     @property
     def model_label(self) -> str:
@@ -121,72 +113,6 @@ def builtin_default_agent(default_model: str | None = None) -> Agent:
     )
 
 
-# ---------------------------------------------------------------- the file format
-
-
-def _split_front_matter(path: Path, text: str) -> tuple[str, str]:
-    """``(yaml_text, body)``: the lines between the opening and closing ``---`` lines,
-    and the system prompt after them (one leading newline and trailing space removed).
-
-    A delimiter line is ``---`` optionally followed by spaces or tabs.
-    """
-    lines = text.split("\n")
-    if not lines or lines[0].rstrip(" \t\r") != "---":
-        raise AgentError(path, 1, "an agent file must start with a line '---' opening the YAML front matter")
-    for index in range(1, len(lines)):
-        if lines[index].rstrip(" \t\r") == "---":
-            body = "\n".join(lines[index + 1 :])
-            if body.startswith("\n"):
-                body = body[1:]
-            return "\n".join(lines[1:index]), body.rstrip()
-    raise AgentError(path, 1, "the front matter opened here is never closed by a line '---'")
-
-
-def _compose(path: Path, source: str) -> tuple[dict[Any, Any], yaml.MappingNode | None, dict[Any, int]]:
-    """The front matter as a dict, its node (None when empty) and each key's line.
-
-    Lines are the file's own: YAML line + 1 for the opening ``---``.
-    """
-    try:
-        data, node, lines = yaml_file.load(source, first_line=2)  # no key twice, at any depth; bounded
-    except yaml_file.YAMLProblem as exc:
-        problem = exc.problem.replace("malformed YAML", "malformed YAML front matter", 1)
-        raise AgentError(path, exc.line or 1, problem) from exc
-    if data is None:
-        return {}, None, {}
-    if not isinstance(node, yaml.MappingNode) or not isinstance(data, dict):
-        raise AgentError(path, _line(node), f"the front matter must be a mapping of keys, got {_kind(data)}")
-    return data, node, lines
-
-
-def _line(node: yaml.Node) -> int:
-    return node.start_mark.line + 2
-
-
-def _kind(value: Any) -> str:
-    """A person's name for a YAML value's type: "a string", "a list"..."""
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return f"a {type(value).__name__}"
-
-
-def _value_node(node: yaml.MappingNode, key: str) -> yaml.Node | None:
-    for key_node, value_node in node.value:
-        if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
-            return value_node
-    return None
-
-
 # ---------------------------------------------------------------- the keys
 
 
@@ -198,7 +124,7 @@ def _check_model(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> str
     model = data["model"]
     line = lines.get("model", 1)
     if not isinstance(model, str):
-        raise AgentError(path, line, f"{_MODEL_HINT}, got {_kind(model)}")
+        raise AgentError(path, line, f"{_MODEL_HINT}, got {kind(model)}")
     provider, slash, name = model.partition("/")
     if not slash or not provider.strip() or not name.strip():
         raise AgentError(path, line, f"{_MODEL_HINT}, got {model!r}")
@@ -210,7 +136,7 @@ def _check_description(path: Path, data: dict[Any, Any], lines: dict[Any, int]) 
     if description is None:
         return ""
     if not isinstance(description, str):
-        raise AgentError(path, lines.get("description", 1), f"description must be a string, got {_kind(description)}")
+        raise AgentError(path, lines.get("description", 1), f"description must be a string, got {kind(description)}")
     return description
 
 
@@ -220,12 +146,12 @@ def _check_names(path: Path, key: str, data: dict[Any, Any], item_lines: list[in
     if names is None:
         return ()
     if not isinstance(names, list):
-        raise AgentError(path, line, f"{key} must be a list of names, got {_kind(names)}")
+        raise AgentError(path, line, f"{key} must be a list of names, got {kind(names)}")
     seen: dict[str, int] = {}
     for index, name in enumerate(names):
         where = item_lines[index] if index < len(item_lines) else line
         if not isinstance(name, str):
-            raise AgentError(path, where, f"{key} must be a list of names, but item {index + 1} is {_kind(name)}")
+            raise AgentError(path, where, f"{key} must be a list of names, but item {index + 1} is {kind(name)}")
         if not NAME_RULE.fullmatch(name):
             raise AgentError(path, where, f"{key}: {name!r} is not a valid name (1 to 64 letters, digits, '_' or '-')")
         if name in seen:
@@ -255,8 +181,21 @@ def _check_options(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> d
         return {}
     if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
         raise AgentError(path, lines.get("options", 1),
-                         f"options must be a mapping of provider options (e.g. max_tokens: 512), got {_kind(value)}")
+                         f"options must be a mapping of provider options (e.g. max_tokens: 512), got {kind(value)}")
     return dict(value)
+
+
+def _check_fail_closed(path: Path, hooks: tuple[str, ...], closed: tuple[str, ...],
+                       where: list[int]) -> tuple[str, ...]:
+    """``fail_closed``: names the agent's ``hooks`` list too (it marks how they run)."""
+    for index, name in enumerate(closed):
+        if name not in hooks:
+            close = difflib.get_close_matches(name, hooks, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise AgentError(path, where[index] if index < len(where) else 1,
+                             f"fail_closed lists {name!r}, which hooks does not ({hint}fail_closed marks hooks the "
+                             f"agent runs: {', '.join(hooks) or 'none'})")
+    return closed
 
 
 def _unknown_keys(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> list[Diagnostic]:
@@ -283,10 +222,10 @@ def parse_agent(path: Path, agent_id: str, text: str) -> tuple[Agent, list[Diagn
 
     Raises :class:`AgentError` for any malformed part; unknown keys are diagnostics.
     """
-    source, body = _split_front_matter(path, text)
-    data, node, lines = _compose(path, source)
-    names = {key: _check_names(path, key, data, _item_lines(node, key), lines.get(key, 1))
-             for key in ("tools", "hooks", "agents")}
+    source, body = split_front_matter(path, text)
+    data, node, lines = compose(path, source)
+    names = {key: _check_names(path, key, data, item_lines(node, key), lines.get(key, 1))
+             for key in ("tools", "hooks", "agents", "fail_closed")}
     agent = Agent(
         id=agent_id,
         description=_check_description(path, data, lines),
@@ -299,16 +238,9 @@ def parse_agent(path: Path, agent_id: str, text: str) -> tuple[Agent, list[Diagn
         options=_check_options(path, data, lines),
         agents=names["agents"] if data.get("agents") is not None else None,
         max_depth=_check_count(path, "max_depth", data, lines),
+        fail_closed=_check_fail_closed(path, names["hooks"], names["fail_closed"], item_lines(node, "fail_closed")),
     )
     return agent, _unknown_keys(path, data, lines)
-
-
-def _item_lines(node: yaml.Node | None, key: str) -> list[int]:
-    """The file line of each item of the sequence under ``key`` (empty if not a sequence)."""
-    value = _value_node(node, key) if isinstance(node, yaml.MappingNode) else None
-    if not isinstance(value, yaml.SequenceNode):
-        return []
-    return [_line(item) for item in value.value]
 
 
 def _read(path: Path) -> str:

@@ -16,6 +16,7 @@ from ..events import Notify, RunEnd
 from ..home.agents import Agent
 from ..home.config import read_config
 from ..home.extensions import check_declared
+from ..hooks import inert_fail_closed
 from ..loop import RunResult, TurnSetup, run_prompt
 from ..providers import provider_for
 from ..providers.choice import choose_default_model
@@ -113,6 +114,8 @@ class Conversation:
             ui.emit(diagnostic)
         agent = declared_tools(agent, catalog, config)  # MCP names checked, mcp__SERVER expanded
         check_declared(agent, catalog, NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST)
+        for diagnostic in inert_fail_closed(agent.path or agent.id, agent.fail_closed, catalog.hooks):
+            ui.emit(diagnostic)
         catalog = fit_agent_tool(catalog, agent, self.rienda)
         model_id = self.model or agent.model or self._choose_model(ui)
         provider, model_name = provider_for(model_id, config)

@@ -37,7 +37,7 @@ from ..ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
 
 if TYPE_CHECKING:
     from ..testing.hook_call import HookInvocation
-    from ..testing.replay import ReplayReport
+    from ..testing.report import ReplayReport
     from ..tools.mcp.servers import McpServers
 
 __all__ = ["CONFIRM_ENV", "DEFAULT_MAX_TURNS", "Conversation", "Rienda", "SavedExtension"]

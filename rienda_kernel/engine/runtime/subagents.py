@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..events import Event, RunEnd, RunStart
-from ..hooks import chain_hooks
+from ..hooks import chain_hooks, declared_hooks
 from ..builtins.agent import DESCRIPTION, NAME, PARAMETERS, run_agent
 from ..tools.model import BuiltinHost, BuiltinTool, Catalog, Hook, ToolResult
 from .seams import Limit, Link, RunHost
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from ..ui import Approvals
 
 __all__ = ["ChildUI", "Subagents", "fit_agent_tool",
-           "inherited_hook_names", "recorded_ctx"]
+           "inherited_hooks", "recorded_ctx"]
 
 
 
@@ -116,7 +116,7 @@ class Subagents:
            link: Link | None, max_turns: int | None) -> Subagents:
         """The sub-agents of a run of ``agent`` in ``session_id`` (``ui``: its front end), a
         top-level run or, with ``link``, a child's."""
-        own = [catalog.hooks[name] for name in agent.hooks]
+        own = declared_hooks(catalog.hooks, agent.hooks, agent.fail_closed)
         return cls(rienda, agent, session_id, tuple(chain_hooks(link.hooks if link else (), own)),
                    link.front if link else ui, link.depth if link else 0, link.path if link else (agent.id,),
                    Limit.of(agent, config, link), max_turns)
@@ -191,13 +191,14 @@ def recorded_ctx(header: dict[str, Any]) -> dict[str, Any] | None:
             "callId": header.get("parent_call_id")}
 
 
-def inherited_hook_names(rienda: RunHost, header: dict[str, Any],
-                         load: Callable[[str], LoadedSession] | None = None) -> list[str]:
+def inherited_hooks(rienda: RunHost, header: dict[str, Any],
+                    load: Callable[[str], LoadedSession] | None = None) -> tuple[list[str], set[str]]:
     """The hooks a saved sub-agent's session ran before its own: its ancestors' agents'
-    hooks as they are now, the top-level one's first (empty for a top-level session).
-    ``load(session_id)`` reads a session (default: from ``rienda``'s home). ConfigError
-    when an ancestor's session cannot be read."""
+    hooks as they are now, the top-level one's first (empty for a top-level session), and
+    those of them any ancestor declares fail-closed. ``load(session_id)`` reads a session
+    (default: from ``rienda``'s home). ConfigError when an ancestor's session cannot be read."""
     names: list[str] = []
+    closed: set[str] = set()
     parent, seen = header.get("parent_session_id"), set()
     while isinstance(parent, str) and parent not in seen:
         seen.add(parent)
@@ -206,6 +207,8 @@ def inherited_hook_names(rienda: RunHost, header: dict[str, Any],
         except Exception as exc:  # noqa: BLE001 - any reason it cannot be read is said in one line
             raise ConfigError(f"session {header.get('id')} is a sub-agent's, and its lead's session {parent} "
                               f"cannot be read ({exc}); choose the chain with --hooks") from exc
-        names = [*rienda.agent(above.get("agent", "default"))[0].hooks, *names]
+        agent = rienda.agent(above.get("agent", "default"))[0]
+        names = [*agent.hooks, *names]
+        closed |= set(agent.fail_closed)
         parent = above.get("parent_session_id")
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(names)), closed

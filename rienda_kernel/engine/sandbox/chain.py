@@ -14,6 +14,9 @@ Contracts (Rienda's hooks documentation, "Chaining and order"):
   no further hook runs (:func:`refuses`).
 - A hook that fails (a throw, out of memory, a value that cannot be read) is reported and
   skipped, as if it returned nothing; :class:`~..errors.Interrupted` ends the chain.
+- Unless the rule names it fail-closed (``fail_closed``: its index among the links, at a
+  refusable point only): then its failure refuses the call and no further hook runs, in the
+  worker as on the host (:meth:`Progress.after`).
 - Each hook runs on its own: ``call_one`` gives it a runtime of its own (the sandbox's
   promise), and it sees only the payload, never another hook's runtime.
 """
@@ -21,7 +24,7 @@ Contracts (Rienda's hooks documentation, "Chaining and order"):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Union
 
 from ..errors import Interrupted, SandboxError
@@ -47,12 +50,14 @@ class ChainRule:
     ``carry`` maps each carried field to the index of the payload argument (an object)
     that holds it; ``types`` maps every field a hook may return to its JSON type
     (``"string"``, ``"boolean"``, ``"object"``), the carried ones and those only checked
-    (``allow``, ``reason``); ``refusable``: ``allow: false`` ends the chain.
+    (``allow``, ``reason``); ``refusable``: ``allow: false`` ends the chain; ``fail_closed``:
+    the links (their indexes) whose failure ends it too, refusing (a refusable rule only).
     """
 
     carry: Mapping[str, int] = field(default_factory=dict)
     types: Mapping[str, str] = field(default_factory=dict)
     refusable: bool = False
+    fail_closed: frozenset[int] = frozenset()
 
     def current(self, payload: Sequence[Any]) -> dict[str, Any]:
         """The carried fields' values in ``payload``."""
@@ -71,12 +76,22 @@ class ChainRule:
     def python_types(self) -> dict[str, type]:
         return {key: _TYPES[name] for key, name in self.types.items()}
 
+    def closes_on_failure(self, index: int) -> bool:
+        """Whether link ``index`` failing refuses the call and ends the chain."""
+        return self.refusable and index in self.fail_closed
+
+    def from_link(self, start: int) -> ChainRule:
+        """The rule for the links from ``start`` on (a chain resumed there: indexes shift)."""
+        return replace(self, fail_closed=frozenset(i - start for i in self.fail_closed if i >= start))
+
     def to_wire(self) -> dict[str, Any]:
-        return {"carry": dict(self.carry), "types": dict(self.types), "refusable": self.refusable}
+        return {"carry": dict(self.carry), "types": dict(self.types), "refusable": self.refusable,
+                "fail_closed": sorted(self.fail_closed)}
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> ChainRule:
-        return cls(dict(data["carry"]), dict(data["types"]), bool(data["refusable"]))
+        return cls(dict(data["carry"]), dict(data["types"]), bool(data["refusable"]),
+                   frozenset(data.get("fail_closed", ())))
 
 
 def merge(current: Mapping[str, Any], returned: Mapping[str, Any],
@@ -105,7 +120,8 @@ def refuses(returned: Mapping[str, Any] | None) -> bool:
 
 class Progress:
     """A chain's input as its hooks' outcomes come in: :attr:`payload` is what the next
-    hook gets; :meth:`after` takes one outcome and says whether the chain ends there."""
+    hook gets; :meth:`after` takes link ``index``'s outcome and says whether the chain ends
+    there (a refusal, or the failure of a fail-closed link)."""
 
     def __init__(self, rule: ChainRule, payload: Sequence[Any]) -> None:
         self.rule = rule
@@ -113,8 +129,10 @@ class Progress:
         self._types = rule.python_types()
         self._current = rule.current(payload)
 
-    def after(self, outcome: Outcome) -> bool:
-        if isinstance(outcome, SandboxError) or outcome.kind != "object":
+    def after(self, index: int, outcome: Outcome) -> bool:
+        if isinstance(outcome, SandboxError):
+            return self.rule.closes_on_failure(index)
+        if outcome.kind != "object":
             return False
         if self.rule.refusable and refuses(outcome.value):
             return True
@@ -129,7 +147,8 @@ def run_chain(links: Sequence[HookSource], payload: Sequence[Any], rule: ChainRu
               on_step: Callable[[int, Outcome], None]) -> None:
     """Run ``links`` in order: ``call_one(index, link, payload)`` returns the hook's
     JSValue or raises; ``on_step(index, outcome)`` hears each hook's outcome as soon as
-    it is known, before the next hook starts. Stops after a refusal; lets
+    it is known, before the next hook starts. Stops after a refusal (a fail-closed link's
+    failure is one); lets
     :class:`Interrupted` (and anything not a SandboxError) propagate."""
     progress = Progress(rule, payload)
     for index, link in enumerate(links):
@@ -140,7 +159,7 @@ def run_chain(links: Sequence[HookSource], payload: Sequence[Any], rule: ChainRu
         except SandboxError as exc:
             outcome = exc
         on_step(index, outcome)
-        if progress.after(outcome):
+        if progress.after(index, outcome):
             return
 
 

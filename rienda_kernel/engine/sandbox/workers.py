@@ -101,7 +101,8 @@ class Sandbox:
                    on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
         """One point's chain as one worker job (see the module's contracts). A worker that
         dies mid-chain fails only the hook it was running; the hooks after it run in
-        another worker, from the input the hooks before it left."""
+        another worker, from the input the hooks before it left (none when that hook was
+        fail-closed: its failure refused the call)."""
         progress = Progress(rule, payload)
         start = 0
         while start < len(links):
@@ -118,11 +119,11 @@ class Sandbox:
                 index, outcome = start + message[0], decode_outcome(message[1])
                 at[0] = index + 1
                 on_step(index, outcome)
-                if progress.after(outcome):
+                if progress.after(index, outcome):
                     at[0] = len(links)  # refused: nothing more runs
 
             job = ["chain", [list(link) for link in links[start:]], export, json.dumps(progress.payload),
-                   rule.to_wire(), [list(f) for f in frozen]]
+                   rule.from_link(start).to_wire(), [list(f) for f in frozen]]
             try:
                 self._run(job, host, cancel, None, step)
                 return
@@ -136,7 +137,8 @@ class Sandbox:
                 failed = OutOfMemory if died.cause.out_of_memory else SandboxError
                 outcome = failed(f"{links[at[0]][0]}: {export} {died.cause.reason}")
                 on_step(at[0], outcome)
-                progress.after(outcome)
+                if progress.after(at[0], outcome):
+                    return  # a fail-closed hook's worker died: the call is refused, nothing more runs
                 start = at[0] + 1
 
     def _run(self, message: list[Any], host: HostHandler, cancel: CancelToken,

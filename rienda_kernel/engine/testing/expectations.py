@@ -76,7 +76,7 @@ class CallExpectation:
                    for key, pattern in self.match_arguments.items())
 
     def refusal_problems(self, call: Any) -> list[str]:
-        """``call`` is a :class:`~.replay.CallReplay`; what it breaks of ``refused``/``allowed``."""
+        """``call`` is a :class:`~.report.CallReplay`; what it breaks of ``refused``/``allowed``."""
         now_text = call.now_result.text if call.now_result else ""
         if self.refused is False:
             return [f"expected allowed, but now refused by hook {call.now_refused_by}: {now_text}"] if call.now_refused_by else []

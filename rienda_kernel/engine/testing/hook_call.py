@@ -15,7 +15,9 @@ Contracts:
 - An unknown point, an unknown hook (or one skipped for a diagnostic, which the message
   quotes) or a hook that does not export the point raises :class:`ConfigError`.
 - A throwing handler is not an error here: the :class:`HookCall` says ``threw`` and
-  carries the JS error with its location. Only :class:`Interrupted` escapes ``run``.
+  carries the JS error with its location (a hook the agent declares ``fail_closed`` says
+  ``refused`` at ``beforeToolExecute``, as a run would, and is not ``ok``). Only
+  :class:`Interrupted` escapes ``run``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..errors import ConfigError, Interrupted, PayloadError
 from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
 from ..runtime.seams import RunHost
 from ..tools.model import HOOK_POINTS, Catalog, Hook
-from ..hooks import HookChain, ModelResponse
+from ..hooks import HookChain, ModelResponse, declared_hooks
 from ..ctx.host import RunContext
 from ..common import bounded
 from ..sessions.messages import Message, ToolCall
@@ -105,8 +107,8 @@ class HookCall:
 
     @property
     def ok(self) -> bool:
-        """False when the handler threw or returned something the point ignores."""
-        return self.decision.effect not in ("threw", "invalid")
+        """False when the handler threw (fail-closed too) or returned something the point ignores."""
+        return self.decision.effect not in ("threw", "invalid") and not self.decision.failed_closed
 
     def to_dict(self) -> dict[str, Any]:
         """The whole call as JSON, with secrets from the environment scrubbed."""
@@ -116,6 +118,7 @@ class HookCall:
             "returned": None if self.returned is None else {"kind": self.returned.kind, "value": self.returned.value},
             "effect": decision.effect, "changes": decision.changes, "reason": decision.reason,
             "error": decision.error, "duration_ms": decision.duration_ms, "outcome": self.outcome,
+            "failed_closed": decision.failed_closed,
             "logs": [e.text for e in self.events if isinstance(e, Log)],
             "notices": [{"title": e.title, "body": e.body} for e in self.events if isinstance(e, Notify)],
             "confirms": [{"title": e.title, "body": e.body, "answer": e.answer, "how": e.how}
@@ -163,7 +166,7 @@ class HookInvocation:
         chain = HookChain([self.hook], witness, run)  # type: ignore[arg-type] - a chain uses only call_chain
         outcome = _CALLERS[self.point](chain, self.payload, cancel or CancelToken())
         decision = next(e for e in events if isinstance(e, HookDecision))
-        returned = None if decision.effect == "threw" else witness.returned
+        returned = None if decision.effect == "threw" or decision.failed_closed else witness.returned
         return HookCall(self.hook.name, self.point, self.payload, returned, decision, outcome,
                         tuple(e for e in events if not isinstance(e, HookDecision)))
 
@@ -191,6 +194,7 @@ def prepare_hook_call(rienda: RunHost, name: str, point: str, payload: str | dic
         raise ConfigError(f"{point!r} is not a hook point{hint}; the points are {', '.join(HOOK_POINTS)}")
     hook = _usable_hook(rienda.catalog(), name, point)
     agent, _ = rienda.agent(agent_id)
+    hook = declared_hooks({name: hook}, [name], agent.fail_closed)[0]  # fail-closed as this agent runs it
     session_id = session_id or new_session_id()
     fitted = fit_payload(point, payload, _defaults(point, agent, session_id))
     context = {"workdir": rienda.workdir, "session": {"id": session_id}, "agent": agent.to_ctx(),
@@ -342,6 +346,8 @@ def _returned(data: dict[str, Any]) -> str:
 
 def _effect(data: dict[str, Any]) -> str:
     effect = data["effect"]
+    if effect == "refused" and data["failed_closed"]:
+        return "threw, and the agent declares it fail_closed: a run refuses the call"
     if effect == "refused":
         return f"refused the call: {data['outcome']['reason']}"
     if effect == "threw":

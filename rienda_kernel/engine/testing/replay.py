@@ -23,8 +23,17 @@ a session file from anywhere (the pytest plugin's items).
 
 Sub-agents: a sub-agent's session is replayed through its ancestors' hooks (the top-level
 agent's first), then its own, with ``ctx.subagent`` as recorded; an ``agent`` call reuses the
-recorded answer (no model runs again, so neither does a sub-agent), and with ``run_tools`` the sub-agent's own session is replayed too, through
-the parent's chain then its own hooks (its report is one of ``children``).
+recorded answer (no model runs again, so neither does a sub-agent), and the sub-agent's own
+session is replayed too (its tools again only with ``run_tools``), through the parent's chain
+then its own hooks: its report is that call's ``child`` (and one of ``children``), shown under
+the call (:mod:`.report`). A sub-agent's session that cannot be read is a note (with
+``run_tools``, a difference: it could not run again); one whose call is now refused is not
+replayed (it would not have run).
+
+Fail-closed hooks (``fail_closed:``) are as the agents declare them now (the session's agent
+and, for a sub-agent's session, its ancestors'; under ``hooks``, the session's agent's); a refusal by a
+fail-closed hook's failure is known from the ledger (``failed_closed``), so a recording
+refused that way replays the same, and a change of the opt-in is a changed decision.
 
 :func:`session_script` turns a session's assistant messages into a scripted-model file,
 so a real conversation becomes a deterministic test of a hook.
@@ -32,7 +41,7 @@ so a real conversation becomes a deterministic test of a hook.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +52,7 @@ from ..errors import ConfigError
 from ..events import HookDecision
 from .expectations import CallExpectation, Expectations, expectations_beside
 from .not_run import declares, recorded_as_unknown, why_not_run
-from ..hooks import HookChain, ModelResponse
+from ..hooks import HookChain, ModelResponse, declared_hooks
 from ..ctx.host import RunContext
 from ..sessions.messages import Message, ToolCall
 from ..builtins.code_runner import in_thread
@@ -51,7 +60,8 @@ from ..builtins.notebook import PythonNamespace, notebook_tools
 from ..builtins.agent import run_agent
 from ..home.agents import Agent
 from ..runtime.seams import RunHost
-from ..runtime.subagents import inherited_hook_names, recorded_ctx
+from ..runtime.subagents import inherited_hooks, recorded_ctx
+from .report import CallReplay, ReplayReport
 from ..secrets import redact_config, scrub_text
 from ..sessions.seen import recover
 from ..sessions.reading import LoadedSession
@@ -60,104 +70,7 @@ from ..tools.invoke import invoke_tool
 from ..tools.model import BuiltinTool, Catalog, Tool, ToolResult
 from ..ui import UI, Answer, NonInteractiveUI, RelayUI
 
-__all__ = ["CallReplay", "ReplayReport", "replay_file", "replay_session", "session_script"]
-
-
-@dataclass(frozen=True)
-class CallReplay:
-    """One recorded tool call against the chain as it is now."""
-
-    id: str
-    name: str
-    recorded_arguments: Any
-    now_arguments: Any
-    recorded_refused_by: str | None
-    now_refused_by: str | None
-    recorded_result: ToolResult | None
-    now_result: ToolResult | None
-    expectation: CallExpectation | None = None
-    unchecked: str | None = None  # why the result cannot be compared with the recording, if it cannot
-    not_run: str | None = None  # with run_tools: why the tool could not run again (always a difference)
-
-    @property
-    def differences(self) -> list[str]:
-        """What is not as it should be: as the expectation states it, else as recorded."""
-        expected = self.expectation
-        found = [f"not run again: {self.not_run}"] if self.not_run else []
-        found += (expected.refusal_problems(self) if expected and expected.refused is not None
-                 else self._refusal_changes())
-        found += (expected.argument_problems(self) if expected and expected.arguments is not None
-                  else self._argument_changes())
-        found += expected.result_problems(self) if expected and expected.result is not None else self._result_changes()
-        return found
-
-    def _refusal_changes(self) -> list[str]:
-        if self.now_refused_by and not self.recorded_refused_by:
-            return [f"now refused by hook {self.now_refused_by}: {self.now_result.text if self.now_result else ''}"]
-        if self.recorded_refused_by and not self.now_refused_by:
-            return [f"no longer refused (was refused by hook {self.recorded_refused_by})"]
-        return []
-
-    def _argument_changes(self) -> list[str]:
-        if not self.now_refused_by and self.now_arguments != self.recorded_arguments:
-            return [f"arguments now different: {_field_changes(self.recorded_arguments, self.now_arguments)}"]
-        return []
-
-    def _result_changes(self) -> list[str]:
-        if self.unchecked is None and (self.now_result is not None and self.recorded_result is not None and not self.now_refused_by
-                and not self.recorded_refused_by and self.now_result != self.recorded_result):
-            return [f"result now different: {_short(self.recorded_result.text)!r} -> {_short(self.now_result.text)!r}"]
-        return []
-
-
-@dataclass(frozen=True)
-class ReplayReport:
-    """What a replay found: per call, per assistant text, and the expectations (from
-    ``expected_from``) that matched no call. ``hook_calls`` counts handler invocations."""
-
-    session_id: str
-    hooks: list[str]
-    calls: list[CallReplay] = field(default_factory=list)
-    texts: list[tuple[str, str]] = field(default_factory=list)  # (recorded, now) where they differ
-    unmatched: list[str] = field(default_factory=list)
-    expected_from: Path | None = None
-    hook_calls: int = 0
-    children: list[ReplayReport] = field(default_factory=list)  # sub-agents' sessions (run_tools)
-    notes: list[str] = field(default_factory=list)  # what could only be replayed as well as the session allows
-
-    @property
-    def changed(self) -> bool:
-        """True when anything is not as recorded or as expected, here or in a sub-agent's session."""
-        return (bool(self.texts) or bool(self.unmatched) or any(call.differences for call in self.calls)
-                or any(child.changed for child in self.children))
-
-    def to_dict(self) -> dict[str, Any]:
-        """``rienda replay --json``: the report, a sub-agent's session's report in ``children``."""
-        return {"session_id": self.session_id, "hooks": self.hooks, "changed": self.changed,
-                "calls": [{"id": c.id, "name": c.name, "differences": c.differences, "not_run": c.not_run}
-                          for c in self.calls],
-                "texts": [{"recorded": r, "now": n} for r, n in self.texts],
-                "unmatched_expectations": self.unmatched, "notes": self.notes,
-                "children": [child.to_dict() for child in self.children]}
-
-    def lines(self) -> list[str]:
-        out = [f"replayed session {self.session_id} through hooks: {', '.join(self.hooks) or '(none)'}"]
-        if self.expected_from:
-            out.append(f"expectations: {self.expected_from}")
-        for call in self.calls:
-            differences = call.differences
-            mark = "≠" if differences else "="
-            same = ": as expected" if call.expectation else ": same as recorded"
-            out.append(f"{mark} {call.name} [{call.id}]" + ("" if differences else same))
-            out += [f"    {line}" for line in differences]
-        for recorded, now in self.texts:
-            out.append(f"≠ assistant text now different: {_short(recorded)!r} -> {_short(now)!r}")
-        out += [f"≠ {where} matches no call of the session" for where in self.unmatched]
-        for child in self.children:
-            out += [f"    {line}" for line in child.lines()]
-        out += [f"note: {note}" for note in self.notes]
-        out.append("differences found" if self.changed else "no differences")
-        return out
+__all__ = ["replay_file", "replay_session", "session_script"]
 
 
 def replay_session(rienda: RunHost, session_id: str, hooks: list[str] | None = None, agent_id: str | None = None,
@@ -187,14 +100,14 @@ def replay_file(rienda: RunHost, path: Path, hooks: list[str] | None = None, run
 
 def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list[str] | None, agent_id: str | None,
             run_tools: bool, ui: UI | None, expected: Expectations | None,
-            inherited: list[str] | None = None, load: Any = None) -> ReplayReport:
+            inherited: tuple[list[str], set[str]] | None = None, load: Any = None,
+            parent_call_id: str | None = None) -> ReplayReport:
     load = load or rienda.store.load
     agent, _ = rienda.agent(agent_id or loaded.header.get("agent", "default"))
-    if hooks is not None:
-        names = list(hooks)
-    else:
-        above = inherited_hook_names(rienda, loaded.header, load) if inherited is None else inherited
-        names = list(dict.fromkeys([*above, *agent.hooks]))
+    if inherited is None:
+        inherited = inherited_hooks(rienda, loaded.header, load) if hooks is None else ([], set())
+    names = list(hooks) if hooks is not None else list(dict.fromkeys([*inherited[0], *agent.hooks]))
+    closed = inherited[1] | set(agent.fail_closed)
     # Only the chain's hooks are loaded, and the session's tools when they run again (the
     # notebook's in a fresh Python namespace of the replay's own, never a notebook's).
     used = sorted({call.name for message in loaded.messages for call in message.tool_calls})
@@ -216,10 +129,12 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
     recorded = [r for r in loaded.records if r.get("type") == "confirm"]
     run = RunContext(workdir=rienda.workdir, ui=_AsRecorded(ui, observe, recorded, notes), session={"id": session_id},
                      agent=agent.to_ctx(), config=redact_config(rienda.config()), subagent=recorded_ctx(loaded.header))
-    chain = HookChain([catalog.hooks[name] for name in names], rienda.sandbox, run)
+    chain = HookChain(declared_hooks(catalog.hooks, names, closed), rienda.sandbox, run)
+    failed_then = _failed_closed(loaded)
     results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}
     rewritten = _rewritten_before(loaded)
-    calls, texts, children = [], [], []
+    calls: list[CallReplay] = []
+    texts = []
     for number, message in enumerate(loaded.messages, 1):
         if message.role != "assistant":
             continue
@@ -236,18 +151,43 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
             entry = expected.for_call(call.id, call.name, call.arguments) if expected else None
             replayed = _replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry,
                                     call.id in rewritten, agent)
-            calls.append(replayed)
-            child = _child_session(results.get(call.id))
-            if run_tools and child:
-                children.append(_replay(rienda, load(child), child, None, None, run_tools, ui, None,
-                                        inherited=names, load=load))
+            replayed = replace(replayed, recorded_failed=failed_then.get(call.id))
+            calls.append(_sub_agent(replayed, results.get(call.id), rienda, run_tools, ui, (names, closed), load,
+                                    notes))
             if replayed.unchecked:
                 notes.append(_note(f"the result of {call.name} [{call.id}]", "afterToolExecute", replayed.unchecked,
                                    replayed.now_result != replayed.recorded_result))
     used = {id(call.expectation) for call in calls}
     unmatched = [entry.where for entry in expected.calls if id(entry) not in used] if expected else []
+    children = [call.child for call in calls if call.child is not None]
     return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions),
-                        children, notes)
+                        children, notes, loaded.header.get("agent"), parent_call_id)
+
+
+def _sub_agent(replayed: CallReplay, recorded: Message | None, rienda: RunHost, run_tools: bool, ui: UI,
+               chain: tuple[list[str], set[str]], load: Any, notes: list[str]) -> CallReplay:
+    """``replayed`` with the replay of the sub-agent's session its call started, if any,
+    through ``chain`` (the call's run's hooks and its fail-closed ones) then the sub-agent's own."""
+    child_id = _child_session(recorded)
+    if child_id is None or replayed.now_refused_by:
+        return replace(replayed, child_session=child_id)
+    try:
+        loaded = load(child_id)
+    except Exception as exc:  # noqa: BLE001 - any reason it cannot be read is said in one line
+        why = f"its sub-agent's session {child_id} cannot be read ({exc})"
+        if run_tools:
+            return replace(replayed, child_session=child_id, not_run=why)
+        notes.append(f"{replayed.name} [{replayed.id}]: {why}; only its recorded answer was replayed")
+        return replace(replayed, child_session=child_id)
+    report = _replay(rienda, loaded, child_id, None, None, run_tools, ui, None, inherited=chain, load=load,
+                     parent_call_id=replayed.id)
+    return replace(replayed, child_session=child_id, child=report)
+
+
+def _failed_closed(loaded: LoadedSession) -> dict[str, str]:
+    """The ledger's calls refused by a fail-closed hook's failure: call id -> the error."""
+    return {r["call_id"]: str(r.get("error")) for r in loaded.records
+            if r.get("type") == "hook_decision" and r.get("failed_closed") is True and isinstance(r.get("call_id"), str)}
 
 
 def _child_session(recorded: Message | None) -> str | None:
@@ -353,7 +293,7 @@ def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run
         now_result = None  # it would run now; run_tools shows what it returns
     return CallReplay(call.id, call.name, meta.get("arguments", call.arguments), gate.arguments,
                       meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation, unchecked,
-                      not_run)
+                      not_run, now_failed=gate.failed)
 
 
 def session_script(rienda: RunHost, session_id: str) -> str:
@@ -372,17 +312,6 @@ def session_script(rienda: RunHost, session_id: str) -> str:
         items.append(item)
     header = f"# Scripted model made from session {session_id} (agent {loaded.header.get('agent')}).\n"
     return header + yaml.safe_dump(items, sort_keys=False, allow_unicode=True)
-
-
-def _field_changes(before: Any, after: Any) -> str:
-    if isinstance(before, dict) and isinstance(after, dict):
-        keys = sorted(set(before) | set(after))
-        return "; ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in keys if before.get(k) != after.get(k))
-    return f"{before!r} -> {after!r}"
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _is_agent_tool(tool: Tool) -> bool:

@@ -59,12 +59,18 @@ class JSTool:
 
 @dataclass(frozen=True)
 class Hook:
-    """A user hook and the points it handles, in :data:`HOOK_POINTS` order."""
+    """A user hook and the points it handles, in :data:`HOOK_POINTS` order.
+
+    ``fail_closed``: the agent running it declared it so (``fail_closed: [...]`` in its front
+    matter): at ``beforeToolExecute`` its failure refuses the call instead of being skipped.
+    The catalog's hooks are False; a run's chain holds copies marked as its agents ask
+    (:func:`..hooks.declared_hooks`)."""
 
     name: str
     path: str
     source: str
     points: tuple[str, ...]
+    fail_closed: bool = False
 
 
 class BuiltinHost(Protocol):

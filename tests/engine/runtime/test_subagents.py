@@ -510,7 +510,9 @@ def test_S09_replay_of_the_lead_reuses_the_childs_answer_and_with_run_tools_repl
     result, _ = run(engine)
     child_id = child_session(rig, result)
     same = engine.replay(result.session_id)
-    assert not same.changed and same.children == []
+    assert not same.changed
+    [plain] = same.children  # the child's session replayed too (its tools not run again), under its call
+    assert (plain.session_id, plain.parent_call_id, same.calls[0].child) == (child_id, same.calls[0].id, plain)
     assert [(c.name, c.now_result.text) for c in same.calls] == [("agent", "I could not delete victim.")]
     deep = engine.replay(result.session_id, run_tools=True)
     assert not deep.changed, deep.lines()
