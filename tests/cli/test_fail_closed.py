@@ -58,15 +58,16 @@ def test_H19_fail_closed_the_throwing_guard_refuses_the_call_and_the_files_stay(
     assert done.returncode == 0, done.stderr
     assert (work / "victim" / "keep.txt").read_text() == "precious"
     lines = done.stderr.splitlines()
-    assert '→ shell {"command": "rm -rf victim"}  (refused by hook guard)' in lines
+    call = lines.index('→ shell {"command": "rm -rf victim"}')
+    assert lines[call + 1].startswith(f"  ✋ hook guard refused the call: {FAILED}")
     [refused] = [line for line in lines if line.startswith("✗ shell: ")]
     assert refused.startswith(f"✗ shell: {FAILED}"), refused
     assert "Traceback" not in done.stderr
     shown = rienda(home, work, "show", only_session(home))
     assert shown.returncode == 0, shown.stderr
-    [line] = [line for line in shown.stdout.splitlines() if line.startswith("  hook guard.")]
-    assert line.startswith(f"  hook guard.beforeToolExecute: refused ({FAILED}")
-    assert line.endswith(f"(at {home / 'hooks' / 'guard' / 'index.js'}:3:40))")  # the hook's file and line
+    [line] = [line for line in shown.stdout.splitlines() if line.startswith("    ✋ hook guard")]
+    assert line.startswith(f"    ✋ hook guard refused the call: {FAILED}")
+    assert line.endswith(f"(at {home / 'hooks' / 'guard' / 'index.js'}:3:40)")  # the hook's file and line
 
 
 def test_H19_fail_closed_run_json_carries_the_decision_with_its_error(dirs):
@@ -148,7 +149,9 @@ def test_a_leads_fail_closed_guard_refuses_its_sub_agents_call_when_it_breaks(tm
     done = rienda(home, work, "run", "--agent", "lead", "Clean up.")
     assert done.returncode == 0, done.stderr
     assert (victim / "keep.txt").read_text() == "precious"
-    assert '  → shell {"command": "rm -rf victim"}  (refused by hook guard)' in done.stderr.splitlines()
+    lines = done.stderr.splitlines()
+    call = lines.index('  → shell {"command": "rm -rf victim"}')
+    assert lines[call + 1].startswith(f"    ✋ hook guard refused the call: {FAILED}")
     assert f"  ✗ shell: {FAILED}" in done.stderr
     assert "└ sub-agent ended: end_turn" in done.stderr
     # replayed, the lead's opt-in covers the child's session too; taken away, the child's call is a change
