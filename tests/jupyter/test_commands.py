@@ -10,7 +10,7 @@ import shutil
 import pytest
 import yaml
 
-from rienda_kernel.jupyter.commands import (
+from rienda_kernel.commands.vocabulary import (
     SUBCOMMANDS,
     CommandError,
     CommandOutput,
@@ -22,7 +22,7 @@ from rienda_kernel.engine.errors import ConfigError
 from rienda_kernel.engine.providers import PROVIDERS
 from rienda_kernel.engine.sessions.store import SessionInfo
 from rienda_kernel.jupyter.completion import complete
-from rienda_kernel.jupyter.session import NotebookSession
+from rienda_kernel.commands.session import NotebookSession
 
 from ..helpers.homes import write_agent_file, write_extension
 
