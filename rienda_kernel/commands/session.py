@@ -1,4 +1,5 @@
-"""What a notebook front end (the kernel, the magics) keeps from one cell to the next.
+"""What a front end that talks turn after turn (the kernel, the magics, ``rienda chat``) keeps
+from one turn to the next.
 
 A :class:`NotebookSession` holds the engine, the current agent, model override, confirm
 policy and conversation. It imports nothing from Jupyter: the kernel and the magics both
@@ -62,7 +63,11 @@ class NotebookSession:
     which case a front end asks when it can and denies otherwise. Its initial value comes
     from ``$RIENDA_CONFIRM`` (which kernel.json's ``env`` can carry). ``extra_tools`` are the
     front end's own built-ins (the notebook tools), kept when the home changes.
+    ``prefix`` is how the front end spells a command in what the commands say (usage
+    lines, hints): ``%rienda `` in a notebook, ``/`` in ``rienda chat``.
     """
+
+    prefix = "%rienda "
 
     def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
                  extra_tools: Mapping[str, Any] | None = None) -> None:
