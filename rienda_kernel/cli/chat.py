@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -84,32 +85,39 @@ class Chat:
         session.prefix = CHAT_PREFIX
 
     def loop(self) -> int:
-        """Read and act on lines until EOF or ``/exit``: 0; 128 + SIGTERM's number when
-        SIGTERM stopped a turn."""
+        """Read and act on lines until EOF or ``/exit`` (0), SIGTERM stopping a turn (128 +
+        its number), standard output closed (the reader went away) or standard input
+        failing (1); then say goodbye."""
         with _line_editing(self) as read:
-            while True:
-                try:
-                    line = read()
-                except (OSError, UnicodeDecodeError) as exc:  # stdin went away, or is not text
-                    _say(f"rienda: cannot read standard input: {error_line(exc)}")
-                    self.goodbye()
-                    return 1
-                if line is None:
-                    break
-                text = line.strip()
-                if not text:
-                    continue
-                if text.startswith(CHAT_PREFIX):
-                    if text[1:].split(None, 1)[:1] in ([word] for word in LEAVE):
-                        break
-                    self.command(text[1:])
-                    continue
-                stopped_by = self.turn(text)
-                if stopped_by == signal.SIGTERM:
-                    self.goodbye()
-                    return 128 + stopped_by
+            code = self._lines(read)
         self.goodbye()
-        return 0
+        return code
+
+    def _lines(self, read: Callable[[], str | None]) -> int:
+        while True:
+            try:
+                line = read()
+            except (OSError, UnicodeDecodeError) as exc:  # stdin went away, or is not text
+                _say(f"rienda: cannot read standard input: {error_line(exc)}")
+                return 1
+            if line is None:
+                return 0
+            code = self.act(line.strip())
+            if code is not None:
+                return code
+
+    def act(self, text: str) -> int | None:
+        """One line: a command, a turn, or nothing; None to go on, else the exit code."""
+        if text.startswith(CHAT_PREFIX):
+            if text[1:].split(None, 1)[:1] in ([word] for word in LEAVE):
+                return 0
+            self.command(text[1:])
+        elif text and self.turn(text) == signal.SIGTERM:
+            return 128 + signal.SIGTERM
+        if _closed(sys.stdout):
+            _say("rienda: standard output was closed, so the chat stopped")
+            return 1
+        return None
 
     @property
     def prompt(self) -> str:
@@ -124,7 +132,10 @@ class Chat:
             _say(error_line(exc))
             return None
         ui = TerminalUI(self.session.turn_policy(), self.stdin if self.terminal else None)
-        result, stopped_by = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel), CancelToken(),
+        cancel = CancelToken()
+        if isinstance(sys.stdout, OutputStream):  # closed (| head -1): the turn stops, on a thread of its own
+            sys.stdout.on_closed = lambda: threading.Thread(target=cancel.cancel, name="rienda-stop", daemon=True).start()
+        result, stopped_by = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel), cancel,
                                                signals=_TURN_STOPS)
         if result.reason == "interrupted":
             _say("interrupted; the session kept what was produced")
@@ -137,7 +148,10 @@ class Chat:
         """``text`` (after the ``/``) as a command of the table, its output on stdout; a
         mistake is one line on stderr."""
         name, _, rest = text.partition(" ")
-        if name in NOTEBOOK_ONLY:
+        if not name:  # a lone /
+            name = "help"
+        if name in NOTEBOOK_ONLY or (name == "help" and rest.strip() in NOTEBOOK_ONLY):
+            name = rest.strip() if name == "help" else name
             _say(f"{CHAT_PREFIX}{name}: {NOTEBOOK_ONLY[name]}")
             return
         if name not in offered():
@@ -177,6 +191,11 @@ def chat_help() -> str:
     width = max(len(usage) for usage, _ in rows)
     lines = ["Type a prompt to run a turn of the current agent (Ctrl-C stops it). Commands:"]
     return "\n".join(lines + [f"{usage.ljust(width)}  {text}" for usage, text in rows])
+
+
+def _closed(stream: IO[str]) -> bool:
+    """True once the reader of ``stream`` (an :class:`OutputStream`) went away."""
+    return isinstance(stream, OutputStream) and stream.closed_early
 
 
 def _say(line: str) -> None:
