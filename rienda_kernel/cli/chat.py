@@ -20,6 +20,7 @@ leaves (exit 143). Every error is one line, and the chat goes on.
 from __future__ import annotations
 
 import difflib
+import os
 import signal
 import sys
 import threading
@@ -212,26 +213,32 @@ def _line_editing(chat: Chat) -> Iterator[Callable[[], str | None]]:
         return
     editing = _readline()
     history = chat.session.rienda.home / HISTORY_FILE
+    gnu = editing is not None and "GNU readline" in (editing.__doc__ or "")
     if editing is not None:
         _load_history(editing, history)
         editing.set_completer(_completer(editing))
         editing.parse_and_bind("tab: complete")
+    if gnu:  # Ctrl-C at the prompt: the line is cleared and given back empty
+        editing.parse_and_bind(r'"\C-c": "\C-a\C-k\C-m"')
     try:
-        yield lambda: _typed(chat.prompt)
+        yield lambda: _typed(chat.prompt, chat.stdin if gnu else None)
     finally:
         if editing is not None:
             _save_history(editing, history)
 
 
-def _typed(prompt: str) -> str | None:
+def _typed(prompt: str, key_terminal: IO[str] | None) -> str | None:
     """A line typed at the terminal after ``prompt`` (None at Ctrl-D; "" when Ctrl-C
     cleared it). ``input`` edits the line only when sys.stdout is the terminal's own
-    stream, so the prompt (no secret in it) goes around the scrubbing wrapper."""
+    stream, so the prompt (no secret in it) goes around the scrubbing wrapper. With a
+    ``key_terminal``, Ctrl-C is a key there while the line is read (see
+    :func:`_ctrl_c_as_a_key`), else SIGINT's KeyboardInterrupt."""
     wrapped = sys.stdout
     real = wrapped.stream if isinstance(wrapped, OutputStream) else wrapped
     sys.stdout = real
     try:
-        return input(prompt)
+        with _ctrl_c_as_a_key(key_terminal):
+            return input(prompt)
     except EOFError:
         real.write("\n")
         return None
@@ -241,6 +248,29 @@ def _typed(prompt: str) -> str | None:
     finally:
         real.flush()
         sys.stdout = wrapped
+
+
+@contextmanager
+def _ctrl_c_as_a_key(terminal: IO[str] | None) -> Iterator[None]:
+    """While the block runs, Ctrl-C on ``terminal`` is a key for readline (bound to clear
+    the line) rather than the terminal's SIGINT: the system may hand that signal to any
+    thread, and readline's wait on the main thread wakes only for one handed to it (a
+    turn's threads are still there). ``terminal`` None, or not a terminal: nothing changes."""
+    import termios
+
+    try:
+        fd = terminal.fileno() if terminal is not None else -1
+        saved = termios.tcgetattr(fd)
+        keys = [*saved[:6], list(saved[6])]
+        keys[6][termios.VINTR] = bytes([os.fpathconf(fd, "PC_VDISABLE")])
+        termios.tcsetattr(fd, termios.TCSANOW, keys)
+    except (OSError, ValueError, termios.error):
+        yield
+        return
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 def _readline() -> ModuleType | None:

@@ -160,3 +160,31 @@ def test_ctrl_c_stops_the_turn_not_the_chat(tmp_path, chats):
     chat.send(CTRL_D)
     assert chat.wait() == 0
     assert "typed, then cleared" not in chat.text.split("sleeper> ")[2]  # the cleared line did not run
+
+
+def test_the_prompt_edits_completes_and_keeps_a_history_in_the_home(setup, chats):
+    home, work = setup
+    write_script(work, [{"text": "Answered."}])
+    chat = chats(home, work)
+    chat.expect(PROMPT)
+    chat.send("wXrld\x1b[D\x1b[D\x1b[D\x08o")  # three steps left, a backspace over the X, an o: "world"
+    chat.expect("o")
+    chat.send("\r")
+    chat.expect(PROMPT)
+    chat.send("/too\t")  # Tab completes a command's name
+    chat.expect("ls")
+    chat.send("\r")
+    assert "6 tools" in chat.expect(PROMPT)
+    chat.send(CTRL_D)
+    assert chat.wait() == 0
+    assert (home / "chat_history").read_text().splitlines() == ["world", "/tools "]
+    assert [r["text"] for r in saved(home, session_of(chat.text)) if r.get("role") == "user"] == ["world"]
+    again = chats(home, work)
+    again.expect(PROMPT)
+    again.send("\x1b[A\x1b[A")  # the previous chat's lines, newest first
+    again.expect("world")
+    again.send(CTRL_C)
+    again.expect(PROMPT)
+    again.send(CTRL_D)
+    assert again.wait() == 0
+    assert not (work / "chat_history").exists()
