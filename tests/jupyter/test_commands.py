@@ -249,6 +249,23 @@ def test_resume_shows_the_warnings_of_a_damaged_session(nb, home):
     assert warning.startswith("warning: ") and "the last line is incomplete" in warning
 
 
+def test_show_prints_the_current_or_a_saved_session_as_rienda_show_does(nb):
+    with pytest.raises(CommandError, match=r"no session yet: the next prompt starts one \(%rienda show ID\|last"):
+        run(nb, "show")
+    first = prompt(nb, "hello")
+    out = run(nb, "show")
+    lines = out.text.splitlines()
+    assert lines[0].startswith(f"session {first}  agent default  model scripted/script.yaml  created ")
+    assert lines[1:] == ["user: hello", "assistant: first", "-- run ended: end_turn",
+                         "usage: none reported by the model (1 model turn)"]
+    assert out.markdown == "\n".join(f"    {line}" for line in lines)  # a code block in the notebook
+    nb.new()
+    prompt(nb, "another")
+    assert run(nb, "show last").text != out.text and run(nb, f"show {first}").text == out.text
+    with pytest.raises(CommandError, match="no session 'nope'"):
+        run(nb, "show nope")
+
+
 def test_resume_an_unknown_session_is_a_command_error(nb):
     with pytest.raises(CommandError, match="no session 'nope'.*there are no sessions yet"):
         run(nb, "resume nope")
