@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import IO
 
 from ..commands.session import NotebookSession
-from ..commands.vocabulary import CommandError, help_output, run_rienda_command, subcommands
+from ..commands.vocabulary import CommandError, run_rienda_command, subcommands
 from ..engine import CancelToken, RiendaError, run_interruptibly
 from ..frontends import OutputStream, error_line
 from ..terminal import TerminalUI, usage_summary
@@ -103,14 +103,18 @@ class Chat:
                 return 1
             if line is None:
                 return 0
-            code = self.act(line.strip())
+            try:
+                code = self.act(line.strip())
+            except KeyboardInterrupt:  # Ctrl-C in a command (a listing, loading), or between a turn and the prompt
+                _say("interrupted")
+                continue
             if code is not None:
                 return code
 
     def act(self, text: str) -> int | None:
         """One line: a command, a turn, or nothing; None to go on, else the exit code."""
         if text.startswith(CHAT_PREFIX):
-            if text[1:].split(None, 1)[:1] in ([word] for word in LEAVE):
+            if text[1:].split()[:1] in ([word] for word in LEAVE):
                 return 0
             self.command(text[1:])
         elif text and self.turn(text) == signal.SIGTERM:
@@ -161,14 +165,9 @@ class Chat:
             _say(f"unknown command {CHAT_PREFIX}{name}{hint}; {CHAT_PREFIX}help lists them")
             return
         try:
-            if name == "help" and not rest.strip():
-                print(chat_help())
-            else:
-                print(run_rienda_command(self.session, text).text)
+            print(chat_help() if name == "help" and not rest.strip() else run_rienda_command(self.session, text).text)
         except CommandError as exc:
             _say(str(exc))
-        except KeyboardInterrupt:  # Ctrl-C while a command lists or loads
-            _say("interrupted")
 
     def goodbye(self) -> None:
         """One line: the session to come back to (or that none was started)."""

@@ -107,7 +107,10 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(command=_run)
 
     chat = commands.add_parser("chat", help="talk with an agent turn after turn, in one session (/help in it lists "
-                                            "the commands)")
+                                            "the commands)",
+                               description="Each line is a turn of one session; /COMMAND is a %rienda command "
+                                           "(/use, /new, /resume, /tools, /help...). Ctrl-C stops a turn, Ctrl-D "
+                                           "leaves. Lines may come from a pipe (no prompt; confirms cannot be asked).")
     started = chat.add_mutually_exclusive_group()
     started.add_argument("--agent", help="the agent (default: default)")
     started.add_argument("--resume", metavar="ID", help="continue this session (or last), with its agent")

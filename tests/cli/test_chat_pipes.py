@@ -104,3 +104,13 @@ def test_a_closed_stdout_stops_the_chat(setup):
     assert "Traceback" not in done.stderr
     assert "rienda: standard output was closed, so the chat stopped" in done.stderr
     assert done.stderr.count("· usage") == 1  # the second line never ran
+
+
+def test_the_help_names_chat_and_its_options(setup):
+    home, work = setup
+    listed = rienda(home, work, "--help").stdout
+    assert "chat       talk with an agent turn after turn, in one session" in listed
+    own = rienda(home, work, "chat", "--help").stdout
+    for option in ("--agent AGENT | --resume ID", "--model MODEL", "--confirm {ask,allow,deny} | --yes",
+                   "/COMMAND is a %rienda command", "Ctrl-C stops a turn, Ctrl-D leaves"):
+        assert option in " ".join(own.split()), option
