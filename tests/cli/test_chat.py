@@ -188,3 +188,21 @@ def test_the_prompt_edits_completes_and_keeps_a_history_in_the_home(setup, chats
     again.send(CTRL_D)
     assert again.wait() == 0
     assert not (work / "chat_history").exists()
+
+
+def test_ctrl_c_at_a_confirm_stops_that_turn_and_the_next_one_is_asked_again(setup, chats):
+    home, work = setup
+    publish = {"text": "Publishing.", "tool_calls": [{"name": "publish", "arguments": {}}]}
+    write_script(work, [publish, publish, {"text": "Done."}])
+    chat = chats(home, work, "--agent", "pub")
+    chat.expect("pub> ")
+    chat.line("publish")
+    chat.expect("Allow? [y = once, s = for this session, N = no]")
+    chat.send(CTRL_C)
+    assert "interrupted; the session kept what was produced" in chat.expect("pub> ")
+    chat.line("again")
+    chat.expect("Allow? [y = once, s = for this session, N = no]")
+    chat.line("s")
+    assert "Done." in chat.expect("pub> ")
+    chat.send(CTRL_D)
+    assert chat.wait() == 0
