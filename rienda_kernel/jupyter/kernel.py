@@ -43,7 +43,8 @@ from ..commands.vocabulary import CommandError, ask_prompt, error_flag, help_tex
 from .completion import complete, inspect
 from ..engine import CancelToken, RiendaError, notebook_tools, scrub
 from ..frontends import Reader, error_line, is_internal
-from ..commands.session import NotebookSession, notebook_error_line, prewarm_first_turn, shell_namespace
+from ..commands.session import NotebookSession
+from .notebook import notebook_error_line, prewarm_first_turn, shell_namespace
 from .pump import drain
 from .turns import EXTENSION_CELLS, TurnDriver
 
