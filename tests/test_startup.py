@@ -50,7 +50,7 @@ def test_the_notebooks_background_imports_leave_out_the_format_checkers_slow_imp
     """What %load_ext and the Rienda kernel import in the background for the first turn
     must not pull in rfc3987_syntax either: the first turn would wait for it (1.6 s to a
     fresh kernel's first buttons, in bench_kernel)."""
-    body = "from rienda_kernel.jupyter.session import prewarm_first_turn\nprewarm_first_turn().join()"
+    body = "from rienda_kernel.jupyter.notebook import prewarm_first_turn\nprewarm_first_turn().join()"
     assert loaded_after(body, ["jsonschema", "ipywidgets", "rfc3987_syntax"]) == ["ipywidgets", "jsonschema"]
 
 

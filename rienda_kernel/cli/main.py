@@ -2,6 +2,8 @@
 
     rienda demo                          the docs' example offline (and the Jupyter kernel registered)
     rienda run [--agent NAME] [--session ID] [--workdir DIR] [--max-turns N] [--confirm P | --yes] [--json] [PROMPT]
+    rienda chat [--agent NAME | --resume ID] [--model M] [--workdir DIR] [--confirm P | --yes]
+                                         one session, turn after turn; /help lists the commands
     rienda agents | tools | hooks        what exists, with diagnostics
     rienda sessions                      saved sessions, oldest first
     rienda show ID                       one session's messages, usage and hook decisions
@@ -106,6 +108,19 @@ def _parser() -> argparse.ArgumentParser:
                                                                    "first lines)")
     run.set_defaults(command=_run)
 
+    chat = commands.add_parser("chat", help="talk with an agent turn after turn, in one session (/help in it lists "
+                                            "the commands)",
+                               description="Each line is a turn of one session; /COMMAND is a %rienda command "
+                                           "(/use, /new, /resume, /tools, /help...). Ctrl-C stops a turn, Ctrl-D "
+                                           "leaves. Lines may come from a pipe (no prompt; confirms cannot be asked).")
+    started = chat.add_mutually_exclusive_group()
+    started.add_argument("--agent", help="the agent (default: default)")
+    started.add_argument("--resume", metavar="ID", help="continue this session (or last), with its agent")
+    chat.add_argument("--model", help="override the agent's model (provider/model)")
+    chat.add_argument("--workdir", default=".", help="the workspace (default: the current directory)")
+    _confirm_options(chat)
+    chat.set_defaults(command=_chat)
+
     demo = commands.add_parser("demo", help="run the documentation's example offline, in a home of its own, "
                                             "and register the Jupyter kernel")
     demo.add_argument("--no-kernel", action="store_true", help="do not register the Rienda Jupyter kernel")
@@ -187,15 +202,22 @@ def _positive(text: str) -> int:
 
 def _rienda(args: argparse.Namespace) -> Rienda:
     """The engine, once the paths given are checked: a problem is one line before any work."""
-    from ..engine import Rienda, rienda_home
+    from ..engine import Rienda
+
+    rienda = Rienda(*_paths(args))
+    _OPENED.append(rienda)
+    return rienda
+
+
+def _paths(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The home and the workdir the options name, checked (one line for a bad one)."""
+    from ..engine import rienda_home
 
     home = rienda_home(args.home)
     if home.exists():
         check_folder(home, "--home" if args.home else "the Rienda home")
     workdir = check_folder(args.workdir, "--workdir") if hasattr(args, "workdir") else check_folder(".", "the current folder")
-    rienda = Rienda(home=home, workdir=workdir)
-    _OPENED.append(rienda)
-    return rienda
+    return home, workdir
 
 
 def _listing(name: str) -> Callable[[argparse.Namespace], int]:
@@ -257,6 +279,12 @@ def _run(args: argparse.Namespace) -> int:
     if isinstance(result.failure, NoModelError):
         return NO_MODEL_EXIT
     return 128 + stopped_by if stopped_by else EXIT[result.reason]
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from .chat import start_chat
+
+    return start_chat(*_paths(args), args.agent, args.model, args.resume, args.confirm)
 
 
 def _demo(args: argparse.Namespace) -> int:

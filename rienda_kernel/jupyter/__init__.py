@@ -5,6 +5,7 @@ The Rienda kernel (:mod:`.kernel`), the ``%rienda`` magics for any IPython kerne
 (:mod:`.extension`, :mod:`.magics`), and what both share: a cell's output channel
 (:mod:`.cell`), the live display of a run (:mod:`.display`, a sub-agent's nested in it by
 :mod:`.nested`), confirm buttons
-(:mod:`.confirm`), the notebook session (:mod:`.session`), the ``%rienda`` commands
-(:mod:`.commands`) and their completion, and the kernelspec installer (:mod:`.install`).
+(:mod:`.confirm`), the completion of the ``%rienda`` commands, and the kernelspec installer
+(:mod:`.install`). The commands and the session state they act on are shared with
+``rienda chat``: :mod:`rienda_kernel.commands`.
 """

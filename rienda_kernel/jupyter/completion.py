@@ -15,7 +15,7 @@ from typing import Any
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, completion_matcher
 
 from ..engine import RiendaError
-from .commands import (
+from ..commands.vocabulary import (
     CELL_OPTIONS,
     PREFIX,
     CommandOutput,
@@ -24,8 +24,8 @@ from .commands import (
     help_output,
     subcommands,
 )
-from .tables import escape
-from .session import NotebookSession
+from ..commands.tables import escape
+from ..commands.session import NotebookSession
 
 __all__ = ["complete", "inspect", "rienda_matcher"]
 

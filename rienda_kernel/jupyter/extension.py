@@ -20,7 +20,7 @@ def load_ipython_extension(ipython: Any) -> None:
     from ..engine import RiendaError
     from ..frontends import error_line
     from .cell import READER
-    from .session import prewarm_first_turn
+    from .notebook import prewarm_first_turn
 
     from .completion import rienda_matcher
     from .magics import RiendaMagics, keep_questions

@@ -1,7 +1,7 @@
 """The Rienda Jupyter kernel: a cell is a prompt to the current agent.
 
 A cell runs one agent turn in the kernel's current session. A cell starting with
-``%rienda`` is a command (see :mod:`rienda_kernel.jupyter.commands`; ``%rienda ask PROMPT`` is a
+``%rienda`` is a command (see :mod:`rienda_kernel.commands.vocabulary`; ``%rienda ask PROMPT`` is a
 turn too, ``%rienda?`` pages the help), one starting with ``%%rienda_tool NAME`` or
 ``%%rienda_hook NAME`` saves and loads an extension, and any other cell starting with
 ``%`` is refused: a cell never becomes a paid model turn by accident. Requests with
@@ -39,11 +39,12 @@ from jupyter_client.session import Session
 
 from .. import __version__
 from .cell import CellTarget
-from .commands import CommandError, ask_prompt, error_flag, help_text, is_command, run_rienda_command
+from ..commands.vocabulary import CommandError, ask_prompt, error_flag, help_text, is_command, run_rienda_command
 from .completion import complete, inspect
 from ..engine import CancelToken, RiendaError, notebook_tools, scrub
 from ..frontends import Reader, error_line, is_internal
-from .session import NotebookSession, notebook_error_line, prewarm_first_turn, shell_namespace
+from ..commands.session import NotebookSession
+from .notebook import notebook_error_line, prewarm_first_turn, shell_namespace
 from .pump import drain
 from .turns import EXTENSION_CELLS, TurnDriver
 

@@ -10,8 +10,8 @@
 
 ``{name}`` in a prompt is the value of ``name`` in the user's namespace (``{{`` for a
 literal brace). A turn returns a :class:`~rienda_kernel.jupyter.result.TurnResult`; a turn that fails or
-is interrupted raises :class:`~rienda_kernel.jupyter.session.TurnFailed` /
-:class:`~rienda_kernel.jupyter.session.TurnInterrupted`, shown as one line (the same as in the
+is interrupted raises :class:`~rienda_kernel.jupyter.notebook.TurnFailed` /
+:class:`~rienda_kernel.jupyter.notebook.TurnInterrupted`, shown as one line (the same as in the
 Rienda kernel) and seen by batch runners as the cell's error.
 
 ``%%rienda --agent A`` does not change the notebook's current agent or session: cells
@@ -46,10 +46,11 @@ from ..terminal import MAGICS_ALLOW_HINT, MAGICS_SEE_ALL, TerminalUI
 from ..engine import CancelToken, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
 from ..frontends import OutputStream, error_line, is_internal
 from .cell import READER, CellTarget
-from .commands import CELL_OPTIONS, SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_rienda_command
+from ..commands.vocabulary import CELL_OPTIONS, SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_rienda_command
 from .pump import MainThreadPump
 from .result import TurnResult, current_cell
-from .session import NotebookSession, TurnFailed, TurnInterrupted, shell_namespace
+from ..commands.session import NotebookSession
+from .notebook import TurnFailed, TurnInterrupted, shell_namespace
 from .turns import EXTENSION_CELLS, TurnDriver
 
 __all__ = ["RiendaMagics", "keep_questions"]

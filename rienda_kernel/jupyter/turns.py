@@ -33,7 +33,8 @@ from ..engine import CancelToken, CodeRunner, RiendaError, RunResult, signals_wa
 from .cell import CellTarget
 from .confirm import ClientViews
 from .display import NotebookUI
-from .session import NotebookSession, TurnFailed, TurnInterrupted, advice, turn_error
+from ..commands.session import NotebookSession
+from .notebook import TurnFailed, TurnInterrupted, advice, turn_error
 
 __all__ = ["EXTENSION_CELLS", "TurnDriver"]
 

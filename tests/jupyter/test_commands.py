@@ -10,7 +10,7 @@ import shutil
 import pytest
 import yaml
 
-from rienda_kernel.jupyter.commands import (
+from rienda_kernel.commands.vocabulary import (
     SUBCOMMANDS,
     CommandError,
     CommandOutput,
@@ -22,7 +22,7 @@ from rienda_kernel.engine.errors import ConfigError
 from rienda_kernel.engine.providers import PROVIDERS
 from rienda_kernel.engine.sessions.store import SessionInfo
 from rienda_kernel.jupyter.completion import complete
-from rienda_kernel.jupyter.session import NotebookSession
+from rienda_kernel.commands.session import NotebookSession
 
 from ..helpers.homes import write_agent_file, write_extension
 
@@ -114,7 +114,7 @@ def test_no_subcommand_and_help_list_the_vocabulary(nb):
             assert f"`%rienda {sub.usage}`" in out.markdown
         assert out.value == list(SUBCOMMANDS)
     assert [sub.name for sub in SUBCOMMANDS] == [
-        "ask", "use", "new", "resume", "sessions", "agents", "tools", "hooks", "model", "confirm", "replay", "script", "hook", "home", "help"]
+        "ask", "use", "new", "resume", "sessions", "show", "agents", "tools", "hooks", "model", "confirm", "replay", "script", "hook", "home", "help"]
 
 
 def test_help_for_one_command(nb):
@@ -247,6 +247,23 @@ def test_resume_shows_the_warnings_of_a_damaged_session(nb, home):
     first, warning = out.text.splitlines()
     assert first.endswith("2 messages.")
     assert warning.startswith("warning: ") and "the last line is incomplete" in warning
+
+
+def test_show_prints_the_current_or_a_saved_session_as_rienda_show_does(nb):
+    with pytest.raises(CommandError, match=r"no session yet: the next prompt starts one \(%rienda show ID\|last"):
+        run(nb, "show")
+    first = prompt(nb, "hello")
+    out = run(nb, "show")
+    lines = out.text.splitlines()
+    assert lines[0].startswith(f"session {first}  agent default  model scripted/script.yaml  created ")
+    assert lines[1:] == ["user: hello", "assistant: first", "-- run ended: end_turn",
+                         "usage: none reported by the model (1 model turn)"]
+    assert out.markdown == "\n".join(f"    {line}" for line in lines)  # a code block in the notebook
+    nb.new()
+    prompt(nb, "another")
+    assert run(nb, "show last").text != out.text and run(nb, f"show {first}").text == out.text
+    with pytest.raises(CommandError, match="no session 'nope'"):
+        run(nb, "show nope")
 
 
 def test_resume_an_unknown_session_is_a_command_error(nb):
@@ -387,8 +404,8 @@ def test_complete_subcommands(nb):
     assert complete(nb, line, len(line)) == ([sub.name for sub in SUBCOMMANDS], 8, 8)
     line = "%rienda re"
     assert complete(nb, line, len(line)) == (["resume", "replay"], 8, 10)
-    assert complete(nb, "%rienda s", 9) == (["sessions", "script"], 8, 9)
-    assert complete(nb, "s", 1) == (["sessions", "script"], 0, 1)  # a line magic's line without %rienda
+    assert complete(nb, "%rienda s", 9) == (["sessions", "show", "script"], 8, 9)
+    assert complete(nb, "s", 1) == (["sessions", "show", "script"], 0, 1)  # a line magic's line without %rienda
     assert complete(nb, "%rienda us", 10)[0] == ["use"]
     assert complete(nb, "%rien", 5) == (["%rienda"], 0, 5)
 

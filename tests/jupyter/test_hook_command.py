@@ -8,9 +8,9 @@ import shutil
 import pytest
 import yaml
 
-from rienda_kernel.jupyter.commands import CommandError, run_rienda_command
+from rienda_kernel.commands.vocabulary import CommandError, run_rienda_command
 from rienda_kernel.engine import NonInteractiveUI
-from rienda_kernel.jupyter.session import NotebookSession
+from rienda_kernel.commands.session import NotebookSession
 from tests.helpers import paths
 
 EXAMPLES = paths.EXAMPLES

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..engine import RiendaError
 from .session import NotebookSession
 from .tables import CommandOutput, count, listing, mark, tool_rows
 
-__all__ = ["agents_listing", "hooks_listing", "in_home", "sessions_listing", "tools_listing"]
+__all__ = ["agents_listing", "hooks_listing", "in_home", "session_shown", "sessions_listing", "tools_listing"]
 
 
 def sessions_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
@@ -24,6 +25,24 @@ def sessions_listing(session: NotebookSession, args: list[str]) -> CommandOutput
         rows = [(*row, info.parent_session_id or "") for row, info in zip(rows, infos)]
         columns += ("sub-agent of",)
     return listing(heading, columns, rows, [], infos)
+
+
+def session_shown(session: NotebookSession, args: list[str]) -> CommandOutput:
+    """A saved session (``args[0]``: an id or ``last``; else the current one) as ``rienda
+    show`` prints it: a header, its messages, hook decisions and runs' ends, the usage."""
+    from ..cli.show import parent_line, session_lines
+
+    session_id = args[0] if args else session.session_id
+    if session_id is None:
+        raise RiendaError(f"no session yet: the next prompt starts one ({session.prefix}show ID|last shows a saved one)")
+    loaded = session.rienda.load_session(session_id)
+    header = loaded.header
+    lines = [f"session {header.get('id')}  agent {header.get('agent')}  model {header.get('model')}  "
+             f"created {header.get('created')}"]
+    lines += [line for line in [parent_line(header)] if line]
+    shown, warnings = session_lines(loaded)
+    lines += [f"warning: {warning}" for warning in loaded.warnings + warnings] + shown
+    return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=loaded)
 
 
 def agents_listing(session: NotebookSession, args: list[str]) -> CommandOutput:

@@ -5,11 +5,14 @@ A cell (or a line magic) whose first non-blank line starts with ``%rienda`` is a
     %rienda use reviewer        %rienda sessions        %rienda model scripted/demo.yaml
     %rienda new                 %rienda agents          %rienda confirm allow
     %rienda resume ID           %rienda tools / hooks   %rienda help
+    %rienda show [ID]
 
 :func:`run_rienda_command` acts on a :class:`NotebookSession` and returns a
 :class:`CommandOutput` (plain text, optional Markdown, a Python value); a mistake is a
 :class:`CommandError` whose message is meant to be shown without a traceback.
-:func:`complete` answers a front end's completion request. Nothing here imports Jupyter.
+:func:`complete` answers a front end's completion request. Nothing here imports Jupyter:
+``rienda chat`` offers the same table as ``/use reviewer`` (``prefix`` on the session says
+how the front end spells a command).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from ..engine import CONFIRM_POLICIES, NonInteractiveUI, RiendaError
 from ..frontends import check_output_file, error_line
 from .session import NotebookSession
-from .listings import agents_listing, hooks_listing, sessions_listing, tools_listing
+from .listings import agents_listing, hooks_listing, session_shown, sessions_listing, tools_listing
 from .tables import CommandOutput, escape
 
 __all__ = ["CELL_OPTIONS", "PREFIX", "SUBCOMMANDS", "CellOption", "CommandError", "CommandOutput", "Subcommand", "after_prefix", "agent_names",
@@ -113,9 +116,9 @@ def run_rienda_command(session: NotebookSession, line: str) -> CommandOutput:
         return help_output(session, [])
     sub, args = _subcommand(words[0]), words[1:]
     if sub.run is None:
-        raise CommandError(f"{PREFIX} {sub.name} runs a turn; the front end runs it, not a command")
+        raise CommandError(f"{session.prefix}{sub.name} runs a turn; the front end runs it, not a command")
     if not sub.least <= len(args) <= sub.most:
-        raise CommandError(f"usage: {PREFIX} {sub.usage}")
+        raise CommandError(f"usage: {session.prefix}{sub.usage}")
     try:
         return sub.run(session, args)
     except CommandError:
@@ -123,7 +126,7 @@ def run_rienda_command(session: NotebookSession, line: str) -> CommandOutput:
     except RiendaError as exc:
         raise CommandError(str(exc)) from exc
     except Exception as exc:  # noqa: BLE001 - a system error (a path), or a bug: still one line, naming the command
-        raise CommandError(error_line(exc, f"{PREFIX} {sub.name}")) from exc
+        raise CommandError(error_line(exc, f"{session.prefix}{sub.name}")) from exc
 
 
 def ask_prompt(line: str) -> str | None:
@@ -206,7 +209,7 @@ def _model(session: NotebookSession, args: list[str]) -> CommandOutput:
     if args:
         session.set_model(args[0])
         return CommandOutput(f"Model: {args[0]}, instead of the agent's, from the next prompt on "
-                             f"({PREFIX} model {RESET} goes back).", value=args[0])
+                             f"({session.prefix}model {RESET} goes back).", value=args[0])
     model, origin = _current_model(session)
     return CommandOutput(f"Model: {model} ({origin}).", value=model)
 
@@ -214,7 +217,7 @@ def _model(session: NotebookSession, args: list[str]) -> CommandOutput:
 def _current_model(session: NotebookSession) -> tuple[str, str]:
     """The model the next prompt uses, and where that comes from."""
     if session.model:
-        return session.model, f"set with {PREFIX} model"
+        return session.model, f"set with {session.prefix}model"
     if session.session_id is not None and session.conversation.model:
         return session.conversation.model, f"recorded in session {session.session_id}"
     try:
@@ -245,12 +248,12 @@ def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
     else:
         text = f"Confirm policy: {policy} ({CONFIRM_MEANINGS[policy]})."
     if not args:
-        text += f"\nSet it with {PREFIX} confirm ask|allow|deny|reset; $RIENDA_CONFIRM sets it at start."
+        text += f"\nSet it with {session.prefix}confirm ask|allow|deny|reset; $RIENDA_CONFIRM sets it at start."
     return CommandOutput(text, value=policy)
 
 
 def _script(session: NotebookSession, args: list[str]) -> CommandOutput:
-    path = check_output_file(session.rienda.workdir / args[1], f"{PREFIX} script:")
+    path = check_output_file(session.rienda.workdir / args[1], f"{session.prefix}script:")
     session_id = session.rienda.resolve_session(args[0])
     path.write_text(session.rienda.script(session_id), encoding="utf-8")
     return CommandOutput(f"Wrote session {session_id} as a scripted model to {args[1]} "
@@ -279,7 +282,7 @@ def _home(session: NotebookSession, args: list[str]) -> CommandOutput:
         try:
             session.set_home(args[0])
         except RiendaError as exc:
-            raise CommandError(f"{PREFIX} home: {exc}") from exc
+            raise CommandError(f"{session.prefix}home: {exc}") from exc
         return CommandOutput(f"Using RIENDA_HOME {session.rienda.home} (a new session starts at the next prompt).",
                              value=session.rienda.home)
     return CommandOutput(f"RIENDA_HOME is {session.rienda.home}", value=session.rienda.home)
@@ -287,9 +290,10 @@ def _home(session: NotebookSession, args: list[str]) -> CommandOutput:
 
 def help_output(session: NotebookSession, args: list[str]) -> CommandOutput:
     subs: Sequence[Subcommand] = (_subcommand(args[0]),) if args else SUBCOMMANDS
-    width = max(len(sub.usage) for sub in subs) + len(PREFIX) + 1
-    lines = [f"{PREFIX} {sub.usage}".ljust(width) + f"  {sub.help}" for sub in subs]
-    markdown = [f"- `{PREFIX} {sub.usage}`: {escape(sub.help)}" for sub in subs]
+    prefix = NotebookSession.prefix if session is None else session.prefix
+    width = max(len(sub.usage) for sub in subs) + len(prefix)
+    lines = [f"{prefix}{sub.usage}".ljust(width) + f"  {sub.help}" for sub in subs]
+    markdown = [f"- `{prefix}{sub.usage}`: {escape(sub.help)}" for sub in subs]
     if not args:
         lines.insert(0, "Rienda commands:")
         markdown.insert(0, "**Rienda commands**\n")
@@ -350,6 +354,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("resume", "resume ID|last", "Continue the saved session ID (last: the newest); its agent becomes "
                "the current one.", _resume, 1, 1, session_names),
     Subcommand("sessions", "sessions", "List the saved sessions, newest last (* marks the current one).", sessions_listing),
+    Subcommand("show", "show [ID|last]", "Show a saved session as rienda show prints it (default: the current one).",
+               session_shown, 0, 1, session_names),
     Subcommand("agents", "agents", "List the agents and what is wrong with any agent file (* marks the current "
                "one).", agents_listing),
     Subcommand("tools", "tools", "List the tools, built-in and yours, and what is wrong with any tool file.", tools_listing),

@@ -1,15 +1,15 @@
-"""What a notebook front end (the kernel, the magics) keeps from one cell to the next.
+"""What a front end that talks turn after turn (the kernel, the magics, ``rienda chat``) keeps
+from one turn to the next.
 
 A :class:`NotebookSession` holds the engine, the current agent, model override, confirm
-policy and conversation. It imports nothing from Jupyter: the kernel and the magics both
-drive it, and render what it returns; a turn that did not end well becomes
-:class:`TurnFailed` or :class:`TurnInterrupted`, shown as the same one line in both.
+policy and conversation. It imports nothing from Jupyter: the kernel, the magics and
+``rienda chat`` drive it, and render what it returns (what only the notebooks add is in
+:mod:`rienda_kernel.jupyter.notebook`).
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,40 +19,14 @@ from ..engine import (
     ConfigError,
     ConfirmPolicy,
     Conversation,
-    NoModelError,
-    PythonNamespace,
     Rienda,
     RiendaError,
-    Runner,
-    RunResult,
     SavedExtension,
     confirm_policy,
-    prewarm,
 )
 from ..frontends import os_error_text
 
-__all__ = ["NotebookSession", "TurnFailed", "TurnInterrupted", "advice", "notebook_error_line", "prewarm_first_turn",
-           "shell_namespace", "turn_error"]
-
-# What the first turn with a tool and a confirm imports: jsonschema (1.5 s where
-# rfc3987_syntax is installed, as it is beside JupyterLab) and ipywidgets.
-FIRST_TURN_IMPORTS = ("jsonschema", "ipywidgets")
-
-def shell_namespace(shell: Any, run: Runner) -> PythonNamespace:
-    """The user's namespace of an IPython ``shell`` as the notebook tools work in it: its
-    ``user_ns``, IPython's own names hidden, code transformed as a cell's is (``%magics``,
-    ``!shell``), a last value with a rich form (a table's HTML, a plot) displayed by the
-    shell's formatter and display publisher (plain text is in the tool's result already),
-    and the ``post_execute`` event after each run (as after a cell); ``run`` says where
-    jobs run."""
-
-    def display(value: Any) -> None:
-        data, metadata = shell.display_formatter.format(value)
-        if set(data) - {"text/plain"}:
-            shell.display_pub.publish(data=data, metadata=metadata)
-
-    return PythonNamespace(values=shell.user_ns, hidden=shell.user_ns_hidden, transform=shell.transform_cell,
-                           display=display, after=lambda: shell.events.trigger("post_execute"), run=run)
+__all__ = ["NotebookSession"]
 
 
 class NotebookSession:
@@ -62,7 +36,11 @@ class NotebookSession:
     which case a front end asks when it can and denies otherwise. Its initial value comes
     from ``$RIENDA_CONFIRM`` (which kernel.json's ``env`` can carry). ``extra_tools`` are the
     front end's own built-ins (the notebook tools), kept when the home changes.
+    ``prefix`` is how the front end spells a command in what the commands say (usage
+    lines, hints): ``%rienda `` in a notebook, ``/`` in ``rienda chat``.
     """
+
+    prefix = "%rienda "
 
     def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
                  extra_tools: Mapping[str, Any] | None = None) -> None:
@@ -183,56 +161,6 @@ class NotebookSession:
         for conversation in self._by_agent.values():
             conversation.close()
         self._by_agent.clear()
-
-
-def notebook_error_line(name: str, value: str) -> str:
-    """A notebook error as one line (what a person reads instead of a traceback)."""
-    return f"\x1b[0;31m{name}\x1b[0m: {value}"
-
-
-class TurnFailed(RiendaError):
-    """A turn that ended with ``error``. IPython shows it as one line (``_render_traceback_``)
-    and sends it as an ``error`` message, so batch runners (nbval, papermill) fail the cell."""
-
-    ename = "RiendaError"
-
-    def _render_traceback_(self) -> list[str]:
-        return [notebook_error_line(self.ename, str(self))]
-
-
-class TurnInterrupted(KeyboardInterrupt):
-    """A turn stopped by an interrupt; shown as one line, like :class:`TurnFailed`. A
-    KeyboardInterrupt (not a RiendaError), so ``except Exception`` does not swallow it."""
-
-    ename = "KeyboardInterrupt"
-
-    def _render_traceback_(self) -> list[str]:
-        return [notebook_error_line(self.ename, str(self))]
-
-
-def turn_error(result: RunResult) -> TurnFailed | TurnInterrupted | None:
-    """The error a turn's result stands for, or None when it ended with ``end_turn``."""
-    if isinstance(result.failure, NoModelError):
-        return TurnFailed("no model for the default agent (the advice is above)")
-    if result.reason == "interrupted":
-        return TurnInterrupted(f"the turn was interrupted; the session kept what was produced ({result.session_id})")
-    if result.reason == "error":
-        return TurnFailed(f"the turn failed: {result.error or 'unknown error'}")
-    return None
-
-
-def advice(result: RunResult) -> dict[str, str] | None:
-    """What to do about a turn that could not start, as a display bundle (Markdown and
-    text), when there is advice to give (no model for the default agent); else None."""
-    if isinstance(result.failure, NoModelError):
-        return {"text/plain": result.failure.text(), "text/markdown": result.failure.markdown}
-    return None
-
-
-def prewarm_first_turn(modules: tuple[str, ...] = FIRST_TURN_IMPORTS) -> threading.Thread:
-    """Import ``modules`` on a background thread, so that the first turn does not wait
-    for them (a turn that needs one first waits on Python's import lock instead)."""
-    return prewarm(*modules)
 
 
 def _policy_from_env() -> ConfirmPolicy | None:
