@@ -44,7 +44,7 @@ from .engine import (
 from .hook_actions import hook_action
 from .previews import preview
 
-__all__ = ["CLI_ALLOW_HINT", "CLI_SEE_ALL", "MAGICS_ALLOW_HINT", "MAGICS_SEE_ALL", "JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
+__all__ = ["CHAT_ALLOW_HINT", "CLI_ALLOW_HINT", "CLI_SEE_ALL", "MAGICS_ALLOW_HINT", "SHOW_SEE_ALL", "JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
 
 
 class TerminalPrompt:
@@ -96,10 +96,12 @@ def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
 # What a confirm refused by policy (or with nobody to ask) adds: how to allow it.
 CLI_ALLOW_HINT = "to allow it: --yes, --confirm allow, or RIENDA_CONFIRM=allow"
 MAGICS_ALLOW_HINT = "to allow it: %rienda confirm allow"
+CHAT_ALLOW_HINT = "to allow it: /confirm allow, or rienda chat --yes"
 _POLICY_DENIALS = ("default-deny", "auto-deny")
-# Where a result's preview says all of it can be seen ({session}: the run's session).
+# Where a result's preview says all of it can be seen ({session}: the run's session):
+# rienda run's option, or the session shown whole (the magics, rienda chat).
 CLI_SEE_ALL = "-v shows all of it"
-MAGICS_SEE_ALL = "all of it: rienda show {session} --full"
+SHOW_SEE_ALL = "all of it: rienda show {session} --full"
 _SHOWN_ELSEWHERE = ("none", "threw", "invalid")  # a throw or an unusable value: its Diagnostic is the line
 
 

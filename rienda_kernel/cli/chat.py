@@ -34,7 +34,7 @@ from ..commands.session import NotebookSession
 from ..commands.vocabulary import CommandError, run_rienda_command, subcommands
 from ..engine import CancelToken, RiendaError, run_interruptibly
 from ..frontends import OutputStream, error_line
-from ..terminal import TerminalUI, usage_summary
+from ..terminal import CHAT_ALLOW_HINT, SHOW_SEE_ALL, TerminalUI, usage_summary
 
 __all__ = ["CHAT_PREFIX", "HISTORY_FILE", "NOTEBOOK_ONLY", "Chat", "chat_help", "offered", "start_chat"]
 
@@ -136,7 +136,8 @@ class Chat:
         except RiendaError as exc:  # the current agent cannot be loaded any more
             _say(error_line(exc))
             return None
-        ui = TerminalUI(self.session.turn_policy(), self.stdin if self.terminal else None)
+        ui = TerminalUI(self.session.turn_policy(), self.stdin if self.terminal else None,
+                        allow_hint=CHAT_ALLOW_HINT, see_all=SHOW_SEE_ALL)
         cancel = CancelToken()
         if isinstance(sys.stdout, OutputStream):  # closed (| head -1): the turn stops, on a thread of its own
             sys.stdout.on_closed = lambda: threading.Thread(target=cancel.cancel, name="rienda-stop", daemon=True).start()

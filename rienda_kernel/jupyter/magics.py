@@ -42,7 +42,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from ..terminal import MAGICS_ALLOW_HINT, MAGICS_SEE_ALL, TerminalUI
+from ..terminal import MAGICS_ALLOW_HINT, SHOW_SEE_ALL, TerminalUI
 from ..engine import CancelToken, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
 from ..frontends import OutputStream, error_line, is_internal
 from .cell import READER, CellTarget
@@ -296,7 +296,7 @@ class RiendaMagics(Magics):
                     return True
 
     def _turn_in_terminal(self, work: Any, cancel: CancelToken) -> bool:
-        ui = TerminalUI(self.notebook.turn_policy(), sys.stdin, allow_hint=MAGICS_ALLOW_HINT, see_all=MAGICS_SEE_ALL)
+        ui = TerminalUI(self.notebook.turn_policy(), sys.stdin, allow_hint=MAGICS_ALLOW_HINT, see_all=SHOW_SEE_ALL)
         _, interrupted = run_interruptibly(lambda _: work(ui), cancel)
         return interrupted
 

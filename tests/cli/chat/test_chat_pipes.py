@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from ...helpers.cli import popen_rienda, rienda
+from ...helpers.hook_walk import walk_home
 from ...helpers.homes import scripted_home, write_agent, write_script
 from ...helpers.pipes import read_until
 from ...helpers.trees import shell
@@ -30,11 +31,26 @@ def test_lines_on_a_pipe_are_turns_and_commands(setup):
     assert done.stderr.count(f"session {session_id} · usage") == 2
 
 
+def test_a_turn_shows_what_the_hooks_did_as_rienda_run_does(tmp_path):
+    home, work = scripted_home(tmp_path)
+    walk_home(home, work)
+    done = rienda(home, work, "chat", "--agent", "walk", input="go\n")
+    assert done.returncode == 0, done.stderr
+    session_id = done.stderr.split("bye: session ")[1].split()[0]
+    lines = done.stderr.splitlines()
+    for expected in ["  ✋ hook guard refused the call: no rm -rf here",
+                     """  ✎ hook tidy rewrote the call's arguments: command "ls" → "ls -1 nothing-here\"""",
+                     "  ✎ hook redact rewrote the result: text 153 → 148 characters",
+                     "✎ hook brief rewrote the model's answer: text 4 → 4 characters",
+                     f"    … 2 more lines (all of it: rienda show {session_id} --full)"]:
+        assert expected in lines, (expected, done.stderr)
+
+
 def test_a_confirm_on_a_pipe_is_denied_saying_how_to_allow_it(setup):
     home, work = setup
     write_script(work, [{"text": "", "tool_calls": [{"name": "publish", "arguments": {}}]}, {"text": "Not done."}])
     done = rienda(home, work, "chat", "--agent", "pub", input="publish\ny\n")
-    assert "confirm 'Publish': denied (default-deny); to allow it: --yes, --confirm allow" in done.stderr
+    assert "confirm 'Publish': denied (default-deny); to allow it: /confirm allow, or rienda chat --yes\n" in done.stderr
     assert "unknown command" not in done.stderr and done.returncode == 0  # "y" was a turn, not an answer
     assert done.stdout.count("Not done.") == 1
 
