@@ -36,14 +36,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ...errors import SessionBusy
+from ...errors import SessionBusy, SessionError
 from ...sessions.messages import Message, ToolCall
 from ...sessions.seen import saw
 from ...sessions.store import SessionStore, SessionWriter
 from .decision import Decision
-from .protocols import GateEvent
+from .protocols import CTX_FIELDS, GateEvent
 
-__all__ = ["RECORD_WAIT", "UNSEEN", "record_decision", "session_id_for"]
+__all__ = ["RECORD_WAIT", "UNSEEN", "record_decision", "recorded_gate", "session_id_for"]
 
 RECORD_WAIT = 5.0  # seconds a decision waits for another gate process writing the same session
 UNSEEN = "(allowed by the gate; the agent runs the call, and its result is not seen before it runs)"
@@ -54,6 +54,23 @@ def session_id_for(event: GateEvent) -> str:
     """The Rienda session of the other agent's session: ``claude-code-<its id>``."""
     own = _UNSAFE.sub("_", event.session_id)[:100] or "unknown"
     return f"{event.agent}-{own}"
+
+
+def recorded_gate(store: SessionStore, session_id: str, call_id: Any) -> dict[str, Any] | None:
+    """``ctx.session.gate`` as the gate gave it for call ``call_id`` of the saved session
+    ``session_id``; None when there is no such session or call (``rienda hook`` then
+    gives none)."""
+    if not isinstance(call_id, str) or not (store.directory / f"{session_id}.jsonl").is_file():
+        return None
+    try:
+        loaded = store.load(session_id)
+    except SessionError:
+        return None
+    for message in loaded.messages:
+        saved = message.meta.get("gate")
+        if isinstance(saved, dict) and any(call.id == call_id for call in message.tool_calls):
+            return {key: saved.get(key) for key in CTX_FIELDS}
+    return None
 
 
 def record_decision(store: SessionStore, decision: Decision, session_id: str, wait: float = RECORD_WAIT) -> None:
