@@ -9,9 +9,13 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
+from rienda_kernel.engine.runtime.gate.decision import Decision
+from rienda_kernel.engine.runtime.gate.protocols import Verdict, read_event
+from rienda_kernel.engine.runtime.gate.record import record_decision
 from rienda_kernel.engine.sessions.store import SessionStore
 from tests.gate.conftest import POLICY, answer, gate, sample
 from tests.helpers import cli
@@ -141,3 +145,38 @@ def test_a_session_held_by_a_run_is_waited_for_then_the_decision_stands_unrecord
     assert answer(done)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "rienda gate: warning: the decision was not recorded: session" in done.stderr.decode()
     assert "toolu_9" not in (recorded / "sessions" / f"{SESSION}.jsonl").read_text()
+
+
+def test_replay_runs_no_after_hook_on_a_result_the_gate_never_saw(home):
+    write_extension(home, "hooks", "annotate", 'module.exports = { afterToolExecute(ctx, c, r) { return { text: r.text + " [seen]" }; } };')
+    (home / "agents" / "gate.md").write_text((home / "agents" / "gate.md").read_text().replace("['policy']", "['policy', 'annotate']"))
+    claude(home, "pwd", "toolu_1")
+    done = cli.rienda(home, None, "replay", SESSION)
+    assert done.stdout.splitlines()[1:] == ["= shell [toolu_1]: same as recorded", "no differences"], done.stdout
+
+
+def test_decisions_that_make_one_new_session_at_once_all_land_in_it(tmp_path):
+    """The narrow race of making a session: one writer has created the file, another finds
+    it before its header is written. The gate's own turn lock keeps them apart."""
+    store = SessionStore(tmp_path / "home")
+    failures = []
+    for round_ in range(15):
+        barrier = threading.Barrier(4)
+
+        def one(number: int) -> None:
+            event = read_event("codex", json.dumps(sample("codex", tool_use_id=f"call_{number}")).encode())
+            barrier.wait(timeout=30)
+            try:
+                record_decision(store, Decision(event, "gate", Verdict("deny", "no"), event.arguments, "gate"),
+                                f"codex-round{round_}")
+            except Exception as exc:  # noqa: BLE001 - collected, asserted below
+                failures.append(exc)
+
+        threads = [threading.Thread(target=one, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        loaded = store.load(f"codex-round{round_}")
+        assert loaded.warnings == [] and len([m for m in loaded.messages if m.tool_calls]) == 4
+    assert failures == []
