@@ -35,6 +35,10 @@ def add_gate_command(commands: Any) -> None:
 
 
 def _gate(args: argparse.Namespace) -> int:
+    from ..engine import rienda_home, warm_shared_sandbox
+
+    if args.target in ("claude-code", "codex", "gemini-cli", "copilot-cli"):  # a home with hooks: the V8
+        warm_shared_sandbox(rienda_home(args.home))  # worker boots while the rest imports and the event is read
     from ..engine import GATE_EVENT_BYTES, GateOptions, answer_hook_event
 
     data = sys.stdin.buffer.read(GATE_EVENT_BYTES + 1) if sys.stdin is not None else b""
