@@ -58,6 +58,7 @@ def test_rienda_show_reads_the_gated_calls(recorded):
     assert "  hook policy.afterToolExecute: rewrote (text)" in lines
     assert "  ← shell [toolu_2]: wrote [withheld]" in lines
     assert '  → shell [toolu_3] {"command": "pwd"}' in lines
+    assert not any(line.startswith("usage:") for line in lines)  # no model turn: no usage line
 
 
 def test_replay_through_the_same_hooks_finds_no_difference(recorded):
