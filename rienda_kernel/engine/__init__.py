@@ -53,6 +53,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "providers.choice": ("NoModelError",),
     "runtime.conversation": ("Conversation",),
     "runtime.gate.answering": ("GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event"),
+    "runtime.gate.server": ("ask_gate_server", "serve_gate", "start_gate_server"),
     "runtime.rienda": ("CONFIRM_ENV", "Rienda", "SavedExtension"),
     "sandbox.workers": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),

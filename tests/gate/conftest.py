@@ -42,6 +42,10 @@ POLICY = """module.exports = {
 """
 
 
+REWRITTEN_CLAUDE = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {
+    "command": "echo BYE > proof.txt", "description": "write proof file"}}}
+
+
 def sample(agent: str, **changes: Any) -> dict[str, Any]:
     """The event ``agent`` sent, with ``changes`` (``command=`` changes the tool's command)."""
     event = json.loads((SAMPLES / SAMPLE_FILES[agent]).read_text())

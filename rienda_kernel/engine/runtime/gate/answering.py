@@ -11,12 +11,15 @@ format: exit 2 (the code all four read as "block") and the reason alone.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...errors import RiendaError
 from ...home.config import rienda_home
+from ...secrets import Scrubber
 from .decision import Decision, GateTimeout, decide_call, decide_within, gate_settings
 from .protocols import AGENTS, MAX_EVENT_BYTES, GateEvent, Verdict, answer, read_event
 from .record import record_decision, session_id_for
@@ -31,12 +34,16 @@ UNKNOWN_AGENT_EXIT = 2
 @dataclass(frozen=True)
 class GateOptions:
     """The command's options: ``home`` (None: ``$RIENDA_HOME`` or ``~/.rienda``), and the
-    settings that override config.yaml's ``gate:`` (None: not given)."""
+    settings that override config.yaml's ``gate:`` (None: not given). ``cwd`` and ``env``:
+    the asking process's working folder and environment, when a server decides for it
+    (None: this process's)."""
 
     home: str | None = None
     agent: str | None = None
     timeout: float | None = None
     confirm: str | None = None
+    cwd: str | None = None
+    env: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -79,12 +86,14 @@ def _decided(event: GateEvent, options: GateOptions, reply: GateReply) -> Verdic
     home = rienda_home(options.home)
     if not home.is_dir():
         raise RiendaError(f"the Rienda home {home} does not exist (--home, $RIENDA_HOME or ~/.rienda)")
-    engine = rienda.Rienda(home=home, workdir=Path.cwd())
+    engine = rienda.Rienda(home=home, workdir=Path(options.cwd) if options.cwd else Path.cwd())
+    env = dict(os.environ) if options.env is None else dict(options.env)
+    engine.store.scrubber = Scrubber({**os.environ, **env})  # the asking process's secrets too
     try:
         settings = gate_settings(engine.config(), options.agent, options.timeout, options.confirm)
         session_id = session_id_for(event)
         try:
-            decision = decide_within(lambda cancel: decide_call(engine, event, settings, session_id, cancel),
+            decision = decide_within(lambda cancel: decide_call(engine, event, settings, session_id, cancel, env),
                                      settings.timeout)
         except Exception as exc:  # noqa: BLE001 - a deny, recorded like any decision
             decision = Decision(event, settings.agent, _denied(exc), event.arguments, "gate")

@@ -23,8 +23,9 @@ Contracts:
 from __future__ import annotations
 
 import json
+import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,16 +116,17 @@ class GateUI(UI):
 
 
 def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, session_id: str,
-           cancel: CancelToken) -> Decision:
+                cancel: CancelToken, env: Mapping[str, str] | None = None) -> Decision:
     """The decision on ``event`` (see the module's contracts); ``session_id`` is the
-    Rienda session it is recorded in (``ctx.session.id``)."""
+    Rienda session it is recorded in (``ctx.session.id``), ``env`` what ``ctx.env``
+    shows (None: this process's environment)."""
     agent, _ = rienda.agent(settings.agent)
     config = rienda.config()
     hooks = _hooks(rienda, list(agent.hooks), config, cancel)
     ui = GateUI(settings.confirm, event.agent in CAN_ASK)
     run = RunContext(workdir=_workdir(event, rienda.workdir), ui=ui,
                      session={"id": session_id, "gate": event.ctx()}, agent=agent.to_ctx(),
-                     config=redact_config(config))
+                     config=redact_config(config), env=dict(os.environ) if env is None else dict(env))
     observed = _Observed(rienda.sandbox)
     chain = HookChain(hooks, observed, run)  # type: ignore[arg-type] - a chain uses only call_chain
     if event.phase == "after":
