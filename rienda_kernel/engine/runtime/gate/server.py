@@ -122,6 +122,7 @@ def serve_gate(home: Path, idle: float, log: Any = None) -> int:
     """Serve the gate of ``home`` until ``idle`` seconds pass without a request; 0, or 1
     when the socket folder is not this user's own. Another server of the home: 0 at once.
     ``log`` (a text stream) gets one line per request."""
+    from ...secrets import Scrubber
     from .answering import GateOptions, answer_hook_event
 
     path = gate_socket(home)
@@ -148,8 +149,9 @@ def serve_gate(home: Path, idle: float, log: Any = None) -> int:
             options = GateOptions(str(home), *(request["options"].get(k) for k in ("agent", "timeout", "confirm")),
                                   cwd=request["cwd"], env=request["env"])
             reply = answer_hook_event(request["target"], base64.b64decode(request["data"]), options)
-            connection.sendall(json.dumps({"answer": reply.answer, "exit_code": reply.exit_code,
-                                           "notes": reply.notes}).encode())
+            clean = Scrubber({**os.environ, **request["env"]}).scrub  # what the asking process may show
+            connection.sendall(json.dumps({"answer": clean(reply.answer), "exit_code": reply.exit_code,
+                                           "notes": clean(reply.notes)}).encode())
             if log is not None:
                 print(f"served {request['target']}: {reply.verdict.kind if reply.verdict else 'none'}", file=log,
                       flush=True)
