@@ -154,3 +154,12 @@ def test_after_the_call_a_hook_that_throws_tells_claude_code(home):
     done = answer(gate(home, "claude-code", _after("claude-code", "Bash", {"command": "pwd"}, {"stdout": "x"})))
     assert done["decision"] == "block"
     assert "hook policy threw in afterToolExecute" in done["reason"] and "nope" in done["reason"]
+
+
+@pytest.mark.parametrize("tool,tool_input,back", [
+    ("exec_command", {"cmd": "echo HELLO", "workdir": "/w"}, {"cmd": "echo BYE", "workdir": "/w"}),
+    ("shell", {"command": ["bash", "-lc", "echo HELLO"]}, {"command": ["bash", "-lc", "echo BYE"]}),
+])
+def test_codex_shell_calls_in_other_shapes_are_shell_too(home, tool, tool_input, back):
+    done = answer(gate(home, "codex", sample("codex", tool_name=tool, tool_input=tool_input)))
+    assert done["hookSpecificOutput"]["updatedInput"] == back

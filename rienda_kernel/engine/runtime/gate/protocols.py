@@ -9,7 +9,8 @@ Contracts:
   becomes ``shell`` with ``{command}`` alone; every other tool (``mcp__server__tool``
   included) keeps its name and arguments.
 - :func:`agent_arguments` puts normalized arguments back in the agent's own shape: the
-  shell tool's other fields (Claude Code's ``description``...) kept, ``command`` replaced.
+  shell tool's other fields (Claude Code's ``description``...) kept, ``command`` (or
+  ``cmd``) replaced, as a list of words again when it came as one.
 - :func:`answer` is the stdout JSON for a :class:`Verdict` in the agent's format; the
   exit code is always 0 (each agent reads the JSON; exit 1 would fail open in three of
   them). Codex and Gemini CLI never get ``ask`` (see :data:`CAN_ASK`).
@@ -166,7 +167,10 @@ def agent_arguments(event: GateEvent, arguments: dict[str, Any]) -> dict[str, An
         return dict(arguments)
     key = "cmd" if "cmd" in event.tool_input and "command" not in event.tool_input else "command"
     rest = {k: v for k, v in arguments.items() if k != "command"}
-    return {**event.tool_input, **rest, key: arguments.get("command", "")}
+    command = arguments.get("command", "")
+    if isinstance(event.tool_input.get(key), list) and isinstance(command, str):  # it came as words: words again
+        command = shlex.split(command)
+    return {**event.tool_input, **rest, key: command}
 
 
 def answer(event_agent: str, phase: Phase, verdict: Verdict) -> dict[str, Any]:
