@@ -7,5 +7,7 @@ become ``shell`` with ``{command}``) and writes each one's answer; :mod:`.decisi
 a Rienda agent's ``beforeToolExecute`` (or ``afterToolExecute``) chain on it, bounded in
 time and failing closed; :mod:`.record` saves every decision in a Rienda session per
 the other agent's session, so ``rienda show``, ``rienda replay`` and
-``pytest --rienda-replay`` read it like a run's.
+``pytest --rienda-replay`` read it like a run's. :mod:`.answering` is the whole reply
+(never raising: a failure is a deny); :mod:`.server` the warm gate, a per-user server per
+home on a Unix socket.
 """
