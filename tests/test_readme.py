@@ -76,6 +76,8 @@ BLOCKS = {
     ("docs/architecture.md", "The layout", 0): "test_the_layout_map_names_every_module_and_only_real_paths",
     ("docs/mcp.md", "MCP servers", 0): "test_the_mcp_extra_and_the_mcp_config_example_are_real",
     ("docs/mcp.md", "MCP servers", 1): "test_the_mcp_extra_and_the_mcp_config_example_are_real",
+    **{("docs/gate.md", "The policy", i): "test_the_gate_page_runs_as_written" for i in range(3)},
+    **{("docs/gate.md", "The four setups", i): "test_the_gate_page_runs_as_written" for i in range(4)},
     ("docs/threads.md", "Threads and processes: the map of one notebook turn", 0):
         "test_the_thread_map_names_every_thread_the_code_starts_and_no_other",
 }
@@ -622,3 +624,33 @@ def test_the_mcp_extra_and_the_mcp_config_example_are_real(tmp_path):
     write(tmp_path, {"config.yaml": block("docs/mcp.md", "MCP servers", 1).text})
     config, diagnostics = read_config(tmp_path)
     assert diagnostics == [] and sorted(config["mcp_servers"]) == ["docs", "time"]
+
+
+def test_the_gate_page_runs_as_written(shell):
+    """The policy, tried as written; each agent's hook entry runs ``rienda gate`` for that
+    agent on the events it sends, and the policy denies through it."""
+    home = Path(shell.env["HOME"]) / ".rienda"
+    write(home, {"agents/gate.md": block("docs/gate.md", "The policy", 0).text,
+                 "hooks/team-policy/index.js": block("docs/gate.md", "The policy", 1).text})
+    hooked, gated, shown = ran(shell, block("docs/gate.md", "The policy", 2).text.splitlines())
+    assert failed([hooked, gated, shown]) == []
+    assert "npm install left-pad --ignore-scripts" in hooked.stdout
+    assert json.loads(gated.stdout) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "no rm -rf here (asked by claude-code)"}}
+    assert "  ✗ shell [" in shown.stdout and "no rm -rf here (asked by claude-code)" in shown.stdout
+    claude, codex, gemini, copilot = (block("docs/gate.md", "The four setups", i).text for i in range(4))
+    entries = {"claude-code": json.loads(claude)["hooks"], "codex": tomllib.loads(codex)["hooks"],
+               "gemini-cli": json.loads(gemini)["hooks"], "copilot-cli": json.loads(copilot)["hooks"]}
+    assert tomllib.loads(codex)["features"]["hooks"] is True and json.loads(copilot)["version"] == 1
+    samples = REPO / "tests" / "gate" / "samples"
+    for agent, events in entries.items():
+        lines = {hook["command"] for matchers in events.values() for matcher in matchers for hook in matcher["hooks"]}
+        assert lines == {f"rienda gate {agent}"}
+        [sample] = [p for p in samples.glob("*.json") if p.name.startswith(agent.split("-")[0])]
+        event = json.loads(sample.read_text())
+        assert event["hook_event_name"] in events
+        event["tool_input"]["command"] = "rm -rf build"
+        (shell.root / "event.json").write_text(json.dumps(event))
+        done = shell.run(f"{lines.pop()} < {shell.root / 'event.json'}")
+        assert done.returncode == 0 and f"no rm -rf here (asked by {agent})" in done.stdout, done.stderr

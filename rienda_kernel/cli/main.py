@@ -14,6 +14,9 @@
     rienda replay ID [--agent A | --hooks a,b] [--run-tools]
                                          re-run a session through a hook chain; exit 1 if it differs
     rienda script ID [-o FILE]           a session as a scripted-model file
+    rienda gate AGENT [--agent NAME] [--timeout S] [--confirm P]
+                                         answer one hook event of claude-code, codex, gemini-cli or
+                                         copilot-cli on stdin; always exit 0 (a failure is a deny)
 
 Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
 ``error`` or bad input, 2 when the default agent has no model (the message says how to
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..engine import CONFIRM_POLICIES, CancelToken, ConfigError, RiendaError
 from ..frontends import OutputStream, Reader, check_folder, check_output_file, error_line
+from .gate import add_gate_command
 
 if TYPE_CHECKING:
     from ..engine import ConfirmPolicy, Diagnostic, Rienda
@@ -178,6 +182,8 @@ def _parser() -> argparse.ArgumentParser:
     _confirm_options(hook)
     hook.add_argument("--json", action="store_true", help="print the call as one JSON object")
     hook.set_defaults(command=_hook)
+
+    add_gate_command(commands)
     return parser
 
 

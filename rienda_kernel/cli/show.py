@@ -36,7 +36,7 @@ def session_lines(loaded: LoadedSession, full: bool = False) -> tuple[list[str],
     usages: list[Usage | None] = []
     for number, entry in loaded.entries:
         if isinstance(entry, Message):
-            if entry.role == "assistant":
+            if entry.role == "assistant" and "gate" not in entry.meta:  # a gate's call: no model turn
                 usages.append(_checked_usage(entry.usage, f"{loaded.path}:{number}", warnings))
             lines += _message_lines(entry, full)
             continue

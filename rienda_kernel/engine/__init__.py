@@ -13,7 +13,8 @@ JavaScript extensions start fast.
 
 Where things are (each folder's ``__init__`` says more):
 
-- ``runtime/`` (:class:`Rienda`, :class:`Conversation`, sub-agents): where a run is made.
+- ``runtime/`` (:class:`Rienda`, :class:`Conversation`, sub-agents): where a run is made;
+  ``runtime/gate/``: ``rienda gate``, an agent's hooks deciding other coding agents' calls.
 - :mod:`.loop`, :mod:`.hooks`: one run from ``beforeRun`` to ``afterRun``; the hook chain.
 - :mod:`.events`, :mod:`.ui`: what the engine tells a front end, and what it asks (confirms).
 - :mod:`.errors`, :mod:`.secrets`, :mod:`.cancel`: the one error tree, the one scrubber,
@@ -51,6 +52,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "loop": ("RunResult",),
     "providers.choice": ("NoModelError",),
     "runtime.conversation": ("Conversation",),
+    "runtime.gate.answering": ("GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event"),
+    "runtime.gate.server": ("ask_gate_server", "serve_gate", "start_gate_server"),
     "runtime.rienda": ("CONFIRM_ENV", "Rienda", "SavedExtension"),
     "sandbox.workers": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),

@@ -50,6 +50,7 @@ How = Literal[
     "default-deny",                     # no policy, and nobody could be asked (a batch run)
     "interrupted",                      # the run was stopped while asking
     "as recorded",                      # a replay answered as the session's recording was answered
+    "left to the agent",                # rienda gate: the other agent (Claude Code...) asks its person
 ]
 Via = Literal["buttons", "y/N"]  # how a person answered: a front end's buttons, or a typed y/N
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 
 from ..cancel import CancelToken
-from ..ctx.http import FetchError, fetch
 from ..ctx.commands import run_command
 from ..tools.model import BuiltinHost, BuiltinTool
 from . import agent
@@ -69,6 +68,8 @@ def _run_http(host: BuiltinHost, args: dict) -> tuple[str, bool]:
     """``HTTP <status>``, a blank line, then the body; an error from status 400 up."""
     if problem := _bad_arguments(args, ["url"]):
         return problem, True
+    from ..ctx.http import FetchError, fetch  # httpx loads with the first call: most runs (every gate) never make one
+
     try:
         response = fetch(
             args["url"],

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from .commands import run_command
-from .http import fetch
 from ..cancel import CancelToken
 from ..events import Log, Notify, Output
 from ..tools.model import SubagentStarter
@@ -150,6 +149,8 @@ class Host:
         )
         body = options.get("body")
         _require(body is None or isinstance(body, str), "ctx.http.fetch: body must be a string (JSON.stringify it)")
+        from .http import fetch  # httpx loads with the first fetch: the many hooks that never fetch (a gate's) skip it
+
         response = fetch(
             url,
             method=str(options.get("method") or "GET").upper(),

@@ -61,6 +61,8 @@ SETTINGS: dict[str, Setting] = {
                          "a positive whole number of model turns"),
     "load_timeout": Setting(_positive_number, "a positive number of seconds"),
     "mcp_servers": Setting(lambda v: isinstance(v, dict), "a mapping of MCP server names to their settings"),
+    # rienda gate: which agent decides, its bound in seconds, its confirm policy (checked by engine/gate).
+    "gate": Setting(lambda v: isinstance(v, dict), "a mapping of agent, timeout and confirm"),
     # How many levels of sub-agents (the agent tool) may run below a top-level run; 0: none.
     "max_depth": Setting(lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                          "a whole number of sub-agent levels (0 or more)"),

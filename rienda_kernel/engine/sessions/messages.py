@@ -89,7 +89,8 @@ class Message:
         """``meta`` keeps what replay needs: ``arguments`` when hooks changed what the tool
         received, ``refused_by`` when a hook refused the call, ``saw`` what
         ``afterToolExecute`` was given (:mod:`.seen`), ``run_ended`` for a call whose run
-        ended before it finished (:mod:`.pairing`)."""
+        ended before it finished (:mod:`.pairing`), ``result_unseen`` for a call a gate let
+        another agent run (:mod:`..gate.record`: no result was seen)."""
         return cls("tool", text, tool_call_id=call.id, name=call.name, is_error=is_error, meta=meta or {})
 
     def to_dict(self) -> dict[str, Any]:

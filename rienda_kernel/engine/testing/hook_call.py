@@ -3,7 +3,8 @@
 :func:`prepare_hook_call` finds hook NAME under the home the way a run does, checks that
 it exports POINT, fits the payload to what that point receives (:data:`PAYLOADS`, the
 shapes of the hooks documentation), and fills ``ctx`` from an agent and a session id as a
-run would. :meth:`HookInvocation.run` calls that one export through a
+run would (and ``ctx.session.gate`` as recorded, for a call ``rienda gate`` saved in that
+session). :meth:`HookInvocation.run` calls that one export through a
 :class:`~.hooks.HookChain` holding that hook alone, so the rules for returned fields and
 the field-level ``changes`` are the chain's own, and returns a :class:`HookCall`.
 
@@ -33,6 +34,7 @@ from ..home.agents import Agent
 from ..cancel import CancelToken, run_interruptibly
 from ..errors import ConfigError, Interrupted, PayloadError
 from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
+from ..runtime.gate.record import recorded_gate
 from ..runtime.seams import RunHost
 from ..tools.model import HOOK_POINTS, Catalog, Hook
 from ..hooks import HookChain, ModelResponse, declared_hooks
@@ -197,8 +199,10 @@ def prepare_hook_call(rienda: RunHost, name: str, point: str, payload: str | dic
     hook = declared_hooks({name: hook}, [name], agent.fail_closed)[0]  # fail-closed as this agent runs it
     session_id = session_id or new_session_id()
     fitted = fit_payload(point, payload, _defaults(point, agent, session_id))
-    context = {"workdir": rienda.workdir, "session": {"id": session_id}, "agent": agent.to_ctx(),
-               "config": redact_config(rienda.config())}
+    call = fitted.get("call", fitted)  # a gate's recorded call: ctx.session.gate as the gate gave it
+    gate = recorded_gate(rienda.store, session_id, call.get("id")) if point.endswith("ToolExecute") else None
+    context = {"workdir": rienda.workdir, "session": {"id": session_id, **({"gate": gate} if gate else {})},
+               "agent": agent.to_ctx(), "config": redact_config(rienda.config())}
     return HookInvocation(hook, point, fitted, rienda.sandbox, context)
 
 

@@ -52,6 +52,7 @@ from ..errors import ConfigError
 from ..events import HookDecision
 from .expectations import CallExpectation, Expectations, expectations_beside
 from .not_run import declares, recorded_as_unknown, why_not_run
+from ..runtime.gate.protocols import gate_run
 from ..hooks import HookChain, ModelResponse, declared_hooks
 from ..ctx.host import RunContext
 from ..sessions.messages import Message, ToolCall
@@ -147,6 +148,7 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
                                now.text != message.text))
         elif now.text != message.text:
             texts.append((message.text, now.text))
+        chain.run = gate_run(run, message.meta)  # a gate's call: ctx.session.gate as when it was decided
         for call in message.tool_calls:
             entry = expected.for_call(call.id, call.name, call.arguments) if expected else None
             replayed = _replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry,
@@ -284,13 +286,13 @@ def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run
         now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, CancelToken())
     elif run_tools and (tool is None or not declares(agent, call.name)) and not recorded_as_unknown(call, recorded):
         now_result, not_run = None, why_not_run(call.name, tool, catalog, agent, rienda)
-    elif recorded is not None and not meta.get("refused_by"):
+    elif recorded is not None and not meta.get("refused_by") and not meta.get("result_unseen"):
         text, unchecked = _given(meta, "text", recorded.text, old)
         is_error, _ = _given(meta, "isError", recorded.is_error, old)
         given = ToolResult(text, is_error if isinstance(is_error, bool) else recorded.is_error)
         now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, given, CancelToken())
     else:
-        now_result = None  # it would run now; run_tools shows what it returns
+        now_result = None  # it would run now (a gate's call: it ran unseen); run_tools shows what it returns
     return CallReplay(call.id, call.name, meta.get("arguments", call.arguments), gate.arguments,
                       meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation, unchecked,
                       not_run, now_failed=gate.failed)

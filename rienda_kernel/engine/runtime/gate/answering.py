@@ -1,0 +1,117 @@
+"""``rienda gate``'s whole answer to one hook event, failing closed.
+
+:func:`answer_hook_event` is what the command does between reading stdin and writing
+stdout: read the event (:mod:`.protocols`), decide it in time (:mod:`.decision`), record it
+(:mod:`.record`) and shape the answer. It never raises: whatever goes wrong (bad or
+oversized input, a missing home, a broken agent file or config.yaml, a hook that did not
+load, throws or runs out of memory, the time bound, a bug) is a deny carrying the reason,
+in the agent's format, with exit code 0. Only an agent that is none of the four has no
+format: exit 2 (the code all four read as "block") and the reason alone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import RiendaError
+from ...home.config import rienda_home
+from ...secrets import Scrubber
+from .decision import Decision, GateTimeout, decide_call, decide_within, gate_settings
+from .protocols import AGENTS, MAX_EVENT_BYTES, GateEvent, Verdict, answer, read_event
+from .record import record_decision, session_id_for
+
+__all__ = ["GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event"]
+
+GATE_AGENTS = AGENTS
+GATE_EVENT_BYTES = MAX_EVENT_BYTES
+UNKNOWN_AGENT_EXIT = 2
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """The command's options: ``home`` (None: ``$RIENDA_HOME`` or ``~/.rienda``), and the
+    settings that override config.yaml's ``gate:`` (None: not given). ``cwd`` and ``env``:
+    the asking process's working folder and environment, when a server decides for it
+    (None: this process's)."""
+
+    home: str | None = None
+    agent: str | None = None
+    timeout: float | None = None
+    confirm: str | None = None
+    cwd: str | None = None
+    env: Mapping[str, str] | None = None
+
+
+@dataclass
+class GateReply:
+    """What the command prints: ``answer`` as JSON on stdout (None: nothing), ``notes``
+    one line each on stderr, and exits with ``exit_code``. ``timed_out``: hooks may still
+    hold threads, so the process should end without waiting for them."""
+
+    answer: dict[str, Any] | None
+    exit_code: int = 0
+    notes: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    verdict: Verdict | None = None
+
+
+def answer_hook_event(target: str, data: bytes, options: GateOptions) -> GateReply:
+    """The reply to the event ``data`` sent by agent ``target``; never raises."""
+    if target not in AGENTS:
+        return GateReply(None, UNKNOWN_AGENT_EXIT, [f"unknown agent {target!r} (one of {', '.join(AGENTS)}); denied"])
+    reply = GateReply(None)
+    event: GateEvent | None = None
+    try:
+        event = read_event(target, data)
+        verdict = _decided(event, options, reply)
+    except Exception as exc:  # noqa: BLE001 - whatever failed, the gate denies (fail closed)
+        verdict = _denied(exc)
+    except BaseException as exc:  # noqa: BLE001 - even an interrupt is a deny, never an exit read as allow
+        verdict = Verdict("deny", f"denied by the Rienda gate: stopped ({type(exc).__name__})", failed=True)
+    if verdict.kind == "deny":
+        reply.notes.append(verdict.reason or "denied")
+    reply.answer = answer(target, "before" if event is None else event.phase, verdict)
+    reply.verdict = verdict
+    return reply
+
+
+def _decided(event: GateEvent, options: GateOptions, reply: GateReply) -> Verdict:
+    """The verdict on ``event``, recorded (a failure too, once the settings are known)."""
+    from .. import rienda  # the front door, which imports the whole engine: only once an event is in hand
+
+    home = rienda_home(options.home)
+    if not home.is_dir():
+        raise RiendaError(f"the Rienda home {home} does not exist (--home, $RIENDA_HOME or ~/.rienda)")
+    engine = rienda.Rienda(home=home, workdir=Path(options.cwd) if options.cwd else Path.cwd())
+    env = dict(os.environ) if options.env is None else dict(options.env)
+    engine.store.scrubber = Scrubber({**os.environ, **env})  # the asking process's secrets too
+    try:
+        settings = gate_settings(engine.config(), options.agent, options.timeout, options.confirm)
+        session_id = session_id_for(event)
+        try:
+            decision = decide_within(lambda cancel: decide_call(engine, event, settings, session_id, cancel, env),
+                                     settings.timeout)
+        except Exception as exc:  # noqa: BLE001 - a deny, recorded like any decision
+            decision = Decision(event, settings.agent, _denied(exc), event.arguments, "gate")
+            reply.timed_out = isinstance(exc, GateTimeout)
+        try:
+            record_decision(engine.store, decision, session_id)
+        except Exception as exc:  # noqa: BLE001 - the decision stands; that it went unrecorded is said
+            reply.notes.append(f"warning: the decision was not recorded: {_line(exc)}")
+        return decision.verdict
+    finally:
+        engine.close()
+
+
+def _denied(exc: BaseException) -> Verdict:
+    return Verdict("deny", f"denied by the Rienda gate: {_line(exc)}", failed=True)
+
+
+def _line(exc: BaseException) -> str:
+    """``exc`` in one line: Rienda's own message, else its type and message."""
+    text = str(exc) if isinstance(exc, RiendaError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())

@@ -1,0 +1,260 @@
+"""One gate decision: a Rienda agent's hook chain on one other agent's tool call.
+
+Contracts:
+- :func:`decide_call` runs the ``beforeToolExecute`` chain (after the call: ``afterToolExecute``)
+  of the agent :attr:`GateSettings.agent` through the engine's own :class:`~..hooks.HookChain`
+  and returns a :class:`Decision`. ``ctx`` is a run's, with ``ctx.session.gate`` saying
+  who asked (:meth:`.protocols.GateEvent.ctx`) and ``ctx.workdir`` the agent's ``cwd``
+  (the gate's own folder when that is not a folder here).
+- Failing closed, unlike a run (contract H19): a hook that throws (out of memory
+  included), that the sandbox cannot run, or that returns what the point ignores makes
+  the decision a deny naming it. A missing or broken agent file, a declared hook that did
+  not load, a config.yaml that cannot be read raise :class:`~..errors.ConfigError`, which
+  the caller turns into a deny as well.
+- ``ctx.confirm``: :class:`GateUI` answers from :attr:`GateSettings.confirm`. With
+  ``ask`` (the default) an agent that can put the question to a person
+  (:data:`.protocols.CAN_ASK`) gets the answer ``ask`` (the hook is told yes, so its
+  rewrite goes with the question); any other agent gets no, so the call is denied when the
+  hook refuses without a yes.
+- :func:`decide_within` bounds a decision in time: past ``timeout`` seconds the hooks are
+  cancelled and :class:`GateTimeout` is raised (the caller denies).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...cancel import CancelToken
+from ...ctx.host import RunContext
+from ...errors import ConfigError, RiendaError, SandboxError
+from ...events import Confirm, Event, HookDecision
+from ...hooks import HookChain
+from ...runtime.seams import RunHost
+from ...sandbox.chain import ChainRule, HookSource, Outcome
+from ...sandbox.protocol import HostHandler, SandboxLike
+from ...secrets import redact_config
+from ...tools.model import Hook, ToolResult
+from ...ui import UI, Answer, ConfirmPolicy, confirm_policy
+from .protocols import CAN_ASK, GateEvent, Verdict, agent_arguments
+
+__all__ = ["DEFAULT_TIMEOUT", "Decision", "GateSettings", "GateTimeout", "GateUI", "decide_call",
+           "decide_within", "gate_settings"]
+
+DEFAULT_TIMEOUT = 10.0  # seconds; below every agent's own hook timeout (a hook it kills fails open in three)
+_GRACE = 2.0  # after a timeout, how long the cancelled hooks get to stop before the deny goes out anyway
+
+
+class GateTimeout(RiendaError):
+    """The decision did not come within the gate's bound."""
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """Which Rienda agent decides, within how many seconds, and how ``ctx.confirm`` is
+    answered (``ask``: by the other agent's person where it can ask, else no)."""
+
+    agent: str = "gate"
+    timeout: float = DEFAULT_TIMEOUT
+    confirm: ConfirmPolicy = "ask"
+
+
+def gate_settings(config: dict[str, Any], agent: str | None, timeout: float | None,
+                  confirm: str | None) -> GateSettings:
+    """The settings: the command's options, else config.yaml's ``gate:`` mapping
+    (``agent``, ``timeout``, ``confirm``), else the defaults. ConfigError for a bad value."""
+    section = config.get("gate") or {}
+    if not isinstance(section, dict):
+        raise ConfigError("config.yaml: gate must be a mapping of agent, timeout, confirm")
+    unknown = sorted(set(section) - {"agent", "timeout", "confirm"})
+    if unknown:
+        raise ConfigError(f"config.yaml: gate has unknown settings {', '.join(unknown)} (agent, timeout, confirm)")
+    chosen_agent = agent or section.get("agent") or "gate"
+    chosen_timeout = timeout if timeout is not None else section.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(chosen_timeout, bool) or not isinstance(chosen_timeout, (int, float)) or chosen_timeout <= 0:
+        raise ConfigError(f"config.yaml: gate.timeout must be a positive number of seconds, got {chosen_timeout!r}")
+    policy = confirm_policy(confirm or section.get("confirm", "ask"), "the gate's confirm policy")
+    return GateSettings(str(chosen_agent), float(chosen_timeout), policy)
+
+
+@dataclass
+class Decision:
+    """What the gate decided on ``event`` and why: the :class:`.protocols.Verdict`, the
+    arguments the hooks left (normalized), who refused, the ledger and confirms
+    (``records``), and after the call the tool's result as given and as the hooks made it."""
+
+    event: GateEvent
+    agent_id: str
+    verdict: Verdict
+    arguments: dict[str, Any]
+    refused_by: str | None = None
+    records: list[Event] = field(default_factory=list)
+    hooks: Sequence[Hook] = ()
+    given: ToolResult | None = None
+    result: ToolResult | None = None
+
+
+class GateUI(UI):
+    """Keeps every event (the ledger among them); answers ``ctx.confirm`` from ``policy``,
+    and with ``ask`` leaves the question to the agent where it can ask (``asked``)."""
+
+    def __init__(self, policy: ConfirmPolicy, can_ask: bool) -> None:
+        super().__init__(policy=policy)
+        self.can_ask = can_ask
+        self.asked: list[tuple[str, str]] = []
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        if not self.can_ask:
+            return Answer(False, "default-deny")
+        self.asked.append((title, body))
+        return Answer(True, "left to the agent")
+
+
+def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, session_id: str,
+                cancel: CancelToken, env: Mapping[str, str] | None = None) -> Decision:
+    """The decision on ``event`` (see the module's contracts); ``session_id`` is the
+    Rienda session it is recorded in (``ctx.session.id``), ``env`` what ``ctx.env``
+    shows (None: this process's environment)."""
+    agent, _ = rienda.agent(settings.agent)
+    config = rienda.config()
+    hooks = _hooks(rienda, list(agent.hooks), config, cancel)
+    ui = GateUI(settings.confirm, event.agent in CAN_ASK)
+    run = RunContext(workdir=_workdir(event, rienda.workdir), ui=ui,
+                     session={"id": session_id, "gate": event.ctx()}, agent=agent.to_ctx(),
+                     config=redact_config(config), env=dict(os.environ) if env is None else dict(env))
+    observed = _Observed(rienda.sandbox)
+    chain = HookChain(hooks, observed, run)  # type: ignore[arg-type] - a chain uses only call_chain
+    if event.phase == "after":
+        return _after(chain, event, agent.id, ui, cancel)
+    gate = chain.before_tool_execute(event.call_id, event.name, event.arguments, cancel)
+    records = _ledger(ui.events)
+    decision = Decision(event, agent.id, Verdict("pass"), gate.arguments, gate.refused_by, records, hooks)
+    failure = _failure(records, "beforeToolExecute")
+    if not gate.allowed:
+        decision.verdict = Verdict("deny", gate.reason or f"refused by hook {gate.refused_by}")
+    elif failure:
+        decision.verdict, decision.refused_by = Verdict("deny", failure, failed=True), "gate"
+    else:
+        rewritten = gate.arguments != event.arguments
+        shaped = agent_arguments(event, gate.arguments) if rewritten else None
+        if ui.asked:
+            question = "; ".join(f"{title}: {body}" if body else title for title, body in ui.asked)
+            decision.verdict = Verdict("ask", question, shaped)
+        elif rewritten or observed.allowed:
+            decision.verdict = Verdict("allow", None, shaped)
+    return decision
+
+
+def _after(chain: HookChain, event: GateEvent, agent_id: str, ui: GateUI, cancel: CancelToken) -> Decision:
+    given = ToolResult(_result_text(event.response), _result_failed(event.response))
+    result = chain.after_tool_execute(event.call_id, event.name, event.arguments, given, cancel)
+    records = _ledger(ui.events)
+    decision = Decision(event, agent_id, Verdict("post"), event.arguments, None, records, chain.hooks, given, result)
+    failure = _failure(records, "afterToolExecute")
+    if failure:
+        decision.verdict = Verdict("deny", failure, failed=True)
+    elif result != given and event.is_mcp:
+        decision.verdict = Verdict("post", output=[{"type": "text", "text": result.text}])
+    elif result != given:
+        error = " (the hooks mark it as an error)" if result.is_error and not given.is_error else ""
+        decision.verdict = Verdict("post", context=f"The tool's result as the Rienda gate's hooks rewrote it{error}:\n"
+                                                   f"{result.text}")
+    return decision
+
+
+def decide_within(work: Callable[[CancelToken], Decision], timeout: float) -> Decision:
+    """``work(cancel)`` on a thread of its own, bounded: its Decision, what it raised, or
+    :class:`GateTimeout` once ``timeout`` seconds pass (the hooks are cancelled then)."""
+    cancel = CancelToken()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = work(cancel)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="rienda-gate", daemon=True).start()
+    if not done.wait(timeout):
+        cancel.cancel()
+        done.wait(_GRACE)
+        raise GateTimeout(f"no decision within {timeout:g} s (the gate's timeout); the hooks were stopped")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _hooks(rienda: RunHost, names: list[str], config: dict[str, Any], cancel: CancelToken) -> list[Hook]:
+    catalog = rienda.catalog(tools=[], hooks=names, cancel=cancel, config=config)
+    missing = [name for name in names if name not in catalog.hooks]
+    if missing:
+        why = "; ".join(message for name in missing for message in catalog.diagnostics_of("hooks", name))
+        raise ConfigError(f"hook {', '.join(missing)} did not load" + (f": {why}" if why else
+                          f" (no {catalog.home / 'hooks' / missing[0] / 'index.js'})"))
+    return [catalog.hooks[name] for name in names]
+
+
+def _workdir(event: GateEvent, fallback: Path) -> Path:
+    if event.cwd and Path(event.cwd).is_dir():
+        return Path(event.cwd).resolve()
+    return fallback
+
+
+def _ledger(events: Sequence[Event]) -> list[Event]:
+    return [e for e in events if isinstance(e, (HookDecision, Confirm))]
+
+
+def _failure(records: Sequence[Event], point: str) -> str | None:
+    """The reason to deny when a hook failed: it threw, or returned what ``point`` ignores."""
+    for record in records:
+        if isinstance(record, HookDecision) and record.effect in ("threw", "invalid"):
+            what = "threw" if record.effect == "threw" else "returned what it ignores"
+            return (f"denied by the Rienda gate: hook {record.hook} {what} in {point}: {record.error}; "
+                    "a gate denies when a hook fails")
+    return None
+
+
+def _result_text(response: Any) -> str:
+    """The text of an agent's ``tool_response``: a string as it is, a shell's stdout and
+    stderr, MCP content blocks' text, anything else as JSON."""
+    if isinstance(response, str):
+        return response
+    if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
+        parts = [response.get("stdout"), response.get("stderr")]
+        return "\n".join(part for part in parts if isinstance(part, str) and part)
+    if isinstance(response, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in response):
+        return "\n".join(str(block.get("text", "")) for block in response)
+    return "" if response is None else json.dumps(response, ensure_ascii=False)
+
+
+def _result_failed(response: Any) -> bool:
+    return isinstance(response, dict) and (response.get("is_error") is True or response.get("isError") is True)
+
+
+class _Observed:
+    """The sandbox, noting whether a hook returned ``allow: true`` (an explicit allow,
+    which the chain itself carries no further)."""
+
+    def __init__(self, sandbox: SandboxLike) -> None:
+        self._sandbox = sandbox
+        self.allowed = False
+
+    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
+                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
+                   frozen: Sequence[tuple[int, str]] = (),
+                   on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
+        def step(index: int, outcome: Outcome) -> None:
+            if (not isinstance(outcome, SandboxError) and outcome.kind == "object"
+                    and isinstance(outcome.value, dict) and outcome.value.get("allow") is True):
+                self.allowed = True
+            on_step(index, outcome)
+
+        self._sandbox.call_chain(links, export, payload, rule, host_for, cancel, frozen, step)

@@ -1,0 +1,160 @@
+"""``rienda gate --warm``: a per-user server per home answers the calls with a warm V8
+worker; without one, or with one that fails, the gate decides itself (as closed as ever).
+Each test gives the processes a TMPDIR of its own (the sockets' folder) and waits, bounded,
+for every server it started to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rienda_kernel.engine.runtime.gate.server import ask_gate_server, gate_socket
+from tests.gate.conftest import REWRITTEN_CLAUDE, answer, deny, sample
+from tests.helpers.homes import write_extension
+
+
+LEAN = [sys.executable, "-c", "import sys; from rienda_kernel.gate_client import gate_main; sys.exit(gate_main())"]
+
+
+def run(home: Path, env: dict[str, str], *args: str, event=None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "rienda_kernel.cli", "--home", str(home), *args]
+    return subprocess.run(command, input=json.dumps(event or sample("claude-code")).encode(), capture_output=True,
+                          env=env, timeout=60)
+
+
+def lean(home: Path, env: dict[str, str], *args: str, event=None) -> subprocess.CompletedProcess:
+    """``rienda-gate claude-code --home HOME *args`` (the console script's function)."""
+    return subprocess.run([*LEAN, "claude-code", "--home", str(home), *args], capture_output=True, env=env,
+                          input=json.dumps(event or sample("claude-code")).encode(), timeout=60)
+
+
+def wait_until(condition, what: str, limit: float = 60) -> None:
+    """Poll ``condition`` until true; fail naming ``what`` after ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """The environment of the gate processes (and this one's TMPDIR, so that
+    :func:`gate_socket` here names the same socket): a temporary folder of the test's own."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    return {**{k: v for k, v in os.environ.items() if k not in ("RIENDA_HOME", "RIENDA_CONFIRM")}, "TMPDIR": str(tmp)}
+
+
+def test_a_server_answers_warm_calls_as_the_gate_would(home, env):
+    command = [sys.executable, "-m", "rienda_kernel.cli", "--home", str(home), "gate-server", "--idle", "60"]
+    server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env=env)
+    try:
+        wait_until(gate_socket(home.resolve()).exists, "the server's socket")
+        refused = run(home, env, "gate", "claude-code", "--warm", event=sample("claude-code", command="rm -rf /"))
+        assert answer(refused) == deny("claude-code", "no rm -rf here (claude-code)")
+        assert answer(run(home, env, "gate", "claude-code", "--warm")) == REWRITTEN_CLAUDE
+        assert answer(lean(home, env)) == REWRITTEN_CLAUDE
+    finally:
+        server.send_signal(signal.SIGTERM)
+        log = server.communicate(timeout=60)[1].decode()
+    assert server.returncode == 0
+    assert log.splitlines() == ["served claude-code: deny", "served claude-code: allow", "served claude-code: allow"]
+    assert not gate_socket(home.resolve()).exists()  # removed on the way out
+    sessions = list((home / "sessions").glob("*.jsonl"))
+    assert len(sessions) == 1 and sessions[0].read_text().count('"role": "assistant"') == 3
+
+
+def test_the_first_warm_call_decides_itself_and_starts_the_server_which_ends_when_idle(home, env):
+    path = gate_socket(home.resolve())
+    assert answer(run(home, env, "gate", "claude-code", "--warm", "2")) == REWRITTEN_CLAUDE
+    wait_until(path.exists, "the server it started")
+    reply = ask_gate_server(home.resolve(), "claude-code", json.dumps(sample("claude-code")).encode(), {}, 30)
+    assert reply is not None and reply["answer"] == REWRITTEN_CLAUDE and reply["exit_code"] == 0
+    wait_until(lambda: not path.exists(), "the server to end after 2 s without a call")
+
+
+def test_a_server_that_fails_changes_nothing(home, env):
+    path = gate_socket(home.resolve())
+    path.parent.mkdir(mode=0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(4)
+
+    def hang_up() -> None:  # a server that reads the request and says nothing
+        for _ in range(2):
+            connection, _ = listener.accept()
+            connection.recv(1 << 20)
+            connection.close()
+
+    serving = threading.Thread(target=hang_up, daemon=True)
+    serving.start()
+    try:
+        refused = run(home, env, "gate", "claude-code", "--warm", "1", event=sample("claude-code", command="rm -rf /"))
+        assert answer(refused) == deny("claude-code", "no rm -rf here (claude-code)")
+    finally:
+        listener.close()
+    # It started a real server in its stead (the failing one holds no lock): it ends by itself.
+    wait_until(lambda: not path.exists(), "the server it started to end")
+
+
+def test_a_socket_folder_anyone_can_write_is_never_used(home, env):
+    path = gate_socket(home.resolve())
+    path.parent.mkdir()
+    path.parent.chmod(0o777)
+    refused = run(home, env, "gate", "claude-code", "--warm", "1", event=sample("claude-code", command="rm -rf /"))
+    assert answer(refused) == deny("claude-code", "no rm -rf here (claude-code)")
+    assert list(path.parent.iterdir()) == []  # no server started there
+    served = run(home, env, "gate-server", "--idle", "1")
+    assert served.returncode == 1 and not path.exists()
+
+
+def test_rienda_gate_decides_itself_without_a_server_starts_one_and_the_server_answers_next(home, env):
+    path = gate_socket(home.resolve())
+    refused = lean(home, env, "--idle", "2", event=sample("claude-code", command="rm -rf /"))
+    assert answer(refused) == deny("claude-code", "no rm -rf here (claude-code)")
+    wait_until(path.exists, "the server it started")
+    assert answer(lean(home, env, "--idle", "2")) == REWRITTEN_CLAUDE
+    wait_until(lambda: not path.exists(), "the server to end after 2 s without a call")
+    assert (home / "sessions" / f"claude-code-{sample('claude-code')['session_id']}.jsonl").read_text().count(
+        '"role": "assistant"') == 2
+
+
+def test_rienda_gate_hands_words_it_does_not_take_to_the_full_command(home, env):
+    done = lean(home, env, "--bogus")
+    assert done.returncode == 2 and b"unrecognized arguments: --bogus" in done.stderr and done.stdout == b""
+    done = lean(home, env, "--timeout", "soon")
+    assert done.returncode == 2 and b"invalid float value: 'soon'" in done.stderr
+
+
+SPILL = 'module.exports = { beforeToolExecute(ctx) { return { allow: false, reason: "key " + ctx.env.TEAM_API_KEY }; } };'
+
+
+def test_the_asking_processes_secrets_never_reach_its_output(home, env):
+    """The server was started without the asking process's secret: it scrubs with both."""
+    write_extension(home, "hooks", "policy", SPILL)
+    secret = {**env, "TEAM_API_KEY": "sk-gate-0123456789abcdef"}
+    command = [sys.executable, "-m", "rienda_kernel.cli", "--home", str(home), "gate-server", "--idle", "60"]
+    server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env=env)
+    try:
+        wait_until(gate_socket(home.resolve()).exists, "the server's socket")
+        for done in (run(home, secret, "gate", "claude-code"), lean(home, secret)):
+            reason = answer(done)["hookSpecificOutput"]["permissionDecisionReason"]
+            assert reason == "key [redacted]" and "sk-gate" not in done.stderr.decode()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        log = server.communicate(timeout=60)[1].decode()
+    assert log.splitlines() == ["served claude-code: deny"]  # the second call: the server's
+    assert "sk-gate" not in next((home / "sessions").glob("*.jsonl")).read_text()
