@@ -1,0 +1,82 @@
+"""Fixtures for the tests that run the real agent CLIs against a fake model server.
+
+``agent`` is each agent under test (all four by default; ``RIENDA_TEST_AGENTS=claude-code,codex``
+picks some), installed from npm on first use. ``guard`` and ``crashing_hook`` are the hook
+commands (``policies``); a test module that defines its own ``guard`` fixture (for instance
+``rienda gate AGENT`` with a JS hook in a throwaway Rienda home) and imports the tests of
+``test_hooks_in_agents`` runs them against its own hook unchanged. ``agent_trial`` runs one
+agent once: a fake model scripting one shell command, files put in the project first.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from .harness.install import PINS, AgentInstallError, executable
+from .harness.model_server import FakeModelServer
+from .harness.policies import HookPolicy, ScriptPolicy
+from .harness.runners import RUNNERS, AgentRun
+
+
+def _agents_under_test() -> list[str]:
+    chosen = [a.strip() for a in os.environ.get("RIENDA_TEST_AGENTS", ",".join(PINS)).split(",") if a.strip()]
+    unknown = sorted(set(chosen) - set(PINS))
+    if unknown:
+        raise pytest.UsageError(f"RIENDA_TEST_AGENTS names {unknown}; known agents: {sorted(PINS)}")
+    return chosen
+
+
+@pytest.fixture(params=_agents_under_test())
+def agent(request: pytest.FixtureRequest) -> str:
+    """An agent's name, its pinned CLI installed (a clear failure when npm cannot install it)."""
+    try:
+        executable(request.param)
+    except AgentInstallError as error:
+        pytest.fail(str(error), pytrace=False)
+    return request.param
+
+
+@pytest.fixture
+def guard(tmp_path: Path) -> HookPolicy:
+    """The hook under test: refuses ``rm -rf``, rewrites ``echo A > F`` to ``echo B > F``."""
+    return ScriptPolicy(tmp_path / "guard", "guard")
+
+
+@pytest.fixture
+def crashing_hook(tmp_path: Path) -> ScriptPolicy:
+    """A hook that logs what it read, then exits 1."""
+    return ScriptPolicy(tmp_path / "crash", "crash")
+
+
+@dataclass
+class AgentTrial:
+    """One headless run of an agent, the model server it talked to and its project folder."""
+
+    run: AgentRun
+    server: FakeModelServer
+    project: Path
+
+    def describe(self) -> str:
+        """The run and the model's side of it, for an assertion's message."""
+        return f"{self.run.describe()}\n  model requests:\n{self.server.describe()}"
+
+
+@pytest.fixture
+def agent_trial(tmp_path: Path) -> Callable[..., AgentTrial]:
+    """``agent_trial(agent, policy, command, files={})``: run ``agent`` once with ``policy`` as
+    its hook, the model asking for one shell ``command``; ``files`` are written first."""
+
+    def trial(agent: str, policy: HookPolicy, command: str, files: dict[str, str] | None = None) -> AgentTrial:
+        with FakeModelServer(command) as server:
+            runner = RUNNERS[agent](tmp_path / agent, server.url, policy.command(agent), policy.env)
+            for name, text in (files or {}).items():
+                (runner.project / name).write_text(text)
+            run = runner.run()
+        return AgentTrial(run, server, runner.project)
+
+    return trial
