@@ -48,6 +48,12 @@ def guard(tmp_path: Path) -> HookPolicy:
 
 
 @pytest.fixture
+def allowing_hook(tmp_path: Path) -> ScriptPolicy:
+    """A hook that logs what it read and lets every call run."""
+    return ScriptPolicy(tmp_path / "allow", "allow")
+
+
+@pytest.fixture
 def crashing_hook(tmp_path: Path) -> ScriptPolicy:
     """A hook that logs what it read, then exits 1."""
     return ScriptPolicy(tmp_path / "crash", "crash")

@@ -87,7 +87,7 @@ def _npm_install(pin: Pin, folder: Path) -> None:
                                 "reachable (`npm ping`)?") from None  # the timeout is the whole story
     if done.returncode != 0:
         shutil.rmtree(scratch, ignore_errors=True)
-        tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+        head = " | ".join((done.stderr or done.stdout).strip().splitlines()[:4])[:400]
         raise AgentInstallError(f"`npm install {spec}` failed (exit {done.returncode}; is the npm registry "
-                                f"reachable? `npm ping`): {tail}")
+                                f"reachable? `npm ping`): {head}")
     scratch.rename(folder)

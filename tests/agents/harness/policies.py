@@ -6,7 +6,8 @@ environment; its hooks inherit it) and ``commands_seen()`` (the shell commands t
 asked about, proof it ran: Codex and Gemini CLI skip a hook they do not trust without a word).
 
 ``ScriptPolicy`` is a small Python script, not Rienda: it logs each event it reads on stdin,
-then per ``mode``: ``guard`` denies a command holding ``rm -rf``, rewrites ``echo A > F`` to
+then per ``mode``: ``allow`` lets every call run; ``guard`` denies a command holding
+``rm -rf``, rewrites ``echo A > F`` to
 ``echo B > F`` and lets anything else run; ``crash`` exits 1 (a hook that fails).
 """
 
@@ -30,6 +31,8 @@ with open(log, "a") as out:
 if mode == "crash":
     print("the policy crashed", file=sys.stderr)
     sys.exit(1)
+if mode == "allow":
+    sys.exit(0)
 tool_input = event.get("tool_input") or {}
 command = tool_input.get("command") if isinstance(tool_input, dict) else None
 if not isinstance(command, str):
@@ -68,7 +71,7 @@ class HookPolicy(Protocol):
 
 
 class ScriptPolicy:
-    """The Python hook script in ``folder`` acting per ``mode`` (``guard`` or ``crash``)."""
+    """The Python hook script in ``folder`` acting per ``mode`` (``allow``, ``guard`` or ``crash``)."""
 
     def __init__(self, folder: Path, mode: str) -> None:
         folder.mkdir(parents=True, exist_ok=True)
