@@ -1,8 +1,8 @@
 """Fixtures for the tests that run the real agent CLIs against a fake model server.
 
 ``agent`` is each agent under test (all four by default; ``RIENDA_TEST_AGENTS=claude-code,codex``
-picks some), installed from npm on first use. ``guard`` and ``crashing_hook`` are the hook
-commands (``policies``); a test module that defines its own ``guard`` fixture (for instance
+picks some), installed from npm on first use. ``guard`` is the hook command under test and
+``script_hook(mode)`` gives others (``policies``); a test module that defines its own ``guard`` fixture (for instance
 ``rienda gate AGENT`` with a JS hook in a throwaway Rienda home) and imports the tests of
 ``test_hooks_in_agents`` runs them against its own hook unchanged. ``agent_trial`` runs one
 agent once: a fake model scripting one shell command, files put in the project first.
@@ -20,7 +20,7 @@ import pytest
 from .harness.install import PINS, AgentInstallError, executable
 from .harness.model_server import FakeModelServer
 from .harness.policies import HookPolicy, ScriptPolicy
-from .harness.runners import RUNNERS, AgentRun
+from .harness.runners import RUN_TIMEOUT_S, RUNNERS, AgentRun
 
 
 def _agents_under_test() -> list[str]:
@@ -48,15 +48,9 @@ def guard(tmp_path: Path) -> HookPolicy:
 
 
 @pytest.fixture
-def allowing_hook(tmp_path: Path) -> ScriptPolicy:
-    """A hook that logs what it read and lets every call run."""
-    return ScriptPolicy(tmp_path / "allow", "allow")
-
-
-@pytest.fixture
-def crashing_hook(tmp_path: Path) -> ScriptPolicy:
-    """A hook that logs what it read, then exits 1."""
-    return ScriptPolicy(tmp_path / "crash", "crash")
+def script_hook(tmp_path: Path) -> Callable[[str], ScriptPolicy]:
+    """``script_hook(mode)``: the Python hook script answering per ``mode`` (``policies``)."""
+    return lambda mode: ScriptPolicy(tmp_path / mode, mode)
 
 
 @dataclass
@@ -74,15 +68,17 @@ class AgentTrial:
 
 @pytest.fixture
 def agent_trial(tmp_path: Path) -> Callable[..., AgentTrial]:
-    """``agent_trial(agent, policy, command, files={})``: run ``agent`` once with ``policy`` as
-    its hook, the model asking for one shell ``command``; ``files`` are written first."""
+    """``agent_trial(agent, policy, command, files={}, timeout=...)``: run ``agent`` once with
+    ``policy`` as its hook, the model asking for one shell ``command``; ``files`` are written
+    first; past ``timeout`` seconds the run is killed (its ``exit_code`` None)."""
 
-    def trial(agent: str, policy: HookPolicy, command: str, files: dict[str, str] | None = None) -> AgentTrial:
+    def trial(agent: str, policy: HookPolicy, command: str, files: dict[str, str] | None = None,
+              timeout: float = RUN_TIMEOUT_S) -> AgentTrial:
         with FakeModelServer(command) as server:
             runner = RUNNERS[agent](tmp_path / agent, server.url, policy.command(agent), policy.env)
             for name, text in (files or {}).items():
                 (runner.project / name).write_text(text)
-            run = runner.run()
+            run = runner.run(timeout=timeout)
         return AgentTrial(run, server, runner.project)
 
     return trial

@@ -75,7 +75,7 @@ class FakeModelServer:
 
     def describe(self) -> str:
         """One line per request, for an assertion's message."""
-        return "\n".join(f"{e.method} {e.path} -> {e.answer} results={e.results!r}" for e in self.exchanges)
+        return "\n".join(f"    {e.method} {e.path} -> {e.answer} results={e.results!r}"[:600] for e in self.exchanges)
 
     def answer(self, wire: ModuleType, exchange: Exchange) -> bytes:
         """The scripted answer to one model request on ``wire``, recorded on ``exchange``."""

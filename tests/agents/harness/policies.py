@@ -6,9 +6,10 @@ environment; its hooks inherit it) and ``commands_seen()`` (the shell commands t
 asked about, proof it ran: Codex and Gemini CLI skip a hook they do not trust without a word).
 
 ``ScriptPolicy`` is a small Python script, not Rienda: it logs each event it reads on stdin,
-then per ``mode``: ``allow`` lets every call run; ``guard`` denies a command holding
-``rm -rf``, rewrites ``echo A > F`` to
-``echo B > F`` and lets anything else run; ``crash`` exits 1 (a hook that fails).
+then per ``mode``: ``guard`` denies a command holding ``rm -rf`` (with ``DENY_REASON``),
+rewrites ``echo A > F`` to ``echo B > F`` and lets anything else run; ``allow`` lets every
+call run; ``crash`` exits 1 (a hook that fails); ``exit2`` exits 2 with ``DENY_REASON`` on
+stderr; ``ask`` answers ``ask`` with ``DENY_REASON``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,16 @@ if mode == "crash":
     print("the policy crashed", file=sys.stderr)
     sys.exit(1)
 if mode == "allow":
+    sys.exit(0)
+if mode == "exit2":
+    print(sys.argv[4], file=sys.stderr)
+    sys.exit(2)
+if mode == "ask":
+    if agent == "gemini-cli":
+        print(json.dumps({"decision": "ask", "reason": sys.argv[4]}))
+    else:
+        print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+                                                 "permissionDecisionReason": sys.argv[4]}}))
     sys.exit(0)
 tool_input = event.get("tool_input") or {}
 command = tool_input.get("command") if isinstance(tool_input, dict) else None
@@ -71,7 +82,7 @@ class HookPolicy(Protocol):
 
 
 class ScriptPolicy:
-    """The Python hook script in ``folder`` acting per ``mode`` (``allow``, ``guard`` or ``crash``)."""
+    """The Python hook script in ``folder`` acting per ``mode`` (see the module's docstring)."""
 
     def __init__(self, folder: Path, mode: str) -> None:
         folder.mkdir(parents=True, exist_ok=True)

@@ -32,8 +32,8 @@ class AgentRun:
     seconds: float
 
     def describe(self) -> str:
-        """The run for an assertion's message (the last lines of each stream)."""
-        tail = lambda text: "\n    ".join(text.strip().splitlines()[-15:])  # noqa: E731
+        """The run for an assertion's message (the last lines of each stream, each cut short)."""
+        tail = lambda text: "\n    ".join(line[:400] for line in text.strip().splitlines()[-15:])  # noqa: E731
         return (f"{self.agent}: exit {self.exit_code} after {self.seconds:.1f} s\n  stdout:\n    {tail(self.stdout)}"
                 f"\n  stderr:\n    {tail(self.stderr)}")
 
