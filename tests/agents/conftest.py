@@ -1,11 +1,11 @@
 """Fixtures for the tests that run the real agent CLIs against a fake model server.
 
 ``agent`` is each agent under test (all four by default; ``RIENDA_TEST_AGENTS=claude-code,codex``
-picks some), installed from npm on first use. ``guard`` is the hook command under test and
-``script_hook(mode)`` gives others (``policies``); a test module that defines its own ``guard`` fixture (for instance
-``rienda gate AGENT`` with a JS hook in a throwaway Rienda home) and imports the tests of
-``test_hooks_in_agents`` runs them against its own hook unchanged. ``agent_trial`` runs one
-agent once: a fake model scripting one shell command, files put in the project first.
+picks some), installed from npm on first use. ``guard`` is each hook command of ``GUARDS``
+(one entry more runs the tests of ``test_hooks_in_agents`` against another hook, for instance
+``rienda gate AGENT`` with a JS hook in a throwaway Rienda home); ``script_hook(mode)`` gives
+the Python hook script in other modes (``policies``). ``agent_trial`` runs one agent once: a
+fake model scripting one shell command, files put in the project first.
 """
 
 from __future__ import annotations
@@ -41,10 +41,17 @@ def agent(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture
-def guard(tmp_path: Path) -> HookPolicy:
-    """The hook under test: refuses ``rm -rf``, rewrites ``echo A > F`` to ``echo B > F``."""
-    return ScriptPolicy(tmp_path / "guard", "guard")
+# The hooks ``guard`` gives, each a command refusing ``rm -rf`` with DENY_REASON and rewriting
+# ``echo A > F`` to ``echo B > F``: the tests of test_hooks_in_agents run once per entry.
+GUARDS: dict[str, Callable[[Path], HookPolicy]] = {
+    "python-script": lambda folder: ScriptPolicy(folder, "guard"),
+}
+
+
+@pytest.fixture(params=list(GUARDS))
+def guard(request: pytest.FixtureRequest, tmp_path: Path) -> HookPolicy:
+    """Each hook of ``GUARDS`` in turn, set up in a folder of its own."""
+    return GUARDS[request.param](tmp_path / request.param)
 
 
 @pytest.fixture

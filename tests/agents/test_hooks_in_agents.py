@@ -1,19 +1,15 @@
 """The real agent CLIs call a hook command on a shell call and obey its answer.
 
 Each agent runs headless against the fake model server, which asks for one shell command.
-The ``guard`` fixture is the hook (a Python script here). Rienda's gate tests reuse these
-tests unchanged: a module that defines its own ``guard`` fixture (``rienda gate AGENT`` with a
-JS hook refusing ``rm -rf`` with ``DENY_REASON`` and rewriting ``echo A > F`` to ``echo B > F``)
-and does ``from tests.agents.test_hooks_in_agents import *``. A test proves the hook ran from
-what the hook itself recorded, not only from the command's effect: Codex and Gemini CLI skip
-an untrusted hook without a word.
+The ``guard`` fixture is the hook, each of conftest's ``GUARDS`` in turn (a Python script;
+an entry more, such as ``rienda gate AGENT`` with a JS hook, runs these tests unchanged
+against it). A test proves the hook ran from what the hook itself recorded, not only from
+the command's effect: Codex and Gemini CLI skip an untrusted hook without a word.
 """
 
 from __future__ import annotations
 
 from .harness.policies import DENY_REASON
-
-__all__ = ["test_a_refused_rm_rf_leaves_the_file_and_the_model_reads_why", "test_a_rewritten_command_is_the_one_that_runs"]
 
 
 def test_a_refused_rm_rf_leaves_the_file_and_the_model_reads_why(agent, guard, agent_trial):

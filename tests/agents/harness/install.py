@@ -3,8 +3,8 @@
 Each pin installs once (``npm install --prefix``) into its own folder of a cache outside the
 checkout, ``$XDG_CACHE_HOME/rienda-tests/agents/`` (default ``~/.cache/...``), named for the
 package and version, and is reused by every later run. An install goes to a scratch folder
-renamed into place when npm succeeds, under a lock (parallel workers install it once); npm
-gets ``INSTALL_TIMEOUT_S``. Missing npm, an unreachable registry or a failed install is an
+renamed into place when npm succeeds, under a lock (parallel workers install it once); npm,
+and a wait for another process's install, get ``INSTALL_TIMEOUT_S``. Missing npm, an unreachable registry or a failed install is an
 ``AgentInstallError`` saying what to do, never a skip.
 """
 
@@ -14,6 +14,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,10 +64,23 @@ def executable(agent: str) -> Path:
         return command
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.with_name(folder.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        _lock(lock.fileno(), f"another process installing {pin.package}@{pin.version}")
         if not command.exists():
             _npm_install(pin, folder)
     return command
+
+
+def _lock(fd: int, holder: str) -> None:
+    """Take the install lock, waiting for ``holder`` at most as long as an install may take."""
+    deadline = time.monotonic() + INSTALL_TIMEOUT_S + 60
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise AgentInstallError(f"waited too long for {holder}") from None  # no cause but the wait
+            time.sleep(0.2)
 
 
 def _npm_install(pin: Pin, folder: Path) -> None:
