@@ -17,6 +17,7 @@ from typing import Callable
 
 import pytest
 
+from .harness.gate_policy import GatePolicy
 from .harness.install import PINS, AgentInstallError, executable
 from .harness.model_server import FakeModelServer
 from .harness.policies import HookPolicy, ScriptPolicy
@@ -45,6 +46,7 @@ def agent(request: pytest.FixtureRequest) -> str:
 # ``echo A > F`` to ``echo B > F``: the tests of test_hooks_in_agents run once per entry.
 GUARDS: dict[str, Callable[[Path], HookPolicy]] = {
     "python-script": lambda folder: ScriptPolicy(folder, "guard"),
+    "rienda-gate": GatePolicy,
 }
 
 
