@@ -38,8 +38,10 @@ def agent(request: pytest.FixtureRequest) -> str:
     try:
         executable(request.param)
     except AgentInstallError as error:
-        pytest.fail(str(error), pytrace=False)
-    return request.param
+        failure = str(error)
+    else:
+        return request.param
+    pytest.fail(failure, pytrace=False)
 
 
 # The hooks ``guard`` gives, each a command refusing ``rm -rf`` with DENY_REASON and rewriting
