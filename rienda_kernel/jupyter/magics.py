@@ -260,6 +260,8 @@ class RiendaMagics(Magics):
         def work(ui: Any) -> None:
             try:
                 box["result"] = conversation.run(prompt, ui, cancel)
+            except BaseException as exc:  # noqa: BLE001 - raised below, on the magic's thread
+                box["error"] = exc
             finally:
                 done.set()
 
@@ -268,6 +270,8 @@ class RiendaMagics(Magics):
                 interrupted = self._turn_in_kernel(kernel, work, done, cancel, signalled)
             else:
                 interrupted = self._turn_in_terminal(work, cancel)
+        if "result" not in box:  # the run itself failed (a bug of Rienda's): its own error, not a KeyError
+            raise box["error"]
         result = box["result"]
         shown, error = self.turns.ending(result, interrupted)
         if shown is not None and kernel is not None:  # a terminal printed it with the run's end

@@ -23,9 +23,11 @@ from types import ModuleType
 __all__ = ["import_module", "jsonschema", "prewarm", "without"]
 
 # module -> the extras Rienda never uses: jsonschema's format checkers' libraries (Rienda
-# checks no format; isoduration alone brings arrow and dateutil into a run's start).
+# checks no format; isoduration alone brings arrow and dateutil into a run's start). Never a
+# module Rienda imports itself: the block is process-wide, so another thread importing it
+# meanwhile would fail (idna, which httpx needs, is left out for that reason).
 _UNUSED_EXTRAS = {"jsonschema": ("rfc3987_syntax", "rfc3987", "rfc3986_validator", "rfc3339_validator", "fqdn",
-                                 "idna", "isoduration", "jsonpointer", "uri_template", "webcolors")}
+                                 "isoduration", "jsonpointer", "uri_template", "webcolors")}
 
 
 @contextmanager
