@@ -87,8 +87,8 @@ def _checked_usage(usage: Usage | None, where: str, warnings: list[str]) -> Usag
 
 
 def _record_line(record: dict[str, Any]) -> str | None:
-    """One line for a hook decision or a run's end (None for records not shown); raises
-    KeyError/TypeError/ValueError for one this version cannot read."""
+    """One line for a hook decision, a confirm's answer or a run's end (None for records not
+    shown); raises KeyError/TypeError/ValueError for one this version cannot read."""
     if record.get("type") == "hook_decision":
         if record["effect"] == "none":
             return None
@@ -99,6 +99,9 @@ def _record_line(record: dict[str, Any]) -> str | None:
             raise ValueError(f"effect {record['effect']!r}")
         depth = f" [depth {record['depth']}]" if record.get("depth") else ""
         return f"    {line}{depth}"
+    if record.get("type") == "confirm":
+        verdict = "allowed" if record["answer"] is True else "denied"
+        return f"    {'✓' if verdict == 'allowed' else '✗'} confirm {str(record['title'])!r}: {verdict} ({record['how']})"
     if record.get("type") == "run_end":
         reason = record["reason"]
         if not isinstance(reason, str):

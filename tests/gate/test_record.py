@@ -59,6 +59,8 @@ def test_rienda_show_reads_the_gated_calls(recorded):
     assert "    ✎ hook policy rewrote the result: text 14 → 16 characters" in lines
     assert "  ← shell [toolu_2]: wrote [withheld]" in lines
     assert '  → shell [toolu_3] {"command": "pwd"}' in lines
+    assert ("  ← shell [toolu_3]: (no hook objected; the agent decides as it would without the gate, and its "
+            "result is not seen)") in lines  # the gate's answer was {}: not "allowed"
     assert not any(line.startswith("usage:") for line in lines)  # no model turn: no usage line
 
 

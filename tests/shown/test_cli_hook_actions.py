@@ -15,7 +15,7 @@ import time
 import pytest
 
 from ..helpers.hook_walk import THROW_AT, walk_home
-from ..helpers.homes import scripted_home
+from ..helpers.homes import scripted_home, write_agent, write_extension, write_script
 
 REFUSED = ['→ shell {"command": "rm -rf victim"}',
            "  ✋ hook guard refused the call: no rm -rf here",
@@ -144,3 +144,20 @@ def test_json_events_carry_every_decision_for_readers_of_json(walk):
     assert {(d["hook"], d["effect"]) for d in decisions} == {
         ("guard", "refused"), ("tidy", "rewrote"), ("redact", "rewrote"), ("thrower", "threw"), ("brief", "rewrote")}
     assert "✎" not in done.stdout and "→ shell" not in done.stderr  # --json prints events, not lines
+
+
+def test_show_has_each_confirms_answer_under_its_call(tmp_path):
+    home, work = scripted_home(tmp_path)
+    write_extension(home, "tools", "publish", """module.exports = { description: "Asks first.",
+      parameters: { type: "object" }, execute(ctx) { return ctx.confirm({ title: "Publish", body: "Push?" })
+        ? "pushed" : { text: "cancelled", isError: true }; } };""")
+    write_agent(home, "pub", tools=["publish"])
+    write_script(work, [{"text": "", "tool_calls": [{"name": "publish", "arguments": {}}]}, {"text": "ok"},
+                        {"text": "", "tool_calls": [{"name": "publish", "arguments": {}}]}, {"text": "ok"}])
+    assert rienda(home, work, "run", "--agent", "pub", "--yes", "go").returncode == 0
+    session = rienda(home, work, "sessions").stdout.split("\t")[0]
+    assert rienda(home, work, "run", "--session", session, "--confirm", "deny", "again").returncode == 0
+    lines = rienda(home, work, "show", session).stdout.splitlines()
+    assert [line for line in lines if "confirm" in line] == ["    ✓ confirm 'Publish': allowed (auto-approve)",
+                                                             "    ✗ confirm 'Publish': denied (auto-deny)"]
+    assert lines[lines.index("    ✓ confirm 'Publish': allowed (auto-approve)") + 1] == "  ← publish [call_1_1]: pushed"

@@ -43,10 +43,21 @@ from ...sessions.store import SessionStore, SessionWriter
 from .decision import Decision
 from .protocols import CTX_FIELDS, GateEvent
 
-__all__ = ["RECORD_WAIT", "UNSEEN", "record_decision", "recorded_gate", "session_id_for"]
+__all__ = ["RECORD_WAIT", "record_decision", "recorded_gate", "session_id_for", "unseen_result"]
 
 RECORD_WAIT = 5.0  # seconds a decision waits for another gate process writing the same session
-UNSEEN = "(allowed by the gate; the agent runs the call, and its result is not seen before it runs)"
+_UNSEEN = {  # what a call the gate let through saved as its result, by the gate's answer
+    "allow": "(allowed by the gate; the agent runs the call, and its result is not seen before it runs)",
+    "pass": "(no hook objected; the agent decides as it would without the gate, and its result is not seen)",
+    "ask": "(the gate told the agent to ask its user; if they allow it the agent runs the call, its result "
+           "not seen)",
+}
+
+
+def unseen_result(answer: str) -> str:
+    """The text saved as the result of a call the gate answered ``answer`` (not ``deny``):
+    what the gate decided, since the agent runs the call after the gate has answered."""
+    return _UNSEEN.get(answer, f"(the gate answered {answer}; the agent runs the call, its result not seen)")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -100,7 +111,7 @@ def _before(writer: SessionWriter, decision: Decision) -> None:
     meta = {"result_unseen": True, "gate": {"answer": verdict.kind}}
     if decision.arguments != event.arguments:
         meta["arguments"] = decision.arguments
-    writer.append_message(Message.tool_result(call, UNSEEN, False, meta))
+    writer.append_message(Message.tool_result(call, unseen_result(verdict.kind), False, meta))
 
 
 def _after(writer: SessionWriter, decision: Decision) -> None:
