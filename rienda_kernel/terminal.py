@@ -1,5 +1,5 @@
-"""The terminal front end: how ``rienda run`` (and the ``%rienda`` magics in a terminal
-IPython, with no kernel to show widgets) shows events and asks confirms.
+"""The terminal front end: how ``rienda run``, ``rienda chat`` and the ``%rienda`` magics
+in a terminal IPython (with no kernel to show widgets) show events and ask confirms.
 
 Assistant text goes to stdout as it streams; everything else (thinking, tool activity,
 logs, command output, notices, diagnostics) goes to stderr. A sub-agent's run (the
@@ -44,7 +44,8 @@ from .engine import (
 from .hook_actions import hook_action
 from .previews import preview
 
-__all__ = ["CHAT_ALLOW_HINT", "CLI_ALLOW_HINT", "CLI_SEE_ALL", "MAGICS_ALLOW_HINT", "SHOW_SEE_ALL", "JsonLinesUI", "TerminalPrompt", "TerminalUI", "usage_summary"]
+__all__ = ["CHAT_ALLOW_HINT", "CLI_ALLOW_HINT", "CLI_SEE_ALL", "MAGICS_ALLOW_HINT", "SHOW_SEE_ALL", "JsonLinesUI",
+           "TerminalPrompt", "TerminalUI", "usage_summary"]
 
 
 class TerminalPrompt:
