@@ -39,6 +39,7 @@ from ..common.text import repair
 from .base import Chunk, ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
 from .replies import excerpt, retry_after, says_invalid, server_message
+from .window import Window, configured_window, known_window, llama_props
 
 httpx = http.httpx
 
@@ -104,6 +105,7 @@ class HttpProvider(Provider):
         self.backoff = float(backoff)
         self.max_wait = float(max_wait)
         self.options = check_options(options, self.request_options, self.where())
+        self._windows: dict[str, Window | None] = {}  # what the server said of each model's window
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], name: str | None = None) -> HttpProvider:
@@ -148,6 +150,27 @@ class HttpProvider(Provider):
     def request_options_for(self, request: ModelRequest) -> dict[str, Any]:
         """The endpoint's request options, overridden by the agent's (``request.options``)."""
         return {**self.options, **check_options(request.options, self.request_options, "the agent's options")}
+
+    def context_window(self, model: str, options: Mapping[str, Any]) -> Window | None:
+        """``context_window`` in the agent's options or the endpoint's, else what the server
+        says (:meth:`server_window`, asked once per model), else the table's; None when
+        unknown. Never raises; the server's answer is awaited at most :data:`.window.PROBE_TIMEOUT`."""
+        merged = {**self.options, **options}
+        configured = configured_window(merged)
+        if configured is not None:
+            return configured
+        if model not in self._windows:
+            self._windows[model] = self.server_window(model, merged)
+        return self._windows[model] or known_window(model)
+
+    def server_window(self, model: str, options: Mapping[str, Any]) -> Window | None:
+        """What the server says of ``model``'s window: an endpoint whose base URL is not the
+        vendor's own may be llama.cpp's server, asked at ``/props``."""
+        base = self.base()
+        if base == self.default_base_url.rstrip("/"):
+            return None
+        tokens = llama_props(base)
+        return Window(tokens, "server") if tokens else None
 
     def api_key(self, model: str) -> str:
         """The key from ``api_key_env`` ("" when none is configured); ProviderError naming

@@ -52,12 +52,13 @@ def llama(tmp_path_factory):
 
 
 class started:
-    """A llama.cpp server process for the block: ``(origin, process)``."""
+    """A llama.cpp server process for the block (its window ``n_ctx`` tokens, else its
+    default): ``(origin, process)``."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, n_ctx: int | None = None) -> None:
         self.port = free_port()
         self.origin = f"http://127.0.0.1:{self.port}"
-        command = [sys.executable, str(SCRIPT), str(self.port)]
+        command = [sys.executable, str(SCRIPT), str(self.port)] + ([str(n_ctx)] if n_ctx else [])
         self.context = server_process("llama.cpp's server", command, self.origin + "/health",
                                       directory / "server.log", timeout=120)
 
