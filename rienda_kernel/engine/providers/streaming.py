@@ -11,7 +11,8 @@ and opens a streamed POST:
   server's ``Retry-After`` (or ``retry-after-ms``) says, else an exponential backoff that
   starts at ``backoff`` seconds; no wait exceeds ``max_wait``. Each wait is announced as a
   :class:`NoticeChunk` ("retrying (1/3) in 1 s"). A 5xx whose body says the request is
-  invalid is not retried: sending it again cannot help;
+  invalid is not retried: sending it again cannot help; nor is a refusal for the request's
+  length (:mod:`.overflow`), raised as :class:`ContextOverflow`;
 - 401/403 says the key was refused, never printing it; other statuses quote the server's
   own error text, short and unescaped;
 - every ProviderError names the endpoint's URL (:func:`..secrets.scrub_url`: a key in its
@@ -32,12 +33,13 @@ from typing import Any, ClassVar
 
 from .. import http
 from ..cancel import CancelToken
-from ..errors import Interrupted, ProviderError
+from ..errors import ContextOverflow, Interrupted, ProviderError
 from ..secrets import scrub_text, scrub_url
 from ..common import bounded
 from ..common.text import repair
 from .base import Chunk, ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
+from .overflow import overflow
 from .replies import excerpt, retry_after, says_invalid, server_message
 from .window import Window, configured_window, known_window, llama_props
 
@@ -233,6 +235,9 @@ class HttpProvider(Provider):
         message = redact(server_message(text), key)
         if status in (401, 403):
             raise ProviderError(f"{url}: {self._refused(status)}: {message}")
+        too_long = overflow(text)
+        if too_long is not None:  # the same request would be refused again: not retried
+            raise ContextOverflow(f"{url}: HTTP {status}: {message}", tokens=too_long[0], window=too_long[1])
         retryable = (status == 429 or status >= 500) and not says_invalid(text)
         return f"HTTP {status}: {message}", retryable, retry_after(response_headers)
 
