@@ -11,6 +11,7 @@ command that installs them.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -18,12 +19,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI, TextDelta
 from rienda_kernel.engine.providers import provider_for
 from rienda_kernel.engine.providers.window import Window
+from rienda_kernel.engine.sessions.fill import estimate_tokens
 from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.llama_server import gguf
@@ -265,3 +268,16 @@ def test_a_request_longer_than_the_window_ends_in_one_line_and_the_session_resum
     [answer] = [m for m in resumed.messages if m.role == "assistant"]
     assert answer.text and [m.role for m in engine.store.load(result.session_id).messages] == ["user", "user",
                                                                                                "assistant"]
+
+
+def test_the_fill_estimate_stays_near_the_servers_own_token_count(llama):
+    """The estimate (sessions/fill.py) against llama.cpp's ``/tokenize`` on real texts: prose,
+    Python, a JSON tool result. Measured when it was written: -0 %, +7 %, -4 % (characters / 4:
+    -16 %, -4 %, -37 %)."""
+    texts = [(paths.REPO / "README.md").read_text()[:6000],
+             (paths.REPO / "rienda_kernel" / "engine" / "loop.py").read_text()[:6000],
+             json.dumps([{"name": p.name, "size": p.stat().st_size, "path": str(p.relative_to(paths.REPO))}
+                                for p in sorted((paths.REPO / "rienda_kernel").rglob("*.py"))][:60], indent=2)[:6000]]
+    for text in texts:
+        counted = len(httpx.post(llama + "/tokenize", json={"content": text}, timeout=30).json()["tokens"])
+        assert abs(estimate_tokens(text) - counted) <= 0.15 * counted, (text[:80], estimate_tokens(text), counted)
