@@ -58,12 +58,16 @@ def test_the_usage_line_says_how_full_a_known_window_is():
     assert usage_summary([None], ContextFill(700, 1000)) == "usage: none reported by the model (1 model turn) · context 70 % of 1,000"
 
 
-def test_rienda_run_shows_the_fill_of_the_configured_window(tmp_path):
+def test_rienda_run_and_each_chat_turn_show_the_fill_of_the_configured_window(tmp_path):
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()
     write_agent_file(home, "long", "---\ndescription: A long talker.\nmodel: scripted/script.yaml\ntools: []\n"
                                    "options: {context_window: 8192}\n---\nBe brief.\n")
-    write_script(work, [{"text": "Done.", "usage": {"input_tokens": 4990, "output_tokens": 10}}])
+    write_script(work, [{"text": "Done.", "usage": {"input_tokens": 4990, "output_tokens": 10}},
+                        {"text": "Again.", "usage": {"input_tokens": 7000, "output_tokens": 372}}])
     done = rienda(home, work, "run", "--agent", "long", "Hi")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1].endswith("· usage: 4990 in, 10 out over 1 model turn · context 61 % of 8,192")
+    chat = rienda(home, work, "chat", "--resume", "last", input="Hi again\n")
+    assert chat.returncode == 0, chat.stderr
+    assert "· usage: 7000 in, 372 out over 1 model turn · context 90 % of 8,192" in chat.stderr
