@@ -9,6 +9,7 @@
      ├── Interrupted            the invocation or run was stopped from another thread
      ├── PayloadError           a payload that is not what a hook point receives (names the field)
      ├── ProviderError          a model provider failed; says what the server sent
+     │    ├── AnswerCutOff      an answer stopped at a length limit (names what to raise)
      │    └── ContextOverflow   the request does not fit the model's context window
      ├── SessionWriteError      a session file could not be written (a full disk...)
      └── SandboxError           JavaScript failed inside an invocation
@@ -25,6 +26,7 @@ KeyError); ``tests/test_layout.py`` holds the engine to it.
 from __future__ import annotations
 
 __all__ = [
+    "AnswerCutOff",
     "ArgumentsError",
     "ConfigError",
     "ContextOverflow",
@@ -103,6 +105,16 @@ class ProviderError(RiendaError):
 
     The message says what went wrong and what the server sent, never a secret.
     """
+
+
+class AnswerCutOff(ProviderError):
+    """An answer stopped at a length limit (``max_tokens``, or the context window filling
+    up); ``tokens`` is the request's and the answer's tokens together as the server
+    reported them (None when it did not)."""
+
+    def __init__(self, message: str, *, tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.tokens = tokens
 
 
 class ContextOverflow(ProviderError):

@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..cancel import CancelToken
-from ..errors import ProviderError
+from ..errors import AnswerCutOff, ProviderError
 from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
     Chunk,
@@ -113,7 +113,8 @@ class OllamaProvider(HttpProvider):
         options["options"] = {**(options.get("options") or {}), "num_ctx": window.tokens}
         body = request_body(request, options)
         exchange = yield from self.open(body, key, cancel, {"Accept": "application/x-ndjson"})
-        yield from self.read(exchange, _parse(LineReader(exchange, key), key, _turn_number(request.messages), self.name))
+        yield from self.read(exchange, _parse(LineReader(exchange, key), key, _turn_number(request.messages),
+                                                 self.name), request)
 
 
 def host_url(host: str) -> str:
@@ -205,9 +206,10 @@ def _parse(reader: LineReader, key: str, turn: int, endpoint: str) -> Iterator[C
         raise ProviderError(f"the stream ended before the line with done: true; "
                             f"the last the server sent: {reader.tail()}")
     if part.get("done_reason") == "length":
-        raise ProviderError("the answer was cut off at the model's length limit (done_reason: length); raise "
-                            f"max_tokens (Ollama's num_predict) or options: {{num_ctx: ...}} under providers: {endpoint}: "
-                            "in config.yaml (or options: in the agent file)")
+        raise AnswerCutOff("the answer was cut off at the model's length limit (done_reason: length); raise "
+                           f"max_tokens (Ollama's num_predict) or options: {{num_ctx: ...}} under providers: {endpoint}: "
+                           "in config.yaml (or options: in the agent file)",
+                           tokens=int(part.get("prompt_eval_count") or 0) + int(part.get("eval_count") or 0) or None)
     if not read:
         raise ProviderError("the server's stream held no answer in the /api/chat format (message.content); "
                             f"the last it sent: {reader.tail()}")

@@ -10,17 +10,23 @@
   ``n_prompt_tokens`` and ``n_ctx`` ("request (831 tokens) exceeds the available context
   size (512 tokens), try increasing it").
 
-Such a refusal is never retried: the same request would be refused again.
+Such a refusal is never retried: the same request would be refused again. An answer
+cut off at a length limit when the request and the answer filled the window (llama.cpp's
+server ends it with ``finish_reason: length`` at ``n_ctx``) is an overflow too
+(:func:`filled`), not a ``max_tokens`` to raise.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..common import bounded
+from ..errors import AnswerCutOff, ContextOverflow, ProviderError
+from .window import Window
 
-__all__ = ["overflow", "overflow_line"]
+__all__ = ["filled", "overflow", "overflow_line"]
 
 _FIGURES = (  # (pattern, group of the request's tokens, group of the window), in the vendors' words
     (re.compile(r"maximum context length is (\d+) tokens.*?(?:resulted in|requested) (\d+) tokens", re.S), 2, 1),
@@ -49,6 +55,21 @@ def overflow(text: str) -> tuple[int | None, int | None] | None:
         if found:
             return int(found.group(tokens)), int(found.group(window))
     return None, None
+
+
+def filled(error: ProviderError, url: str, window: Callable[[], Window | None]) -> ProviderError:
+    """``error``, raised while a stream from ``url`` was read, as the run ends with it: named
+    by the URL; a :class:`ContextOverflow` (kept as one, or an :class:`AnswerCutOff` whose
+    request and answer reached the ``window()``, asked only then)."""
+    if isinstance(error, ContextOverflow):
+        return ContextOverflow(f"{url}: {error}", tokens=error.tokens, window=error.window)
+    if isinstance(error, AnswerCutOff) and error.tokens:
+        found = window()
+        if found is not None and error.tokens >= found.tokens:
+            return ContextOverflow(f"{url}: the answer was cut off when the request and the answer filled the "
+                                   f"context window ({error.tokens} of {found.tokens} tokens)",
+                                   tokens=error.tokens, window=found.tokens)
+    return ProviderError(f"{url}: {error}")
 
 
 def overflow_line(model_id: str, session_id: str, tokens: int | None, window: int | None, estimated: bool,

@@ -39,7 +39,7 @@ from ..common import bounded
 from ..common.text import repair
 from .base import Chunk, ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
-from .overflow import overflow
+from .overflow import filled, overflow
 from .replies import excerpt, retry_after, says_invalid, server_message
 from .window import Window, configured_window, known_window, llama_props
 
@@ -185,14 +185,15 @@ class HttpProvider(Provider):
                                 f"(model {self.name}/{model} at {self.url()})")
         return key
 
-    def read(self, exchange: ModelExchange, chunks: Iterator[Chunk]) -> Iterator[Chunk]:
+    def read(self, exchange: ModelExchange, chunks: Iterator[Chunk], request: ModelRequest) -> Iterator[Chunk]:
         """``chunks`` (the vendor's reading of ``exchange``'s body), the exchange abandoned
         however they end; a ProviderError raised while reading names the endpoint's URL
-        (scrubbed), as the errors before the stream do."""
+        (scrubbed), as the errors before the stream do; an answer cut off when it filled
+        ``request``'s context window is a :class:`ContextOverflow` (:func:`.overflow.filled`)."""
         try:
             yield from chunks
         except ProviderError as exc:
-            raise ProviderError(f"{exchange.shown_url}: {exc}") from exc
+            raise filled(exc, exchange.shown_url, lambda: self.context_window(request.model, request.options)) from exc
         finally:
             exchange.abandon()
 

@@ -281,3 +281,19 @@ def test_the_fill_estimate_stays_near_the_servers_own_token_count(llama):
     for text in texts:
         counted = len(httpx.post(llama + "/tokenize", json={"content": text}, timeout=30).json()["tokens"])
         assert abs(estimate_tokens(text) - counted) <= 0.15 * counted, (text[:80], estimate_tokens(text), counted)
+
+
+@pytest.mark.parametrize("api, suffix", [("openai", "/v1"), ("anthropic", "")])
+def test_an_answer_that_fills_the_window_ends_in_the_same_one_line(rig, small, keyless, api, suffix):
+    """A request that fits, whose answer then fills the window: the server stops it at its
+    n_ctx with a length stop, which is the window's doing, not max_tokens'."""
+    engine = engine_for(rig, {"providers": {"local": {"api": api, "base_url": small + suffix, "max_tokens": 48,
+                                                        "extra_body": {"temperature": 0}}}})
+    result = engine.conversation("small").run("hello world " * 230, NonInteractiveUI())
+    assert result.reason == "error" and "\n" not in result.error
+    assert f"no longer fits local/smollm2's context window: {N_CTX} tokens against a window of {N_CTX}; " \
+           f"session {result.session_id} is kept" in result.error, result.error
+    assert f"the answer was cut off when the request and the answer filled the context window ({N_CTX} of " \
+           f"{N_CTX} tokens)" in result.error and "raise max_tokens" not in result.error
+    [partial] = [m for m in result.messages if m.role == "assistant"]
+    assert partial.meta.get("error") and partial.text  # the text so far is kept

@@ -9,13 +9,13 @@ import threading
 
 import pytest
 
-from rienda_kernel.engine.errors import ConfigError
+from rienda_kernel.engine.errors import ConfigError, ContextOverflow, ProviderError
 from rienda_kernel.engine.providers import provider_for
 from rienda_kernel.engine.providers.ollama import OllamaProvider
 from rienda_kernel.engine.providers.openai import OpenAIProvider
 from rienda_kernel.engine.providers.window import OLLAMA_WINDOW, Window, known_window, llama_props
 
-from ...helpers.vendor_streams.ollama import MODEL, text_stream
+from ...helpers.vendor_streams.ollama import MODEL, done, part, text_stream
 from ...helpers.vendor_wire import Caller, serving
 from ...helpers.vendors import fake_ollama, fake_openai, ollama_show
 
@@ -115,3 +115,16 @@ def test_ollama_that_does_not_answer_show_gets_the_default_window(ollama):
     ollama.posts["/api/show"] = lambda body: (404, {"error": f"model '{body['model']}' not found"})
     assert _num_ctx(ollama) == OLLAMA_WINDOW
     assert CALLER.provider().context_window(MODEL, {}) == Window(OLLAMA_WINDOW, "default")
+
+
+def test_an_ollama_answer_cut_off_when_it_filled_num_ctx_is_an_overflow(ollama):
+    ollama.replies.append({"events": [part("hello hello"), done(prompt=8150, output=42, reason="length")]})
+    with pytest.raises(ContextOverflow) as raised:
+        CALLER.collect(CALLER.ask())
+    assert (raised.value.tokens, raised.value.window) == (8192, 8192)
+    assert str(raised.value) == (f"{ollama.url}/api/chat: the answer was cut off when the request and the answer "
+                                 "filled the context window (8192 of 8192 tokens)")
+    ollama.replies.append({"events": [part("hello"), done(prompt=100, output=42, reason="length")]})  # num_predict
+    with pytest.raises(ProviderError, match="cut off at the model's length limit") as raised:
+        CALLER.collect(CALLER.ask())
+    assert not isinstance(raised.value, ContextOverflow)
