@@ -97,7 +97,7 @@ class OllamaProvider(HttpProvider):
             return Window(num_ctx, "config")
         return super().context_window(model, options) or Window(OLLAMA_WINDOW, "default")
 
-    def server_window(self, model: str, options: Mapping[str, Any]) -> Window:
+    def server_window(self, model: str) -> Window:
         """The Modelfile's ``num_ctx`` (``/api/show``), else the model's trained length up to
         :data:`.window.OLLAMA_WINDOW` (that, when the server does not say)."""
         key = self.api_key(model)

@@ -162,10 +162,10 @@ class HttpProvider(Provider):
         if configured is not None:
             return configured
         if model not in self._windows:
-            self._windows[model] = self.server_window(model, merged)
+            self._windows[model] = self.server_window(model)
         return self._windows[model] or known_window(model)
 
-    def server_window(self, model: str, options: Mapping[str, Any]) -> Window | None:
+    def server_window(self, model: str) -> Window | None:
         """What the server says of ``model``'s window: an endpoint whose base URL is not the
         vendor's own may be llama.cpp's server, asked at ``/props``."""
         base = self.base()

@@ -13,8 +13,10 @@ JSON, shell output, YAML and German/French text: one token per
 punctuation mark or symbol, :data:`WIDE_TOKENS` per non-ASCII character, none for white
 space; plus :data:`MESSAGE_OVERHEAD` tokens per message for the chat template. Its error on
 600-character pieces of those texts averages 7 % (characters / 4: 23 %, and up to 56 % too
-low on shell output); the tokenizers of OpenAI's and Anthropic's models take fewer tokens
-for the same text, so there it errs high, the safe side for a window.
+low on shell output); the fill of a next request made of a reported turn and 900 to 2,600
+tokens of shell output, Python, JSON or prose after it came within -1 % to +7 % of the
+server's own count. The tokenizers of OpenAI's and Anthropic's models take fewer tokens for
+the same text, so there it errs high, the safe side for a window.
 """
 
 from __future__ import annotations
