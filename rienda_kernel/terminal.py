@@ -25,6 +25,7 @@ from .engine import (
     CancelToken,
     Confirm,
     ConfirmPolicy,
+    ContextFill,
     Diagnostic,
     Event,
     HookDecision,
@@ -269,15 +270,17 @@ class JsonLinesUI(_AnsweringUI):
         self.out.flush()
 
 
-def usage_summary(usages: list[Usage | None]) -> str:
+def usage_summary(usages: list[Usage | None], context: ContextFill | None = None) -> str:
     """The token usage of these model turns (None: a turn whose server reported none), as
-    ``rienda run``'s last line and ``rienda show``'s total show it; "" for no turn."""
+    ``rienda run``'s last line and ``rienda show``'s total show it; "" for no turn. With
+    ``context`` whose window is known, how full that window is: ``· context 61 % of 8,192``."""
     if not usages:
         return ""
     reported = [usage for usage in usages if usage is not None]
     turns = f"{len(usages)} model turn{'s' if len(usages) != 1 else ''}"
+    fill = f" · context {context.percent} % of {context.window:,}" if context and context.window else ""
     if not reported:
-        return f"usage: none reported by the model ({turns})"
+        return f"usage: none reported by the model ({turns})" + fill
     missing = len(usages) - len(reported)
     return (f"usage: {sum(u.input_tokens for u in reported)} in, {sum(u.output_tokens for u in reported)} out "
-            f"over {turns}" + (f" ({missing} reported none)" if missing else ""))
+            f"over {turns}" + (f" ({missing} reported none)" if missing else "") + fill)

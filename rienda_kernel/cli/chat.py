@@ -146,7 +146,7 @@ class Chat:
         if result.reason == "interrupted":
             _say("interrupted; the session kept what was produced")
         if result.session_id:
-            usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"])
+            usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"], result.context)
             print(f"session {result.session_id}" + (f" · {usage}" if usage else ""), file=sys.stderr)
         return stopped_by
 

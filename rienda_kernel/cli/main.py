@@ -280,7 +280,7 @@ def _run(args: argparse.Namespace) -> int:
     if result.reason == "interrupted" and not args.json:  # even before the first token: say why it ended
         print("rienda: interrupted", file=sys.stderr)
     if result.session_id and not args.json:
-        usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"])
+        usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"], result.context)
         print(f"session {result.session_id}" + (f" · {usage}" if usage else ""), file=sys.stderr)
     if isinstance(result.failure, NoModelError):
         return NO_MODEL_EXIT

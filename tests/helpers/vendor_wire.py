@@ -78,6 +78,10 @@ class ReplayServer:
         self.trailer = trailer
         self.replies: list[dict[str, Any]] = []
         self.gets: dict[str, Any] = {}  # path -> the JSON a GET of it answers (e.g. Ollama's /api/tags)
+        # path (other than ``path``) -> a function of the request body giving the JSON a POST answers
+        # (e.g. Ollama's /api/show); each such request is kept in ``asked`` as (path, body)
+        self.posts: dict[str, Callable[[dict[str, Any]], Any]] = {}
+        self.asked: list[tuple[str, dict[str, Any]]] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.problems: list[str] = []
@@ -104,6 +108,10 @@ class ReplayServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path != fake.path and self.path in fake.posts:
+                    fake.asked.append((self.path, body))
+                    fake.answer(self, fake.posts[self.path], body)
+                    return
                 fake.requests.append(body)
                 fake.headers.append(dict(self.headers))
                 if self.path != fake.path:
@@ -126,6 +134,23 @@ class ReplayServer:
                     pass
 
         return Handler
+
+    def answer(self, handler: BaseHTTPRequestHandler, answering: Callable[[dict[str, Any]], Any],
+               body: dict[str, Any]) -> None:
+        """Answer a POST of one of ``posts``' paths with the JSON ``answering(body)`` gives
+        (a ``(status, JSON)`` pair: with that status; an exception: a problem, and HTTP 400)."""
+        try:
+            answered = answering(body)
+            status, answered = answered if isinstance(answered, tuple) else (200, answered)
+            payload = json.dumps(answered).encode()
+        except Exception as exc:  # the request is not in the vendor's format
+            self.problems.append(f"request {body}: {exc}")
+            status, payload = 400, json.dumps({"error": str(exc)}).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload)
 
     def serve(self, handler: BaseHTTPRequestHandler, reply: dict[str, Any]) -> None:
         status = reply.get("status", 200)

@@ -31,7 +31,7 @@ from typing import Any, Union
 import ollama
 import typing_extensions as te  # the vendors' TypedDicts are typing_extensions' own
 from anthropic.types import ErrorResponse, RawMessageStreamEvent, message_create_params
-from ollama._types import ChatRequest
+from ollama._types import ChatRequest, ShowRequest
 from openai.types.chat import ChatCompletionChunk, completion_create_params
 from pydantic import TypeAdapter
 
@@ -257,10 +257,28 @@ def validate_ollama_line(line: dict[str, Any]) -> None:
         ollama.ChatResponse.model_validate(line)
 
 
+def ollama_show(context_length: int = 40960, parameters: str = 'stop "<|im_start|>"'):
+    """An answer to Ollama's ``POST /api/show``, for a model trained for ``context_length``
+    tokens whose Modelfile sets ``parameters``; the request and the answer pass the
+    ``ollama`` package's ``ShowRequest`` and ``ShowResponse``."""
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        ShowRequest.model_validate(body)
+        assert set(body) == {"model"}, f"fields /api/show does not take: {set(body) - {'model'}}"
+        shown = {"modelfile": f"FROM {body['model']}\n", "parameters": parameters,
+                 "template": "{{ .Prompt }}", "details": {"format": "gguf", "family": "qwen3"},
+                 "model_info": {"general.architecture": "qwen3", "qwen3.context_length": context_length},
+                 "capabilities": ["completion", "tools"]}
+        ollama.ShowResponse.model_validate(shown)
+        return shown
+    return answer
+
+
 def fake_ollama() -> ReplayServer:
-    """Ollama's /api/chat; ``url`` is the host URL (the origin)."""
+    """Ollama's /api/chat, and /api/show (:func:`ollama_show`'s answer); ``url`` is the host
+    URL (the origin)."""
     server = ReplayServer("/api/chat", "application/x-ndjson",
                           encode=lambda line: json.dumps(line) + "\n", encode_raw=lambda raw: raw + "\n",
                           validate_request=validate_ollama_request, validate_event=validate_ollama_line)
+    server.posts["/api/show"] = ollama_show()
     server.url = server.origin
     return server

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..cancel import CancelToken
-from ..errors import ProviderError
+from ..errors import AnswerCutOff, ProviderError
 from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
     Chunk,
@@ -91,7 +91,7 @@ class AnthropicProvider(HttpProvider):
         body = request_body(request, options)
         headers = {"anthropic-version": API_VERSION, "Accept": "text/event-stream"}
         exchange = yield from self.open(body, key, cancel, headers)
-        yield from self.read(exchange, _parse(EventReader(exchange, key), key, body["max_tokens"], self.name))
+        yield from self.read(exchange, _parse(EventReader(exchange, key), key, body["max_tokens"], self.name), request)
 
 
 _CHOICES = {"auto": "auto", "none": "none", "required": "any"}
@@ -219,8 +219,9 @@ def _parse(reader: EventReader, key: str, max_tokens: int, endpoint: str) -> Ite
     else:
         raise ProviderError(f"the stream ended before message_stop; the last the server sent: {reader.tail()}")
     if turn.stop_reason == "max_tokens":
-        raise ProviderError(f"the answer was cut off at max_tokens ({max_tokens}); raise max_tokens "
-                            f"under providers: {endpoint}: in config.yaml (or options: in the agent file)")
+        raise AnswerCutOff(f"the answer was cut off at max_tokens ({max_tokens}); raise max_tokens "
+                           f"under providers: {endpoint}: in config.yaml (or options: in the agent file)",
+                           tokens=turn.input_tokens + turn.output_tokens or None)
     if not turn.blocks and unread:
         raise ProviderError("the server's stream held no answer in the Messages format (content_block_* events); "
                             f"it sent: {excerpt(redact(unread, key))}")

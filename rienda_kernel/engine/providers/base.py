@@ -17,6 +17,7 @@ from typing import Any
 from ..cancel import CancelToken
 from ..errors import ConfigError
 from ..sessions.messages import Message, ToolCall, Usage
+from .window import Window, configured_window, known_window
 
 __all__ = [
     "Chunk",
@@ -118,6 +119,12 @@ class Provider(ABC):
         if options:
             raise ConfigError(f"{where}: options: this model takes no options "
                               f"(got {', '.join(sorted(options))})")
+
+    def context_window(self, model: str, options: Mapping[str, Any]) -> Window | None:
+        """``model``'s context window (:mod:`.window`): ``context_window`` in the agent's
+        ``options`` (checked by :meth:`preflight`), else the table's; None when unknown.
+        Never raises; an endpoint that asks its server bounds the wait."""
+        return configured_window(options) or known_window(model)
 
     @abstractmethod
     def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:

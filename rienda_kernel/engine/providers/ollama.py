@@ -12,6 +12,12 @@ model options given as ``options`` (``num_ctx``, ``temperature``...); ``think`` 
 or a level such as ``high``) and ``keep_alive`` are sent as is; ``extra_body`` is merged in
 last. Ollama has no ``tool_choice``.
 
+Every request carries an explicit ``options.num_ctx``, the model's window (:mod:`.window`):
+``options: {num_ctx: N}`` as given, else ``context_window``, else the Modelfile's
+``num_ctx`` (``/api/show``), else the model's trained ``context_length`` up to
+:data:`.window.OLLAMA_WINDOW`. Ollama otherwise applies a default of its own and silently
+drops the start of a longer prompt, the system prompt first.
+
 Each NDJSON line carries ``message.content`` -> :class:`TextChunk`, ``message.thinking``
 -> :class:`ThinkingChunk` and ``message.tool_calls`` (whole, with object arguments) ->
 :class:`ToolCallChunk`; the last line has ``done: true`` with ``prompt_eval_count`` /
@@ -29,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..cancel import CancelToken
-from ..errors import ProviderError
+from ..errors import AnswerCutOff, ProviderError
 from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
     Chunk,
@@ -41,6 +47,7 @@ from .base import (
 )
 from .options import mapping, vendor_options
 from .replies import short
+from .window import OLLAMA_WINDOW, Window, ollama_show
 from .streaming import (
     HttpProvider,
     LineReader,
@@ -82,11 +89,32 @@ class OllamaProvider(HttpProvider):
     def base(self) -> str:
         return host_url(super().base())
 
+    def context_window(self, model: str, options: Mapping[str, Any]) -> Window:
+        """``options: {num_ctx: N}`` (the agent's, else the endpoint's) when given, else as
+        every endpoint (:meth:`server_window` always knows one): what is sent as ``num_ctx``."""
+        num_ctx = ({**self.options, **options}.get("options") or {}).get("num_ctx")
+        if isinstance(num_ctx, int) and not isinstance(num_ctx, bool) and num_ctx > 0:
+            return Window(num_ctx, "config")
+        return super().context_window(model, options) or Window(OLLAMA_WINDOW, "default")
+
+    def server_window(self, model: str) -> Window:
+        """The Modelfile's ``num_ctx`` (``/api/show``), else the model's trained length up to
+        :data:`.window.OLLAMA_WINDOW` (that, when the server does not say)."""
+        key = self.api_key(model)
+        num_ctx, trained = ollama_show(self.base(), model, self.auth_headers(key) if key else {})
+        if num_ctx:
+            return Window(num_ctx, "server")
+        return Window(min(trained or OLLAMA_WINDOW, OLLAMA_WINDOW), "default")
+
     def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:
         key = self.api_key(request.model)
-        body = request_body(request, self.request_options_for(request))
+        options = self.request_options_for(request)
+        window = self.context_window(request.model, request.options)
+        options["options"] = {**(options.get("options") or {}), "num_ctx": window.tokens}
+        body = request_body(request, options)
         exchange = yield from self.open(body, key, cancel, {"Accept": "application/x-ndjson"})
-        yield from self.read(exchange, _parse(LineReader(exchange, key), key, _turn_number(request.messages), self.name))
+        yield from self.read(exchange, _parse(LineReader(exchange, key), key, _turn_number(request.messages),
+                                                 self.name), request)
 
 
 def host_url(host: str) -> str:
@@ -178,9 +206,10 @@ def _parse(reader: LineReader, key: str, turn: int, endpoint: str) -> Iterator[C
         raise ProviderError(f"the stream ended before the line with done: true; "
                             f"the last the server sent: {reader.tail()}")
     if part.get("done_reason") == "length":
-        raise ProviderError("the answer was cut off at the model's length limit (done_reason: length); raise "
-                            f"max_tokens (Ollama's num_predict) or options: {{num_ctx: ...}} under providers: {endpoint}: "
-                            "in config.yaml (or options: in the agent file)")
+        raise AnswerCutOff("the answer was cut off at the model's length limit (done_reason: length); raise "
+                           f"max_tokens (Ollama's num_predict) or options: {{num_ctx: ...}} under providers: {endpoint}: "
+                           "in config.yaml (or options: in the agent file)",
+                           tokens=int(part.get("prompt_eval_count") or 0) + int(part.get("eval_count") or 0) or None)
     if not read:
         raise ProviderError("the server's stream held no answer in the /api/chat format (message.content); "
                             f"the last it sent: {reader.tail()}")

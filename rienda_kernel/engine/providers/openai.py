@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..cancel import CancelToken
-from ..errors import ProviderError
+from ..errors import AnswerCutOff, ProviderError
 from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
     Chunk,
@@ -62,7 +62,7 @@ class OpenAIProvider(HttpProvider):
         key = self.api_key(request.model)
         body = request_body(request, self.request_options_for(request))
         exchange = yield from self.open(body, key, cancel, {"Accept": "text/event-stream"})
-        yield from self.read(exchange, _parse(EventReader(exchange, key), key, self.name))
+        yield from self.read(exchange, _parse(EventReader(exchange, key), key, self.name), request)
 
 
 _SAMPLING = ("max_tokens", "temperature", "top_p", "stop")
@@ -154,9 +154,10 @@ def _parse(reader: EventReader, key: str, endpoint: str) -> Iterator[Chunk]:
     else:
         raise ProviderError(f"the stream ended before data: [DONE]; the last the server sent: {reader.tail()}")
     if finish == "length":
-        raise ProviderError("the answer was cut off at the model's length limit (finish_reason: length); raise "
-                            f"max_tokens under providers: {endpoint}: in config.yaml (or options: in the agent "
-                            "file), or the server's own limit")
+        raise AnswerCutOff("the answer was cut off at the model's length limit (finish_reason: length); raise "
+                           f"max_tokens under providers: {endpoint}: in config.yaml (or options: in the agent "
+                           "file), or the server's own limit",
+                           tokens=usage.input_tokens + usage.output_tokens if usage else None)
     if not answered and not calls and unread:
         raise ProviderError(f"the server's stream held no answer in the Chat Completions format "
                             f"(choices[].delta.content); it sent: {excerpt(redact(unread, key))}")

@@ -7,8 +7,9 @@ Two kinds:
   ``max_wait``;
 - request options, in ``config.yaml`` and in an agent's front matter (the agent's win):
   ``max_tokens``, ``temperature``, ``top_p``, ``stop``, ``tool_choice`` (``auto``,
-  ``none``, ``required`` or a tool's name) and ``extra_body`` (a mapping merged into the
-  request as is, for a server's own parameters). A vendor adds its own (Anthropic
+  ``none``, ``required`` or a tool's name), ``extra_body`` (a mapping merged into the
+  request as is, for a server's own parameters) and ``context_window`` (the model's window
+  in tokens, :mod:`.window`: never sent, except to Ollama as its ``num_ctx``). A vendor adds its own (Anthropic
   ``thinking``; Ollama ``think``, ``options``, ``keep_alive``) and translates them all
   into its wire format.
 
@@ -102,6 +103,7 @@ REQUEST_OPTIONS: Mapping[str, Checker] = {
     "stop": _stop,
     "tool_choice": _tool_choice,
     "extra_body": mapping("{cache_prompt: true}"),
+    "context_window": _whole(1),
 }
 
 

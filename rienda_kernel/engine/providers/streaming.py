@@ -11,7 +11,8 @@ and opens a streamed POST:
   server's ``Retry-After`` (or ``retry-after-ms``) says, else an exponential backoff that
   starts at ``backoff`` seconds; no wait exceeds ``max_wait``. Each wait is announced as a
   :class:`NoticeChunk` ("retrying (1/3) in 1 s"). A 5xx whose body says the request is
-  invalid is not retried: sending it again cannot help;
+  invalid is not retried: sending it again cannot help; nor is a refusal for the request's
+  length (:mod:`.overflow`), raised as :class:`ContextOverflow`;
 - 401/403 says the key was refused, never printing it; other statuses quote the server's
   own error text, short and unescaped;
 - every ProviderError names the endpoint's URL (:func:`..secrets.scrub_url`: a key in its
@@ -32,13 +33,15 @@ from typing import Any, ClassVar
 
 from .. import http
 from ..cancel import CancelToken
-from ..errors import Interrupted, ProviderError
+from ..errors import ContextOverflow, Interrupted, ProviderError
 from ..secrets import scrub_text, scrub_url
 from ..common import bounded
 from ..common.text import repair
 from .base import Chunk, ModelRequest, NoticeChunk, Provider
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
+from .overflow import filled, overflow
 from .replies import excerpt, retry_after, says_invalid, server_message
+from .window import Window, configured_window, known_window, llama_props
 
 httpx = http.httpx
 
@@ -104,6 +107,7 @@ class HttpProvider(Provider):
         self.backoff = float(backoff)
         self.max_wait = float(max_wait)
         self.options = check_options(options, self.request_options, self.where())
+        self._windows: dict[str, Window | None] = {}  # what the server said of each model's window
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], name: str | None = None) -> HttpProvider:
@@ -149,6 +153,27 @@ class HttpProvider(Provider):
         """The endpoint's request options, overridden by the agent's (``request.options``)."""
         return {**self.options, **check_options(request.options, self.request_options, "the agent's options")}
 
+    def context_window(self, model: str, options: Mapping[str, Any]) -> Window | None:
+        """``context_window`` in the agent's options or the endpoint's, else what the server
+        says (:meth:`server_window`, asked once per model), else the table's; None when
+        unknown. Never raises; the server's answer is awaited at most :data:`.window.PROBE_TIMEOUT`."""
+        merged = {**self.options, **options}
+        configured = configured_window(merged)
+        if configured is not None:
+            return configured
+        if model not in self._windows:
+            self._windows[model] = self.server_window(model)
+        return self._windows[model] or known_window(model)
+
+    def server_window(self, model: str) -> Window | None:
+        """What the server says of ``model``'s window: an endpoint whose base URL is not the
+        vendor's own may be llama.cpp's server, asked at ``/props``."""
+        base = self.base()
+        if base == self.default_base_url.rstrip("/"):
+            return None
+        tokens = llama_props(base)
+        return Window(tokens, "server") if tokens else None
+
     def api_key(self, model: str) -> str:
         """The key from ``api_key_env`` ("" when none is configured); ProviderError naming
         the variable to set when a required key is missing, before any request."""
@@ -160,14 +185,15 @@ class HttpProvider(Provider):
                                 f"(model {self.name}/{model} at {self.url()})")
         return key
 
-    def read(self, exchange: ModelExchange, chunks: Iterator[Chunk]) -> Iterator[Chunk]:
+    def read(self, exchange: ModelExchange, chunks: Iterator[Chunk], request: ModelRequest) -> Iterator[Chunk]:
         """``chunks`` (the vendor's reading of ``exchange``'s body), the exchange abandoned
         however they end; a ProviderError raised while reading names the endpoint's URL
-        (scrubbed), as the errors before the stream do."""
+        (scrubbed), as the errors before the stream do; an answer cut off when it filled
+        ``request``'s context window is a :class:`ContextOverflow` (:func:`.overflow.filled`)."""
         try:
             yield from chunks
         except ProviderError as exc:
-            raise ProviderError(f"{exchange.shown_url}: {exc}") from exc
+            raise filled(exc, exchange.shown_url, lambda: self.context_window(request.model, request.options)) from exc
         finally:
             exchange.abandon()
 
@@ -210,6 +236,9 @@ class HttpProvider(Provider):
         message = redact(server_message(text), key)
         if status in (401, 403):
             raise ProviderError(f"{url}: {self._refused(status)}: {message}")
+        too_long = overflow(text)
+        if too_long is not None:  # the same request would be refused again: not retried
+            raise ContextOverflow(f"{url}: HTTP {status}: {message}", tokens=too_long[0], window=too_long[1])
         retryable = (status == 429 or status >= 500) and not says_invalid(text)
         return f"HTTP {status}: {message}", retryable, retry_after(response_headers)
 

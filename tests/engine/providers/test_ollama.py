@@ -72,7 +72,7 @@ def test_text_streams_in_pieces_with_usage(server):
     assert chunks == [TextChunk("Hel"), TextChunk("lo"), TextChunk(" there"), UsageChunk(chunks[-1].usage)]
     assert (chunks[-1].usage.input_tokens, chunks[-1].usage.output_tokens) == (26, 9)
     assert server.requests == [{"model": MODEL, "stream": True, "messages": [
-        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]}]
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}], "options": {"num_ctx": 8192}}]
     assert "Authorization" not in server.headers[0]
 
 
