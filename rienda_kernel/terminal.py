@@ -278,7 +278,7 @@ def usage_summary(usages: list[Usage | None], context: ContextFill | None = None
         return ""
     reported = [usage for usage in usages if usage is not None]
     turns = f"{len(usages)} model turn{'s' if len(usages) != 1 else ''}"
-    fill = f" · context {context.percent} % of {context.window:,}" if context and context.window else ""
+    fill = f" · {context.line()}" if context and context.window else ""
     if not reported:
         return f"usage: none reported by the model ({turns})" + fill
     missing = len(usages) - len(reported)

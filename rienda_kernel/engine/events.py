@@ -212,8 +212,11 @@ class ToolResultReady(Event):
 
 @dataclass(frozen=True)
 class RunEnd(Event):
-    """The run ended: ``reason`` is ``end_turn``, ``interrupted`` or ``error``."""
+    """The run ended: ``reason`` is ``end_turn``, ``interrupted`` or ``error``; ``context``:
+    ``{tokens, window, estimated}``, how full the model's context window is for the next
+    request (``window`` None: unknown), None when the run never reached its model."""
 
     type: ClassVar[str] = "run_end"
     reason: str
     error: str | None = None
+    context: dict[str, Any] | None = None  # how full the model's window is for the next request (fill.py)

@@ -181,8 +181,9 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         ui.emit(Diagnostic("engine", traceback.format_exc()))
     reason, error = _end(setup, chain, reason, error, cancel)
     error = None if error is None else scrub_text(error)  # front ends show it as it is
-    ui.emit(RunEnd(reason, error))
-    return RunResult(setup.session_id, reason, produced, error, context=_fill(setup, cancel))
+    fill = _fill(setup, cancel)
+    ui.emit(RunEnd(reason, error, context=fill.to_dict()))
+    return RunResult(setup.session_id, reason, produced, error, context=fill)
 
 
 def _fill(setup: TurnSetup, cancel: CancelToken) -> ContextFill:

@@ -231,8 +231,8 @@ class NotebookUI(UI):
             self._message = None
         if self.live:
             with self._status_lock:
-                self.target.display(self._status_id, usage_bundle(self._usage, time.monotonic() - self._started),
-                                    update=True)
+                self.target.display(self._status_id, usage_bundle(self._usage, time.monotonic() - self._started,
+                                                                  event.context), update=True)
 
     # -- confirm -------------------------------------------------------------------------
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import Message, RunResult, scrub
+from ..engine import ContextFill, Message, RunResult, scrub
 
 __all__ = ["ToolCallResult", "TurnResult", "current_cell"]
 
@@ -26,7 +26,9 @@ class ToolCallResult:
 @dataclass(frozen=True)
 class TurnResult:
     """A turn's final ``text``, its ``messages``, ``tool_calls`` with results, the
-    ``session_id`` and the ``reason`` it ended (``end_turn``, ``interrupted``, ``error``).
+    ``session_id``, the ``reason`` it ended (``end_turn``, ``interrupted``, ``error``) and
+    ``context``, how full the model's window is now (each message's ``usage`` has what the
+    provider reported).
 
     Displays as the rendered answer, except in the cell that ran the turn, which already
     showed it live. Like every output, it holds no secret: each value is scrubbed as the
@@ -40,6 +42,7 @@ class TurnResult:
     reason: str
     error: str | None = None
     shown_in: object = field(default=None, repr=False, compare=False)
+    context: ContextFill | None = None  # how full the model's window is for the next turn (.percent, .window)
 
     @classmethod
     def from_run(cls, result: RunResult, shown_in: object = None) -> TurnResult:
@@ -47,7 +50,8 @@ class TurnResult:
                                 answer.is_error if answer else None, _subagent_session(answer))
                  for call, answer in result.tool_calls]
         messages = [Message.from_dict(scrub(message.to_dict())) for message in result.messages]
-        return cls(scrub(result.text), messages, calls, result.session_id, result.reason, scrub(result.error), shown_in)
+        return cls(scrub(result.text), messages, calls, result.session_id, result.reason, scrub(result.error), shown_in,
+                   context=result.context)
 
     def __str__(self) -> str:
         return self.text

@@ -13,7 +13,7 @@ import time
 import uuid
 from typing import Any
 
-from ..engine import HookDecision
+from ..engine import ContextFill, HookDecision
 from ..hook_actions import hook_action
 from ..previews import readable
 from .cell import CellTarget
@@ -210,12 +210,15 @@ def status_bundle(what: str, elapsed: float, tokens: int) -> dict[str, str]:
     return {"text/plain": line, "text/markdown": line}
 
 
-def usage_bundle(usage: list[dict[str, int]], elapsed: float) -> dict[str, str]:
+def usage_bundle(usage: list[dict[str, int]], elapsed: float, context: dict[str, Any] | None = None) -> dict[str, str]:
+    """The line a run's status ends as: the tokens the provider reported, the time, and how
+    full the model's window is (``context``: a run_end event's, when its window is known)."""
+    fill = ContextFill(**context).line() if context else ""
     if not usage:
-        return {"text/plain": ""}
+        return {"text/plain": fill, "text/markdown": f"<sub>{fill}</sub>"} if fill else {"text/plain": ""}
     spent = sum(u.get("input_tokens", 0) for u in usage), sum(u.get("output_tokens", 0) for u in usage)
     turns = f" over {len(usage)} model turns" if len(usage) > 1 else ""
-    line = f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns} · {elapsed:.1f} s"
+    line = f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns} · {elapsed:.1f} s" + (f" · {fill}" if fill else "")
     return {"text/plain": line, "text/markdown": f"<sub>{line}</sub>"}
 
 

@@ -61,6 +61,10 @@ class ContextFill:
     def to_dict(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "window": self.window, "estimated": self.estimated}
 
+    def line(self) -> str:
+        """``context 61 % of 8,192`` as every front end shows it; "" when the window is unknown."""
+        return f"context {self.percent} % of {self.window:,}" if self.window else ""
+
 
 def estimate_tokens(text: str) -> int:
     """About how many tokens ``text`` is (see the module docstring for the rule)."""

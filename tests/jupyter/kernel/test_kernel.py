@@ -9,7 +9,7 @@ import pytest
 from ...helpers.extensions import SLOW
 from ...helpers.frontend import Console, streams, texts
 from ...helpers.hook_walk import THROW_AT, walk_home
-from ...helpers.homes import call_script, write_agent, write_extension, write_script
+from ...helpers.homes import call_script, write_agent, write_agent_file, write_extension, write_script
 from ...helpers.processes import alive, wait_for_file
 
 
@@ -383,3 +383,21 @@ def test_every_hook_action_and_a_readable_result_show_in_the_cell(frontend_facto
                          if m["msg_type"] == "display_data")
     assert "<sub>✎ hook brief rewrote the model's answer: text 4 → 4 characters</sub>" in markdown
     assert "DONE" in markdown and (work / "victim").is_dir()
+
+
+def test_a_live_cell_ends_with_how_full_the_models_window_is(frontend_factory, home):
+    """The agent's options give the scripted model a window of 2,000 tokens; the last turn
+    reports 1,300 input tokens: the status line ends as the tokens and the fill."""
+    agent_home, work = home
+    write_agent_file(agent_home, "small", "---\ndescription: d\nmodel: scripted/script.yaml\ntools: [read]\n"
+                                          "options: {context_window: 2000}\n---\nBe brief.\n")
+    write_script(work, [{"text": "Let me read.", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}],
+                         "usage": {"input_tokens": 1200, "output_tokens": 30}},
+                        {"text": "Four.", "usage": {"input_tokens": 1300, "output_tokens": 5}}])
+    (work / "notes.txt").write_text("one two three four")
+    fe = frontend_factory()
+    fe.run("%rienda use small")
+    reply, messages = fe.run("count", allow_stdin=True)
+    assert reply["status"] == "ok"
+    last = displays(messages, "status")[-1]["content"]["data"]["text/plain"]
+    assert last.startswith("tokens: 2,500 in · 35 out over 2 model turns · ") and last.endswith(" s · context 65 % of 2,000")

@@ -283,3 +283,16 @@ def test_terminal_ipython_says_how_the_magics_allow_a_confirm_the_policy_refused
                                        'print("RESULT", r.reason)'], "")
     assert "RESULT end_turn" in done.stdout, done.stderr
     assert "confirm 'Publish': denied (auto-deny); to allow it: %rienda confirm allow\n" in done.stderr
+
+
+def test_the_ask_result_carries_the_usage_and_the_fill(python_kernel):
+    home, work, start = python_kernel
+    (home / "agents" / "small.md").write_text("---\ndescription: d\nmodel: scripted/script.yaml\n"
+                                              "options: {context_window: 4000}\n---\nBe brief.\n")
+    write_script(work, [{"text": "Hi.", "usage": {"input_tokens": 1000, "output_tokens": 10}}])
+    fe = start()
+    outputs(fe, "%rienda use small")
+    outputs(fe, "r = %rienda ask hello")
+    assert value_of(fe, "(r.context.tokens, r.context.window, r.context.percent, r.context.line())") == (
+        1010, 4000, 25, "context 25 % of 4,000")
+    assert value_of(fe, "r.messages[-1].usage.to_dict()") == {"input_tokens": 1000, "output_tokens": 10}
