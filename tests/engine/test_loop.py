@@ -101,7 +101,9 @@ def test_a_run_calls_the_tool_and_saves_every_message(rig, engine):
     assert TextDelta in types and MessageSaved in types and ToolCallStarted in types and ToolResultReady in types
     assert "".join(e.text for e in ui.events if isinstance(e, TextDelta)) == "Let me count.There are 4 words."
     assert ui.events[0] == RunStart(result.session_id, "writer", "scripted/script.yaml")
-    assert ui.events[-1] == RunEnd("end_turn", None)
+    end = ui.events[-1]
+    assert isinstance(end, RunEnd) and (end.reason, end.error) == ("end_turn", None)
+    assert end.context == result.context.to_dict() and end.context["tokens"] > 0  # how full the window is
     assert lines[-1] == {"type": "run_end", "reason": "end_turn", "error": None}
 
 
@@ -560,7 +562,8 @@ def test_an_engine_bug_ends_the_run_with_error_and_the_session_says_so(rig, engi
     assert "Traceback" in diagnostic.message
     assert [e.text for e in ui.events if isinstance(e, Log)] == ["afterRun error"]
     assert ui.events[0] == RunStart(result.session_id, "writer", "exploding/m")
-    assert ui.events[-1] == RunEnd("error", "internal error: ValueError: boom")
+    end = ui.events[-1]
+    assert isinstance(end, RunEnd) and (end.reason, end.error) == ("error", "internal error: ValueError: boom")
     lines = session_lines(rig.home, result.session_id)
     assert lines[-1] == {"type": "run_end", "reason": "error", "error": "internal error: ValueError: boom"}
     [answer] = [line for line in lines if line.get("role") == "assistant"]
