@@ -104,6 +104,26 @@ def test_a_childs_confirm_is_asked_at_the_terminal_titled_with_the_sub_agent(dir
     write_agent(home, "worker", tools=("shell",))
     write_script(work, "lead", [delegate("worker", "w"), {"text": "lead done"}])
     write_script(work, "worker", [shell("echo asked > asked.txt"), {"text": "worker done"}])
+    proc, asked, out, rest = lead_answered_yes_on_a_terminal(home, work)
+    assert "? Run a command (sub-agent worker)\n  echo asked > asked.txt" in asked
+    assert proc.returncode == 0 and out == "lead done\n"
+    assert "  [hook:guard.beforeToolExecute] confirm 'Run a command': allowed (user)" in rest
+    assert (work / "asked.txt").read_text() == "asked\n"
+
+
+def test_what_a_grandchild_did_is_on_the_terminal_indented_before_its_prompt(dirs):
+    home, work = dirs
+    lead_to_asker(home, work, 2)
+    proc, asked, out, _ = lead_answered_yes_on_a_terminal(home, work)
+    before = asked.split("? Go on (sub-agent level1 › asker)")[0].rstrip("\n").splitlines()
+    assert before[-5:] == ['    → prepare {}', "    exec-before-asking", "    [tool:prepare] notice: heads up: notice-before-asking",
+                           "    [tool:prepare] log-before-asking 1", "    [tool:prepare] log-before-asking 2"]
+    assert proc.returncode == 0 and out == "lead done\n"
+
+
+def lead_answered_yes_on_a_terminal(home, work):
+    """``rienda run --agent lead go`` with a terminal on stdin, answering y at the first
+    confirm: (the process, stderr up to the question, stdout, the rest of stderr)."""
     master, slave = pty.openpty()
     env = {**os.environ, "RIENDA_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "lead", "go"], cwd=work,
@@ -118,33 +138,7 @@ def test_a_childs_confirm_is_asked_at_the_terminal_titled_with_the_sub_agent(dir
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert "? Run a command (sub-agent worker)\n  echo asked > asked.txt" in asked
-    assert proc.returncode == 0 and out == "lead done\n"
-    assert "  [hook:guard.beforeToolExecute] confirm 'Run a command': allowed (user)" in rest
-    assert (work / "asked.txt").read_text() == "asked\n"
-
-
-def test_what_a_grandchild_did_is_on_the_terminal_indented_before_its_prompt(dirs):
-    home, work = dirs
-    lead_to_asker(home, work, 2)
-    master, slave = pty.openpty()
-    env = {**os.environ, "RIENDA_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "lead", "go"], cwd=work,
-                            env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    os.close(slave)
-    try:
-        asked = read_until(proc, "stderr", "Allow? [y = once, s = for this session, N = no]")
-        os.write(master, b"y\n")
-        out, _ = proc.communicate(timeout=60)
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    before = asked.split("? Go on (sub-agent level1 › asker)")[0].rstrip("\n").splitlines()
-    assert before[-5:] == ['    → prepare {}', "    exec-before-asking", "    [tool:prepare] notice: heads up: notice-before-asking",
-                           "    [tool:prepare] log-before-asking 1", "    [tool:prepare] log-before-asking 2"]
-    assert proc.returncode == 0 and out == "lead done\n"
+    return proc, asked, out, rest
 
 
 def test_show_links_the_parent_and_the_child_both_ways(dirs):
