@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal
 
 __all__ = [
+    "Compaction",
     "Confirm",
     "Diagnostic",
     "Event",
@@ -220,3 +221,27 @@ class RunEnd(Event):
     reason: str
     error: str | None = None
     context: dict[str, Any] | None = None  # how full the model's window is for the next request (fill.py)
+
+
+@dataclass(frozen=True)
+class Compaction(Event):
+    """A compaction of the session's context (or one that did not happen): ``outcome`` is
+    ``compacted``, ``cancelled`` (a ``beforeCompact`` hook, ``by``), ``rejected`` (its
+    summary did not make the context smaller), ``failed`` (the summariser failed) or
+    ``nothing`` (every message is one the rules keep); ``reason`` ``auto``, ``manual`` or
+    ``overflow``; ``tokens_before``/``tokens_after`` the request's estimated size;
+    ``pruned``/``folded`` how many tool results were pruned and messages folded;
+    ``hooks``: what each hook did (``"team-rules: added instructions"``); ``message``: the
+    one line front ends show."""
+
+    type: ClassVar[str] = "compaction"
+    outcome: str
+    reason: str
+    tokens_before: int
+    tokens_after: int
+    window: int | None = None
+    pruned: int = 0
+    folded: int = 0
+    by: str | None = None
+    hooks: list[str] = field(default_factory=list)
+    message: str = ""

@@ -12,6 +12,8 @@ Contracts (Rienda's hooks documentation):
   nothing; it never fails the run. So is each hook the sandbox could not run at all (no
   V8 worker would start, e.g. when a signal to the process group ended them all). Only
   :class:`Interrupted` escapes.
+- ``beforeCompact``: the first ``cancel: true`` cancels the compaction and no further hook
+  is consulted; ``summary`` and ``instructions`` chain like any rewrite.
 - Except a fail-closed hook (:attr:`Hook.fail_closed`) at ``beforeToolExecute``: its
   failure (a throw, running out of memory, a value that cannot be read, a sandbox that
   could not run it) refuses the call with a reason naming the hook and the error, and no
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .cancel import CancelToken
@@ -42,7 +44,8 @@ from .sandbox.chain import ChainRule, Outcome, merge, refuses
 from .sandbox.protocol import SandboxLike
 from .tools.model import Hook, ToolResult
 
-__all__ = ["HookChain", "ModelResponse", "ToolGate", "chain_hooks", "declared_hooks", "inert_fail_closed"]
+__all__ = ["CompactGate", "HookChain", "ModelResponse", "ToolGate", "chain_hooks", "declared_hooks",
+           "inert_fail_closed"]
 
 
 def declared_hooks(hooks: Mapping[str, Hook], names: Sequence[str], fail_closed: Collection[str] = ()) -> list[Hook]:
@@ -82,6 +85,20 @@ class ToolGate:
     def refusal(self) -> ToolResult:
         """The error result the model receives for a refused call."""
         return ToolResult(self.reason or f"refused by hook {self.refused_by}", True)
+
+
+@dataclass(frozen=True)
+class CompactGate:
+    """The outcome of ``beforeCompact``: ``cancelled_by`` the hook that cancelled (None: go
+    on), the ``summary`` a hook supplied (None: the summariser writes it), the
+    ``instructions`` for the summariser as the hooks left them, and who set each."""
+
+    cancelled_by: str | None = None
+    summary: str | None = None
+    instructions: str | None = None
+    summary_by: str | None = None
+    instructions_by: str | None = None
+    reason: str | None = None  # why the hook cancelled, when it said
 
 
 @dataclass(frozen=True)
@@ -137,6 +154,25 @@ class HookChain:
         fields = self._point("afterToolExecute", [call, result.to_js()], _RESULT, cancel, call_id=call_id).fields
         return ToolResult(fields["text"], fields["isError"])
 
+    def before_compact(self, reason: str, tokens: int, window: int | None, messages: Sequence[Message],
+                       instructions: str | None, cancel: CancelToken) -> CompactGate:
+        """``{reason, tokens, window, messages, instructions}`` (``messages`` the read-only
+        snapshot of the request as it is; ``summary`` too, "" until a hook supplies one, so a
+        later hook sees it) → cancel, a summary, instructions."""
+        snapshot = [{"role": m.role, "text": m.text} for m in messages]
+        payload = {"reason": reason, "tokens": tokens, "window": window, "messages": snapshot,
+                   "instructions": instructions or "", "summary": ""}
+        end = self._point("beforeCompact", [payload], _COMPACT, cancel, frozen=[(0, "messages")])
+        if end.refused_by is not None:
+            return CompactGate(cancelled_by=end.refused_by, reason=end.reason)
+        return CompactGate(None, end.fields["summary"] or None, end.fields["instructions"] or None,
+                           end.writers.get("summary"), end.writers.get("instructions"))
+
+    def after_compact(self, summary: str, tokens_before: int, tokens_after: int, cancel: CancelToken) -> str:
+        """``{summary, tokensBefore, tokensAfter}`` → the summary the session keeps."""
+        payload = {"summary": summary, "tokensBefore": tokens_before, "tokensAfter": tokens_after}
+        return self._point("afterCompact", [payload], _SUMMARY, cancel).fields["summary"]
+
     # -- machinery -----------------------------------------------------------------------
     def _handling(self, point: str) -> list[Hook]:
         return [hook for hook in self.hooks if point in hook.points]
@@ -155,7 +191,7 @@ class HookChain:
         end = _End(rule.current(payload))
         if not hooks:
             return end
-        if rule.refusable:
+        if rule.closable:
             rule = replace(rule, fail_closed=frozenset(i for i, hook in enumerate(hooks) if hook.fail_closed))
         types = rule.python_types()
         clock = [time.perf_counter()]
@@ -171,13 +207,15 @@ class HookChain:
             clock[0] = time.perf_counter()
             if reply.value is None:
                 return
-            if rule.refusable and refuses(reply.value):
+            if rule.refusable and refuses(reply.value, rule.stop):
                 reason = reply.value.get("reason")
                 end.reason = reason if isinstance(reason, str) and reason else None
                 end.refused_by = hook.name
                 self._decided(hook, point, reply, "refused", call_id=call_id, reason=end.reason)
                 return
-            end.fields = self._apply(hook, point, reply, end.fields, types, call_id=call_id)
+            updated = self._apply(hook, point, reply, end.fields, types, call_id=call_id)
+            end.writers.update({key: hook.name for key in updated if updated[key] != end.fields[key]})
+            end.fields = updated
 
         def host(index: int) -> Host:
             return Host(self.run, f"hook:{hooks[index].name}.{point}", cancel)
@@ -249,7 +287,12 @@ class HookChain:
 _NOTHING_CARRIED = ChainRule()
 _SYSTEM = ChainRule({"system": 0}, {"system": "string"})
 _RESPONSE = ChainRule({"text": 0, "thinking": 0}, {"text": "string", "thinking": "string"})
-_GATE = ChainRule({"arguments": 0}, {"arguments": "object", "allow": "boolean", "reason": "string"}, refusable=True)
+_GATE = ChainRule({"arguments": 0}, {"arguments": "object", "allow": "boolean", "reason": "string"}, refusable=True,
+                  closable=True)
+_COMPACT = ChainRule({"summary": 0, "instructions": 0}, {"summary": "string", "instructions": "string",
+                                                         "cancel": "boolean", "reason": "string"},
+                     refusable=True, stop=("cancel", True))
+_SUMMARY = ChainRule({"summary": 0}, {"summary": "string"})
 _RESULT = ChainRule({"text": 1, "isError": 1}, {"text": "string", "isError": "boolean"})
 
 
@@ -261,6 +304,7 @@ class _End:
     refused_by: str | None = None
     reason: str | None = None
     failed: str | None = None  # a fail-closed hook's error, when that refused
+    writers: dict[str, str] = field(default_factory=dict)  # field -> the last hook that changed it
 
 
 def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -33,7 +33,6 @@ Contracts:
 
 from __future__ import annotations
 
-import json
 import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -41,10 +40,8 @@ from typing import Any
 from .cancel import CancelToken
 from .errors import ContextOverflow, Interrupted, ProviderError, RiendaError, SessionWriteError
 from .events import (
-    Confirm,
+    Compaction,
     Diagnostic,
-    Event,
-    HookDecision,
     MessageSaved,
     Notify,
     RunEnd,
@@ -55,20 +52,22 @@ from .events import (
 from .hooks import HookChain, ModelResponse, chain_hooks, declared_hooks
 from .ctx.host import RunContext
 from .home.agents import Agent
-from .sessions.fill import ContextFill, context_fill
+from .sessions.fill import ContextFill
 from .sessions.messages import Message, ToolCall
 from .sessions.writer import SessionWriter
 from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
 from .sessions.seen import saw
 from .common.text import repair
-from .providers import ModelRequest, Provider, ToolSpec
+from .providers import ModelRequest, Provider
+from .runtime.compactor import CompactionState, compact, due, request_fill, sent_messages, tool_specs
 from .providers.collect import Partial, stream_response
 from .providers.overflow import overflow_line
 from .sandbox.protocol import SandboxLike
 from .secrets import scrub_text
 from .tools.invoke import invoke_tool
 from .tools.model import Catalog, Hook, ToolResult
-from .ui import UI, Answer, Approvals, ScrubbingUI
+from .runtime.run_ui import RunUI
+from .ui import UI, Approvals
 
 __all__ = ["UNKNOWN_TOOL", "UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
 
@@ -122,33 +121,7 @@ class TurnSetup:
     approvals: set[tuple[str, str]] | Approvals = field(default_factory=set)
     max_turns: int = 50  # model turns one run may take
     inherited_hooks: tuple[Hook, ...] = ()  # a sub-agent's: its lead's whole chain, run before its own hooks
-
-
-class _RunUI(ScrubbingUI):
-    """The front end's (scrubbing) UI, plus the session's memory: hook decisions are saved,
-    and a request allowed "for this session" (same title and body) is not asked again.
-    Events and questions are scrubbed once, by ``front`` (the ScrubbingUI the run got);
-    decisions are saved with the run's ``depth`` (0 at the top, n in a sub-agent's run)."""
-
-    def __init__(self, front: ScrubbingUI, record: Any, approvals: set[tuple[str, str]] | Approvals,
-                 depth: int = 0) -> None:
-        super().__init__(front)
-        self._record = record
-        self._depth = depth
-        self._approvals = approvals if isinstance(approvals, Approvals) else Approvals(
-            approvals, lambda title, body: record({"type": "approval", "title": title, "body": body}))
-
-    @property
-    def approvals(self) -> Approvals:
-        return self._approvals
-
-    def emit(self, event: Event) -> None:
-        if isinstance(event, (HookDecision, Confirm)):  # the ledger; a replay answers confirms as these were
-            self._record({**event.to_dict(), "depth": self._depth})
-        self.front.emit(event)
-
-    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
-        return Answer(*self.front.ask(title, body, cancel))
+    compaction: CompactionState = field(default_factory=CompactionState)  # its settings, view and pins
 
 
 def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
@@ -161,10 +134,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         setup.history.append(message)
         produced.append(message)
 
-    depth = (setup.run.subagent or {}).get("depth", 0)
-    run = replace(setup.run, ui=_RunUI(ui, setup.writer.append_record, setup.approvals, depth))
-    own = declared_hooks(setup.catalog.hooks, setup.agent.hooks, setup.agent.fail_closed)
-    chain = HookChain(chain_hooks(setup.inherited_hooks, own), setup.sandbox, run)
+    run, chain = _run_chain(setup)
     reason, error = "end_turn", None
     try:
         _answer_unanswered(setup, ui)
@@ -181,38 +151,52 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         ui.emit(Diagnostic("engine", traceback.format_exc()))
     reason, error = _end(setup, chain, reason, error, cancel)
     error = None if error is None else scrub_text(error)  # front ends show it as it is
-    fill = _fill(setup, cancel)
+    fill = request_fill(setup, cancel)
     ui.emit(RunEnd(reason, error, context=fill.to_dict()))
     return RunResult(setup.session_id, reason, produced, error, context=fill)
 
 
-def _fill(setup: TurnSetup, cancel: CancelToken) -> ContextFill:
-    """How full the window is for the next request (no server is asked after a stop: the
-    window is then what is known without asking, or unknown)."""
-    window = None
-    if not cancel.cancelled:
-        try:
-            found = setup.provider.context_window(setup.model_name, setup.agent.options)
-            window = found.tokens if found else None
-        except RiendaError:  # a provider of a user's that breaks its "never raises": the window is unknown
-            window = None
-    besides = [setup.agent.system, json.dumps([tool.as_function() for tool in _tools(setup)])]
-    return context_fill(setup.history, window, besides)
+def _run_chain(setup: TurnSetup) -> tuple[RunContext, HookChain]:
+    """The run's context (its UI saving hook decisions and confirms in the session) and its
+    hook chain (a sub-agent's: its lead's hooks first)."""
+    depth = (setup.run.subagent or {}).get("depth", 0)
+    run = replace(setup.run, ui=RunUI(setup.run.ui, setup.writer.append_record, setup.approvals, depth))
+    own = declared_hooks(setup.catalog.hooks, setup.agent.hooks, setup.agent.fail_closed)
+    return run, HookChain(chain_hooks(setup.inherited_hooks, own), setup.sandbox, run)
 
 
-def _tools(setup: TurnSetup) -> list[ToolSpec]:
-    return [ToolSpec(t.name, t.description, t.parameters) for t in (setup.catalog.tools[n] for n in setup.agent.tools)]
+def compact_session(setup: TurnSetup, instructions: str | None, cancel: CancelToken) -> Compaction:
+    """A manual compaction (``%rienda compact``, ``rienda compact``) outside a run, through
+    the agent's hooks; its :class:`Compaction` (``failed`` for a session file that cannot
+    be written or an internal error; a stop raises :class:`Interrupted`)."""
+    run, chain = _run_chain(setup)
+    try:
+        return compact(setup, chain, "manual", cancel, instructions)
+    except (SessionWriteError, ProviderError) as exc:
+        event = Compaction("failed", "manual", 0, 0, message=f"compaction failed: {exc}")
+        run.ui.emit(event)
+        return event
 
 
-def _overflow(setup: TurnSetup, refused: ContextOverflow, cancel: CancelToken) -> ContextOverflow:
+def _tried(setup: TurnSetup, refused: bool, made: Compaction | None) -> str:
+    """What the overflow line says of compaction: off, or what became of the one tried."""
+    if not refused:
+        return ""  # an answer the window cut short: nothing to compact before it
+    if made is None:
+        return "and compaction is off (compaction: false in config.yaml)"
+    return {"nothing": "and nothing could be compacted", "cancelled": f"and hook {made.by} cancelled its compaction",
+            "rejected": "and its compaction did not make it smaller"}.get(made.outcome, "and its compaction failed")
+
+
+def _overflow(setup: TurnSetup, refused: ContextOverflow, cancel: CancelToken, tried: str) -> ContextOverflow:
     """The one line a run refused for its length ends with: the server's figures where it
     gave them, else Rienda's (the window as known, the fill as estimated)."""
-    fill = _fill(setup, cancel)
+    fill = request_fill(setup, cancel)
     tokens = refused.tokens or fill.tokens
     window = refused.window or fill.window
     _, http, rest = str(refused).partition("HTTP ")  # the server's words, without its URL
     said = http + rest if http else str(refused)
-    line = overflow_line(setup.model_id, setup.session_id, tokens, window, refused.tokens is None, said)
+    line = overflow_line(setup.model_id, setup.session_id, tokens, window, refused.tokens is None, said, tried)
     return ContextOverflow(line, tokens=tokens, window=window)
 
 
@@ -287,16 +271,19 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
                 cancel: CancelToken) -> tuple[ToolCall, ...]:
     """One model call and its tool calls; the calls (none: the run is done)."""
     agent = setup.agent
-    system = chain.before_model_request(agent.system, setup.model_id, setup.history, cancel)
-    request = ModelRequest(setup.model_name, system, for_vendors(setup.history), _tools(setup), run.workdir,
-                           setup.agent.options)
+    if due(setup, cancel):
+        compact(setup, chain, "auto", cancel)
     try:
-        streamed, usage, vendor = stream_response(setup.provider, request, run.ui, cancel)
+        streamed, usage, vendor = _request(setup, chain, run, cancel)
     except Partial as partial:
-        _save_partial(setup, chain, partial, save, cancel)
-        if isinstance(partial.cause, ContextOverflow):
-            raise _overflow(setup, partial.cause, cancel) from partial.cause
-        raise partial.cause from None  # the provider's own error, as it was raised, without the Partial carrying it
+        refused = isinstance(partial.cause, ContextOverflow) and not (partial.response.text or partial.response.thinking)
+        made = compact(setup, chain, "overflow", cancel) if refused and setup.compaction.settings.auto else None
+        if made is None or made.outcome != "compacted":
+            raise _ended(setup, chain, partial, save, cancel, _tried(setup, refused, made)) from None  # as raised
+        try:  # once: a second refusal for the length is the one line, never another compaction
+            streamed, usage, vendor = _request(setup, chain, run, cancel)
+        except Partial as again:
+            raise _ended(setup, chain, again, save, cancel, "even after compacting it once") from again.cause
     streamed = ModelResponse(streamed.text, streamed.thinking, tuple(unique_calls(streamed.tool_calls, setup.history)))
     try:
         response = chain.after_model_response(streamed, cancel)
@@ -326,6 +313,26 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
             pass  # the writer keeps the failure; the resume answers them
         raise
     return calls
+
+
+def _request(setup: TurnSetup, chain: HookChain, run: RunContext,
+             cancel: CancelToken) -> tuple[ModelResponse, Any, dict[str, Any]]:
+    """One model request, made from the session through its compaction view."""
+    sent = sent_messages(setup)
+    system = chain.before_model_request(setup.agent.system, setup.model_id, sent, cancel)
+    request = ModelRequest(setup.model_name, system, for_vendors(sent), tool_specs(setup), run.workdir,
+                           setup.agent.options)
+    return stream_response(setup.provider, request, run.ui, cancel)
+
+
+def _ended(setup: TurnSetup, chain: HookChain, partial: Partial, save: Any, cancel: CancelToken,
+           tried: str) -> BaseException:
+    """What a failed request ends the run with, once what arrived is saved: the provider's
+    own error, or the one overflow line (``tried``: what compaction did)."""
+    _save_partial(setup, chain, partial, save, cancel)
+    if isinstance(partial.cause, ContextOverflow):
+        return _overflow(setup, partial.cause, cancel, tried)
+    return partial.cause  # the provider's own error, as it was raised
 
 
 def _save_partial(setup: TurnSetup, chain: HookChain, partial: Partial, save: Any, cancel: CancelToken) -> None:

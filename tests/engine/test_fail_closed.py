@@ -92,7 +92,7 @@ def test_the_worker_stops_the_chain_itself_after_a_fail_closed_failure(rig):
     three_hooks(rig)
     links = [(h.path, h.source) for h in (rig.catalog().hooks[n] for n in ("https", "broken", "never"))]
     rule = ChainRule({"arguments": 0}, {"arguments": "object", "allow": "boolean", "reason": "string"},
-                     refusable=True, fail_closed=frozenset({1}))
+                     refusable=True, fail_closed=frozenset({1}), closable=True)
     heard, jobs = [], rig.sandbox.jobs
     rig.sandbox.call_chain(links, "beforeToolExecute", [{"id": "c1", "name": "http", "arguments": {"url": "http://x"}}],
                            rule, lambda index: (lambda op, args: None), CancelToken(),

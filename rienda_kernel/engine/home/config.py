@@ -25,6 +25,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..events import Diagnostic
+from ..sessions.compaction.settings import compaction_settings
 from . import yaml_file
 
 __all__ = ["SETTINGS", "load_config", "read_config", "rienda_home", "yaml_problem"]
@@ -66,6 +67,9 @@ SETTINGS: dict[str, Setting] = {
     # How many levels of sub-agents (the agent tool) may run below a top-level run; 0: none.
     "max_depth": Setting(lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                          "a whole number of sub-agent levels (0 or more)"),
+    # When a long session is compacted (sessions/compaction/settings.py checks the mapping).
+    "compaction": Setting(lambda v: isinstance(v, (bool, dict)),
+                          "false, or a mapping of auto, reserve, keep_recent_tokens and model"),
 }
 
 
@@ -111,6 +115,8 @@ def read_config(home: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
             from ..tools.mcp.settings import check_mcp_servers
 
             diagnostics += check_mcp_servers(path, text, value)
+        elif key == "compaction":
+            compaction_settings(value, f"{path}:{line}")
     return data, diagnostics
 
 

@@ -51,7 +51,8 @@ class ToolSpec:
 class ModelRequest:
     """One model turn: ``model`` is the part of ``provider/model`` after the first ``/``;
     ``options`` are the agent's (front matter ``options:``), checked by
-    :meth:`Provider.preflight`, overriding the endpoint's own."""
+    :meth:`Provider.preflight`, overriding the endpoint's own. ``purpose`` is ``turn`` (an
+    agent's model turn) or ``compaction`` (the summariser's request, :mod:`..runtime.compactor`)."""
 
     model: str
     system: str
@@ -59,6 +60,7 @@ class ModelRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     workdir: Path = Path(".")
     options: Mapping[str, Any] = field(default_factory=dict)
+    purpose: str = "turn"
 
 
 @dataclass(frozen=True)

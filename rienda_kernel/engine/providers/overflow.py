@@ -73,15 +73,16 @@ def filled(error: ProviderError, url: str, window: Callable[[], Window | None]) 
 
 
 def overflow_line(model_id: str, session_id: str, tokens: int | None, window: int | None, estimated: bool,
-                  said: str) -> str:
-    """The one line a run refused for its length ends with: the fill, the window, the
-    session kept, what to do, and what the server said."""
+                  said: str, tried: str = "") -> str:
+    """The one line a run refused for its length ends with: the fill, the window, what
+    compaction did (``tried``: "even after compacting it once", "and compaction is off..."),
+    the session kept, what to do, and what the server said."""
     fill = f"{'about ' if estimated else ''}{tokens:,} tokens" if tokens else "more tokens than it holds"
     held = f"a window of {window:,}" if window else "a window of unknown size"
-    return (f"the conversation no longer fits {model_id}'s context window: {fill} against {held}; session "
-            f"{session_id} is kept and resumes once the window is larger (context_window, or the server's own "
-            f"setting) or on a model with a larger one (automatic compaction is not built yet); "
-            f"the server said: {said}")
+    return (f"the conversation no longer fits {model_id}'s context window{', ' + tried if tried else ''}: {fill} "
+            f"against {held}; session {session_id} is kept: compact it (rienda compact {session_id}, or %rienda "
+            f"compact), or resume it once the window is larger (context_window, or the server's own setting) or on "
+            f"a model with a larger one; the server said: {said}")
 
 
 def _json(text: str) -> Any:

@@ -15,13 +15,18 @@ Optional item keys: ``id`` on a tool call; ``usage: {input_tokens, output_tokens
 ``error`` (the provider fails with that message instead of answering).
 
 Responses are used in order: the response for a turn is the one after those the
-conversation already holds (its assistant messages), so a resumed session continues where
-it stopped. The file is read at every turn, so editing it between turns takes effect. When
+conversation already holds (its assistant messages, those a compaction folded into its
+summary included), so a resumed session continues where it stopped. A compaction's
+summariser request (``purpose`` ``compaction``) takes no response of the script: it is
+answered with a summary made of the prompts it was given (:func:`scripted_summary`).
+With ``context_window`` in the agent's options, a response without ``usage`` reports
+Rienda's estimate of the request and the answer, as a server counts them. The file is read at every turn, so editing it between turns takes effect. When
 the script is exhausted the turn fails with a :class:`ProviderError` saying so.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -31,7 +36,8 @@ from typing import Any
 from ..cancel import CancelToken
 from ..home import yaml_file
 from ..errors import ConfigError, ProviderError
-from ..sessions.messages import ToolCall, Usage
+from ..sessions.fill import context_fill, estimate_message
+from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
     Chunk,
     ModelRequest,
@@ -101,13 +107,39 @@ class ScriptedProvider(Provider):
         path = Path(request.model).expanduser()
         if not path.is_absolute():
             path = request.workdir / path
+        if request.purpose == "compaction":
+            yield TextChunk(scripted_summary(request))
+            return
         script = load_script(path)
-        turn = sum(1 for message in request.messages if message.role == "assistant")
+        turn = sum(1 if message.role == "assistant" else message.meta.get("answers", 0) if message.meta.get("compaction")
+                   else 0 for message in request.messages)
         if turn >= len(script):
             raise ProviderError(
                 f"the script {path} is exhausted: it has {len(script)} response(s) and this is turn {turn + 1}"
             )
-        yield from _respond(script[turn], turn, cancel)
+        item = script[turn]
+        if "usage" not in item and "context_window" in request.options:
+            item = {**item, "usage": _estimated_usage(request, item)}
+        yield from _respond(item, turn, cancel)
+
+
+def scripted_summary(request: ModelRequest) -> str:
+    """A summariser's answer without a model: the summary's sections, the prompts of the
+    conversation it was given under ``Goal`` (their first lines), and the earlier summary's
+    goal lines kept."""
+    text = "\n".join(message.text for message in request.messages)
+    asked = [line[len("User: "):].strip()[:120] for line in text.splitlines() if line.startswith("User: ")]
+    earlier = re.search(r"<summary>\n## Goal\n(.*?)\n## ", text, re.S)
+    goals = [*(earlier.group(1).strip().splitlines() if earlier else []), *(f"- {line}" for line in asked)]
+    return "\n".join(["## Goal", *goals, "## Decisions", "## State", "## Files and variables", "## Open questions"])
+
+
+def _estimated_usage(request: ModelRequest, item: dict[str, Any]) -> dict[str, int]:
+    """What a server would report for ``request`` and ``item``'s answer, by Rienda's estimate."""
+    sent = [request.system, json.dumps([tool.as_function() for tool in request.tools])]
+    asked = context_fill(request.messages, None, sent).tokens
+    answer = estimate_message(Message("assistant", item.get("text") or "", item.get("thinking") or ""))
+    return {"input_tokens": asked, "output_tokens": answer}
 
 
 def _respond(item: dict[str, Any], turn: int, cancel: CancelToken) -> Iterator[Chunk]:

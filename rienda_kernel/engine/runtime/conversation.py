@@ -12,12 +12,15 @@ from .subagents import Subagents, fit_agent_tool
 from ..cancel import CancelToken
 from ..ctx.host import RunContext
 from ..errors import ConfigError, Interrupted, ProviderError, SessionWriteError
-from ..events import Notify, RunEnd
+from ..events import Compaction, Notify, RunEnd
 from ..home.agents import Agent
 from ..home.config import read_config
 from ..home.extensions import check_declared
 from ..hooks import inert_fail_closed
-from ..loop import RunResult, TurnSetup, run_prompt
+from ..loop import RunResult, TurnSetup, compact_session, run_prompt
+from .compactor import CompactionState
+from ..sessions.compaction.settings import compaction_settings
+from ..sessions.compaction.view import last_compaction, pinned
 from ..providers import provider_for
 from ..providers.choice import choose_default_model
 from ..secrets import redact_config, scrub_text
@@ -64,6 +67,7 @@ class Conversation:
         self.approvals: set[tuple[str, str]] = set()  # confirms allowed for this session
         self.parent_session_id: str | None = None  # the session that started this one, when it was a sub-agent's
         self._known_size: int | None = None  # the file's size when this conversation last read or wrote it
+        self.compaction = CompactionState()  # the view its requests are made from, and the pins
         if loaded is not None:
             self.warnings = list(loaded.warnings)
             self.restore(loaded)
@@ -74,6 +78,8 @@ class Conversation:
         self.parent_session_id = loaded.header.get("parent_session_id")
         self.approvals = {(r["title"], r["body"]) for r in loaded.records if r.get("type") == "approval"
                           and isinstance(r.get("title"), str) and isinstance(r.get("body"), str)}
+        self.compaction.view = last_compaction(loaded.records, len(loaded.messages), self.warnings)
+        self.compaction.pins = pinned(loaded.records, loaded.messages)
         self._known_size = loaded.size
 
     def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
@@ -96,6 +102,46 @@ class Conversation:
         finally:
             self._known_size = setup.writer.size()
             setup.writer.close()
+
+    def compact(self, ui: UI, instructions: str | None = None, cancel: CancelToken | None = None) -> Compaction:
+        """Compact the session now (``reason`` ``manual``), through the agent's hooks; the
+        :class:`Compaction` it came to (said to ``ui`` too). A session that holds nothing yet,
+        or a setup that fails, is a ``failed`` one naming why. Never raises but for a stop."""
+        ui = ScrubbingUI.around(ui)
+        if self.session_id is None:
+            return self._not_compacted(ui, "there is no session yet: nothing to compact")
+        try:
+            setup = self._setup(ui, cancel or CancelToken())
+        except (ConfigError, ProviderError, SessionWriteError) as exc:
+            return self._not_compacted(ui, scrub_text(str(exc)))
+        try:
+            return compact_session(setup, instructions, cancel or CancelToken())
+        finally:
+            self._known_size = setup.writer.size()
+            setup.writer.close()
+
+    def pin(self, number: int | None = None) -> int:
+        """Keep prompt ``number`` (1 = the session's first prompt; None: the last) verbatim
+        through every compaction: a ``pin`` record; the prompt's message number. ConfigError
+        when the session has no such prompt (or none yet)."""
+        if self.session_id is None:
+            raise ConfigError("there is no session yet: run a prompt first, then pin it")
+        with self.rienda.store.resume(self.session_id) as writer:
+            if writer.opened_size != self._known_size:  # another run wrote since: pin what the file holds
+                self.restore(self.rienda.store.load(self.session_id))
+            prompts = [index for index, message in enumerate(self.messages) if message.role == "user"]
+            if not prompts or (number is not None and not 1 <= number <= len(prompts)):
+                raise ConfigError(f"session {self.session_id} has no prompt {number}: it has {len(prompts)}")
+            index = prompts[-1 if number is None else number - 1]
+            writer.append_record({"type": "pin", "message": index})
+            self._known_size = writer.size()
+        self.compaction.pins.add(index)
+        return index
+
+    def _not_compacted(self, ui: UI, why: str) -> Compaction:
+        event = Compaction("failed", "manual", 0, 0, message=f"compaction failed: {why}")
+        ui.emit(event)
+        return event
 
     def close(self) -> None:
         """Nothing to release: a run releases the session when it ends. Kept so that front
@@ -132,9 +178,19 @@ class Conversation:
             subagent=link.ctx() if link else None,
             subagents=Subagents.of(self.rienda, agent, config, catalog, writer.id, ui, link, self.max_turns),
         )
+        self._compaction_settings(config)
         return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
                          self.rienda.sandbox_on_use, run, writer, self.messages, link.approvals if link else self.approvals,
-                         max_turns=max_turns, inherited_hooks=link.hooks if link else ())
+                         max_turns=max_turns, inherited_hooks=link.hooks if link else (), compaction=self.compaction)
+
+    def _compaction_settings(self, config: dict[str, Any]) -> None:
+        """``compaction:`` of config.yaml (checked when it was read), and its summariser."""
+        settings = compaction_settings(config.get("compaction"), str(self.rienda.home / "config.yaml"))
+        self.compaction.settings = settings
+        self.compaction.summariser = None
+        if settings.model:
+            provider, name = provider_for(settings.model, config)
+            self.compaction.summariser = (provider, name, settings.model)
 
     def _choose_model(self, ui: UI) -> str:
         """The built-in default agent's model when nothing names one; said in one line."""

@@ -11,7 +11,8 @@ Contracts (Rienda's hooks documentation, "Chaining and order"):
   or ``null`` keeps its value; a field of the wrong type, or one the point does not know, is
   ignored (:func:`merge` says which, for a diagnostic).
 - ``beforeToolExecute``: a returned object whose ``allow`` is ``false`` refuses the call and
-  no further hook runs (:func:`refuses`).
+  no further hook runs (:func:`refuses`); ``beforeCompact``: likewise ``cancel: true``
+  cancels the compaction (the rule's ``stop``).
 - A hook that fails (a throw, out of memory, a value that cannot be read) is reported and
   skipped, as if it returned nothing; :class:`~..errors.Interrupted` ends the chain.
 - Unless the rule names it fail-closed (``fail_closed``: its index among the links, at a
@@ -50,14 +51,17 @@ class ChainRule:
     ``carry`` maps each carried field to the index of the payload argument (an object)
     that holds it; ``types`` maps every field a hook may return to its JSON type
     (``"string"``, ``"boolean"``, ``"object"``), the carried ones and those only checked
-    (``allow``, ``reason``); ``refusable``: ``allow: false`` ends the chain; ``fail_closed``:
-    the links (their indexes) whose failure ends it too, refusing (a refusable rule only).
+    (``allow``, ``reason``); ``refusable``: a returned ``stop`` field with the ``stop`` value
+    (``allow: false``, ``cancel: true``) ends the chain; ``fail_closed``: the links (their
+    indexes) whose failure ends it too, refusing (a ``closable`` rule only: a tool call's).
     """
 
     carry: Mapping[str, int] = field(default_factory=dict)
     types: Mapping[str, str] = field(default_factory=dict)
     refusable: bool = False
     fail_closed: frozenset[int] = frozenset()
+    stop: tuple[str, bool] = ("allow", False)
+    closable: bool = False
 
     def current(self, payload: Sequence[Any]) -> dict[str, Any]:
         """The carried fields' values in ``payload``."""
@@ -78,7 +82,7 @@ class ChainRule:
 
     def closes_on_failure(self, index: int) -> bool:
         """Whether link ``index`` failing refuses the call and ends the chain."""
-        return self.refusable and index in self.fail_closed
+        return self.closable and index in self.fail_closed
 
     def from_link(self, start: int) -> ChainRule:
         """The rule for the links from ``start`` on (a chain resumed there: indexes shift)."""
@@ -86,12 +90,13 @@ class ChainRule:
 
     def to_wire(self) -> dict[str, Any]:
         return {"carry": dict(self.carry), "types": dict(self.types), "refusable": self.refusable,
-                "fail_closed": sorted(self.fail_closed)}
+                "fail_closed": sorted(self.fail_closed), "stop": list(self.stop), "closable": self.closable}
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> ChainRule:
+        stop = data.get("stop", ("allow", False))
         return cls(dict(data["carry"]), dict(data["types"]), bool(data["refusable"]),
-                   frozenset(data.get("fail_closed", ())))
+                   frozenset(data.get("fail_closed", ())), (str(stop[0]), bool(stop[1])), bool(data.get("closable")))
 
 
 def merge(current: Mapping[str, Any], returned: Mapping[str, Any],
@@ -113,9 +118,10 @@ def merge(current: Mapping[str, Any], returned: Mapping[str, Any],
     return updated, problems
 
 
-def refuses(returned: Mapping[str, Any] | None) -> bool:
-    """Whether a ``beforeToolExecute`` hook's returned object refuses the call."""
-    return bool(returned) and returned.get("allow") is False  # type: ignore[union-attr]
+def refuses(returned: Mapping[str, Any] | None, stop: tuple[str, bool] = ("allow", False)) -> bool:
+    """Whether a hook's returned object ends its chain: ``beforeToolExecute``'s refusing the
+    call (``allow: false``, the default ``stop``), ``beforeCompact``'s cancelling (``cancel: true``)."""
+    return bool(returned) and returned.get(stop[0]) is stop[1]  # type: ignore[union-attr]
 
 
 class Progress:
@@ -134,7 +140,7 @@ class Progress:
             return self.rule.closes_on_failure(index)
         if outcome.kind != "object":
             return False
-        if self.rule.refusable and refuses(outcome.value):
+        if self.rule.refusable and refuses(outcome.value, self.rule.stop):
             return True
         updated, _ = merge(self._current, outcome.value, self._types)
         if updated != self._current:

@@ -43,6 +43,8 @@ HOOK_POINTS = (
     "afterModelResponse",
     "beforeToolExecute",
     "afterToolExecute",
+    "beforeCompact",
+    "afterCompact",
 )
 
 

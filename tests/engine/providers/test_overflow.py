@@ -88,7 +88,9 @@ def test_a_run_refused_for_its_length_ends_in_one_line_and_keeps_the_session(rig
             line = "208,310 tokens against a window of 200,000"
     model = "cloud/gpt-4o" if vendor == "openai" else "cloud/claude-sonnet-4-5"
     assert result.reason == "error" and "\n" not in result.error
-    assert result.error.startswith(f"the conversation no longer fits {model}'s context window: {line}; "
-                                   f"session {result.session_id} is kept and resumes once the window is larger")
-    assert f"the server said: HTTP 400: {said}" in result.error and "compaction is not built yet" in result.error
+    assert result.error.startswith(f"the conversation no longer fits {model}'s context window, and nothing could be "
+                                   f"compacted: {line}; session {result.session_id} is kept: compact it (rienda "
+                                   f"compact {result.session_id}, or %rienda compact), or resume it once the window is "
+                                   "larger")
+    assert f"the server said: HTTP 400: {said}" in result.error
     assert engine.store.load(result.session_id).messages[-1].role == "user"  # the prompt is kept for a resume

@@ -254,8 +254,8 @@ def test_a_request_longer_than_the_window_ends_in_one_line_and_the_session_resum
     long_prompt = "hello world " * 400
     result = engine.conversation("small").run(long_prompt, NonInteractiveUI())
     assert result.reason == "error" and "\n" not in result.error
-    found = re.search(r"no longer fits local/smollm2's context window: ([\d,]+) tokens against a window of 512; "
-                      r"session (\S+) is kept", result.error)
+    found = re.search(r"no longer fits local/smollm2's context window, and nothing could be compacted: ([\d,]+) "
+                      r"tokens against a window of 512; session (\S+) is kept", result.error)
     assert found and int(found.group(1).replace(",", "")) > N_CTX and found.group(2) == result.session_id, result.error
     assert "exceeds the available context size (512 tokens)" in result.error  # the server's own words
     assert [m.role for m in engine.store.load(result.session_id).messages] == ["user"]

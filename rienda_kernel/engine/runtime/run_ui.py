@@ -1,0 +1,40 @@
+"""A run's UI: the front end's, plus the session's memory (the decision ledger, approvals)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..cancel import CancelToken
+from ..events import Confirm, Event, HookDecision
+from ..ui import Answer, Approvals, ScrubbingUI
+
+__all__ = ["RunUI"]
+
+
+class RunUI(ScrubbingUI):
+    """The front end's (scrubbing) UI, plus the session's memory: hook decisions are saved,
+    and a request allowed "for this session" (same title and body) is not asked again.
+    Events and questions are scrubbed once, by ``front`` (the ScrubbingUI the run got);
+    decisions are saved with the run's ``depth`` (0 at the top, n in a sub-agent's run)."""
+
+    def __init__(self, front: ScrubbingUI, record: Any, approvals: set[tuple[str, str]] | Approvals,
+                 depth: int = 0) -> None:
+        super().__init__(front)
+        self._record = record
+        self._depth = depth
+        self._approvals = approvals if isinstance(approvals, Approvals) else Approvals(
+            approvals, lambda title, body: record({"type": "approval", "title": title, "body": body}))
+
+    @property
+    def approvals(self) -> Approvals:
+        return self._approvals
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, (HookDecision, Confirm)):  # the ledger; a replay answers confirms as these were
+            self._record({**event.to_dict(), "depth": self._depth})
+        self.front.emit(event)
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
+        return Answer(*self.front.ask(title, body, cancel))
+
+
