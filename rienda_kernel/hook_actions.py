@@ -32,6 +32,8 @@ _SUBJECTS = {
     "afterToolExecute": "the result",
     "beforeModelRequest": "the model request",
     "afterModelResponse": "the model's answer",
+    "beforeCompact": "the compaction",
+    "afterCompact": "the compaction's summary",
 }
 _VALUE_CHARS = 60
 
@@ -41,7 +43,8 @@ def hook_action(decision: Mapping[str, Any]) -> str | None:
     hook, point, effect = decision.get("hook"), decision.get("point"), decision.get("effect")
     if effect == "refused":
         reason = decision.get("reason") or decision.get("error")
-        return f"✋ hook {hook} refused the call" + (f": {_one_line(reason)}" if reason else "")
+        what = "cancelled the compaction" if point == "beforeCompact" else "refused the call"
+        return f"✋ hook {hook} {what}" + (f": {_one_line(reason)}" if reason else "")
     if effect == "rewrote":
         subject = _SUBJECTS.get(str(point), f"what {point} carries")
         return f"✎ hook {hook} rewrote {subject}: {_changes_text(decision.get('changes') or {})}"

@@ -35,7 +35,7 @@ def ids_in_test_names() -> set[str]:
 
 def test_every_behaviour_of_the_contract_has_a_test_named_for_it():
     ids = contract_ids()
-    assert len(ids) == len(set(ids)) == 24 + 22 + 2
+    assert len(ids) == len(set(ids)) == 24 + 26 + 2
     assert sorted(set(ids) - ids_in_test_names()) == []
 
 

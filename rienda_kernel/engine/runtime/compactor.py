@@ -132,12 +132,14 @@ def compact(setup: Compactable, chain: HookChain, reason: str, cancel: CancelTok
     if gate.cancelled_by is not None:
         why = f" ({gate.reason})" if gate.reason else ""
         return _recorded(setup, Compaction("cancelled", reason, before, before, window, by=gate.cancelled_by,
-                                           hooks=acted, message=f"compaction cancelled by hook {gate.cancelled_by}{why}"))
+                                           hooks=acted, message=f"compaction cancelled by hook {gate.cancelled_by}{why}"),
+                         instructions)
     try:
         made = _summary(setup, plan, gate, window, cancel)
     except ProviderError as exc:
         return _recorded(setup, Compaction("failed", reason, before, before, window, hooks=acted,
-                                           message=f"compaction failed: the summariser's model failed: {exc}"))
+                                           message=f"compaction failed: the summariser's model failed: {exc}"),
+                         instructions)
     draft = view_tokens(setup.history, plan.view.with_summary(made), besides)
     summary = chain.after_compact(made or "", before, draft, cancel) or None
     if summary != made:
@@ -147,13 +149,14 @@ def compact(setup: Compactable, chain: HookChain, reason: str, cancel: CancelTok
     counts = {"pruned": len(plan.pruned), "folded": len(plan.folded)}
     if after >= view_tokens(setup.history, state.view, besides):  # estimate against estimate
         return _recorded(setup, Compaction("rejected", reason, before, after, window, hooks=acted, **counts, message=(
-            f"compaction rejected: its summary did not make the context smaller ({before:,} → {after:,} tokens)")))
+            f"compaction rejected: its summary did not make the context smaller ({before:,} → {after:,} tokens)")),
+            instructions)
     event = Compaction("compacted", reason, before, after, window, hooks=acted, **counts,
                        message=_compacted_line(reason, before, after, window, plan, acted))
     seen = saw(chain.hooks, "afterCompact", {"summary": (made or "", summary or "")})
     extra = {"view": view.to_record(), "instructions": gate.instructions or instructions,
-             "summary_by": gate.summary_by, **({} if seen is None else {"saw": seen})}
-    _recorded(setup, event, extra)
+             "summary_by": gate.summary_by, "tokens_draft": draft, **({} if seen is None else {"saw": seen})}
+    _recorded(setup, event, instructions, extra)
     state.view = view
     return event
 
@@ -190,11 +193,15 @@ class _Quiet(WrappingUI):
             self.front.emit(event)
 
 
-def _recorded(setup: Compactable, event: Compaction, extra: dict[str, Any] | None = None) -> Compaction:
-    """Append the ``compaction`` record of ``event`` and report it."""
+def _recorded(setup: Compactable, event: Compaction, asked: str | None,
+              extra: dict[str, Any] | None = None) -> Compaction:
+    """Append the ``compaction`` record of ``event`` and report it. Every record says how
+    many messages the session held (``upto``) and the instructions it was ``asked`` with
+    (a manual compaction's), so a replay gives ``beforeCompact`` what it was given."""
     record = {"type": "compaction", "outcome": event.outcome, "reason": event.reason,
               "tokens_before": event.tokens_before, "tokens_after": event.tokens_after, "window": event.window,
-              "pruned_count": event.pruned, "folded_count": event.folded, "by": event.by, "hooks": event.hooks}
+              "pruned_count": event.pruned, "folded_count": event.folded, "by": event.by, "hooks": event.hooks,
+              "upto": len(setup.history), "asked_instructions": asked}
     if extra:
         record.update(extra.pop("view"))
         record.update(extra)

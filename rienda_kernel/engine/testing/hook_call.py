@@ -61,6 +61,7 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 
 
 _CALL = _object({"id": _TEXT, "name": _TEXT, "arguments": {"type": "object"}}, ("name",))
+_COUNT = {"type": "integer", "minimum": 0}
 _MESSAGE = _object({"role": {"enum": ["user", "assistant", "tool"]}, "text": _TEXT}, ("role", "text"))
 
 PAYLOADS: dict[str, dict[str, Any]] = {
@@ -71,6 +72,10 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "beforeToolExecute": _CALL,
     "afterToolExecute": _object({"call": _CALL, "result": _object({"text": _TEXT, "isError": {"type": "boolean"}},
                                                                    ("text",))}, ("call", "result")),
+    "beforeCompact": _object({"reason": {"enum": ["auto", "manual", "overflow"]}, "tokens": _COUNT,
+                              "window": {"type": ["integer", "null"], "minimum": 1},
+                              "messages": {"type": "array", "items": _MESSAGE}, "instructions": _TEXT}),
+    "afterCompact": _object({"summary": _TEXT, "tokensBefore": _COUNT, "tokensAfter": _COUNT}),
 }
 """The JSON Schema of what each point receives (``afterToolExecute``: ``{call, result}``)."""
 
@@ -85,6 +90,8 @@ def _defaults(point: str, agent: Agent, session_id: str) -> dict[str, Any]:
         "afterModelResponse": {"text": "", "thinking": "", "toolCalls": []},
         "beforeToolExecute": call,
         "afterToolExecute": {"call": call, "result": {"isError": False}},
+        "beforeCompact": {"reason": "manual", "tokens": 0, "window": None, "messages": [], "instructions": ""},
+        "afterCompact": {"summary": "", "tokensBefore": 0, "tokensAfter": 0},
     }[point]
 
 
@@ -327,10 +334,22 @@ def _after_tool_execute(chain: HookChain, p: dict[str, Any], cancel: CancelToken
     return now.to_js()
 
 
+def _before_compact(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> dict[str, Any]:
+    messages = [Message(m["role"], m["text"]) for m in p["messages"]]
+    gate = chain.before_compact(p["reason"], p["tokens"], p["window"], messages, p["instructions"] or None, cancel)
+    if gate.cancelled_by is not None:
+        return {"cancel": True, **({"reason": gate.reason} if gate.reason else {})}
+    return {"cancel": False, "summary": gate.summary, "instructions": gate.instructions}
+
+
+def _after_compact(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> dict[str, Any]:
+    return {"summary": chain.after_compact(p["summary"], p["tokensBefore"], p["tokensAfter"], cancel)}
+
+
 _CALLERS: dict[str, Callable[[HookChain, dict[str, Any], CancelToken], dict[str, Any] | None]] = {
     "beforeRun": _before_run, "afterRun": _after_run, "beforeModelRequest": _before_model_request,
     "afterModelResponse": _after_model_response, "beforeToolExecute": _before_tool_execute,
-    "afterToolExecute": _after_tool_execute,
+    "afterToolExecute": _after_tool_execute, "beforeCompact": _before_compact, "afterCompact": _after_compact,
 }
 
 
@@ -352,6 +371,9 @@ def _effect(data: dict[str, Any]) -> str:
     effect = data["effect"]
     if effect == "refused" and data["failed_closed"]:
         return "threw, and the agent declares it fail_closed: a run refuses the call"
+    if effect == "refused" and data["point"] == "beforeCompact":
+        reason = (data["outcome"] or {}).get("reason")
+        return "cancelled the compaction" + (f": {reason}" if reason else "")
     if effect == "refused":
         return f"refused the call: {data['outcome']['reason']}"
     if effect == "threw":

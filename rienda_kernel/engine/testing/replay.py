@@ -30,6 +30,9 @@ the call (:mod:`.report`). A sub-agent's session that cannot be read is a note (
 ``run_tools``, a difference: it could not run again); one whose call is now refused is not
 replayed (it would not have run).
 
+Compactions: each ``compaction`` record is given to ``beforeCompact`` and ``afterCompact``
+again, and what the hooks decide differently is a difference (:mod:`.compactions`).
+
 Fail-closed hooks (``fail_closed:``) are as the agents declare them now (the session's agent
 and, for a sub-agent's session, its ancestors'; under ``hooks``, the session's agent's); a refusal by a
 fail-closed hook's failure is known from the ledger (``failed_closed``), so a recording
@@ -62,6 +65,7 @@ from ..builtins.agent import run_agent
 from ..home.agents import Agent
 from ..runtime.seams import RunHost
 from ..runtime.subagents import inherited_hooks, recorded_ctx
+from .compactions import replay_compactions
 from .report import CallReplay, ReplayReport
 from ..secrets import redact_config, scrub_text
 from ..sessions.seen import recover
@@ -159,11 +163,12 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
             if replayed.unchecked:
                 notes.append(_note(f"the result of {call.name} [{call.id}]", "afterToolExecute", replayed.unchecked,
                                    replayed.now_result != replayed.recorded_result))
+    compactions = replay_compactions(chain, loaded, notes)
     used = {id(call.expectation) for call in calls}
     unmatched = [entry.where for entry in expected.calls if id(entry) not in used] if expected else []
     children = [call.child for call in calls if call.child is not None]
     return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions),
-                        children, notes, loaded.header.get("agent"), parent_call_id)
+                        children, notes, loaded.header.get("agent"), parent_call_id, compactions)
 
 
 def _sub_agent(replayed: CallReplay, recorded: Message | None, rienda: RunHost, run_tools: bool, ui: UI,

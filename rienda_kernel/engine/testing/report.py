@@ -101,12 +101,13 @@ class ReplayReport:
     notes: list[str] = field(default_factory=list)  # what could only be replayed as well as the session allows
     agent: str | None = None
     parent_call_id: str | None = None
+    compactions: list[str] = field(default_factory=list)  # what the compaction hooks now decide differently
 
     @property
     def changed(self) -> bool:
         """True when anything is not as recorded or as expected, here or in a sub-agent's session."""
-        return (bool(self.texts) or bool(self.unmatched) or any(call.differences for call in self.calls)
-                or any(child.changed for child in self.children))
+        return (bool(self.texts) or bool(self.unmatched) or bool(self.compactions)
+                or any(call.differences for call in self.calls) or any(child.changed for child in self.children))
 
     def to_dict(self) -> dict[str, Any]:
         """``rienda replay --json``: the report, a sub-agent's session's report in ``children``."""
@@ -115,7 +116,7 @@ class ReplayReport:
                 "texts": [{"recorded": r, "now": n} for r, n in self.texts],
                 "unmatched_expectations": self.unmatched, "notes": self.notes,
                 "children": [child.to_dict() for child in self.children],
-                "agent": self.agent, "parent_call_id": self.parent_call_id}
+                "agent": self.agent, "parent_call_id": self.parent_call_id, "compactions": self.compactions}
 
     def lines(self) -> list[str]:
         """The report as text; a sub-agent's report indented under the call that started it."""
@@ -136,6 +137,7 @@ class ReplayReport:
         for recorded, now in self.texts:
             out.append(f"≠ assistant text now different: {_short(recorded)!r} -> {_short(now)!r}")
         out += [f"≠ {where} matches no call of the session" for where in self.unmatched]
+        out += [f"≠ {line}" for line in self.compactions]
         out += [f"note: {note}" for note in self.notes]
         out.append("differences found" if self.changed else "no differences")
         return out
