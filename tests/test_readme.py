@@ -74,6 +74,7 @@ BLOCKS = {
     ("docs/configuration.md", "The Rienda home", 0): "test_the_home_layout_is_where_rienda_reads_and_writes",
     ("docs/configuration.md", "`config.yaml`", 0): "test_the_config_example_loads_without_a_diagnostic",
     ("docs/architecture.md", "The layout", 0): "test_the_layout_map_names_every_module_and_only_real_paths",
+    ("docs/compaction.md", "Hooks", 0): "test_the_compaction_hook_is_the_example_file_and_keeps_the_teams_rules",
     ("docs/mcp.md", "MCP servers", 0): "test_the_mcp_extra_and_the_mcp_config_example_are_real",
     ("docs/mcp.md", "MCP servers", 1): "test_the_mcp_extra_and_the_mcp_config_example_are_real",
     **{("docs/gate.md", "The policy", i): "test_the_gate_page_runs_as_written" for i in range(3)},
@@ -654,3 +655,29 @@ def test_the_gate_page_runs_as_written(shell):
         (shell.root / "event.json").write_text(json.dumps(event))
         done = shell.run(f"{lines.pop()} < {shell.root / 'event.json'}")
         assert done.returncode == 0 and f"no rm -rf here (asked by {agent})" in done.stdout, done.stderr
+
+
+def test_the_compaction_hook_is_the_example_file_and_keeps_the_teams_rules(tmp_path):
+    """The page's hook, in a session past a small window: a manual compaction without
+    instructions is cancelled with its reason; with instructions it keeps the ticket rule
+    and the summary ends with the team's rules."""
+    path = EXAMPLES / "hooks" / "team-rules" / "index.js"
+    assert block("docs/compaction.md", "Hooks").text == path.read_text(encoding="utf-8")
+    home, work = scripted_home(tmp_path)
+    write(home, {"hooks/team-rules/index.js": path.read_text(encoding="utf-8"),
+                 "agents/long.md": "---\ndescription: Long.\nmodel: scripted/script.yaml\nhooks: [team-rules]\n"
+                                   "options:\n  context_window: 4000\n---\nYou help.\n",
+                 "config.yaml": "default_model: scripted/script.yaml\ncompaction:\n  keep_recent_tokens: 100\n"})
+    (work / "script.yaml").write_text(yaml.safe_dump([{"text": f"Answer {i}: " + "words " * 60} for i in range(6)]))
+    conversation = Rienda(home=home, workdir=work).conversation("long")
+    for index in range(4):
+        assert conversation.run(f"prompt {index + 1}", NonInteractiveUI()).reason == "end_turn"
+    refused = conversation.compact(NonInteractiveUI())
+    assert (refused.outcome, refused.message) == ("cancelled", "compaction cancelled by hook team-rules (say what to "
+                                                  "keep: %rienda compact keep the test results)")
+    made = conversation.compact(NonInteractiveUI(), "keep the test results")
+    assert made.outcome == "compacted", made.message
+    record = [r for r in conversation.rienda.store.load(conversation.session_id).records
+              if r.get("type") == "compaction"][-1]
+    assert record["instructions"] == "keep the test results Keep every ticket number (ABC-123)."
+    assert record["summary"].endswith("\n\nTeam rules: answer in English; never push to main without a review.")
