@@ -295,3 +295,30 @@ def test_run_tools_that_cannot_run_a_tool_fails_naming_it_and_why(pytester, reco
     broken.assert_outcomes(passed=1, failed=3)
     broken.stdout.fnmatch_lines(["    not run again: *echo/index.js*"])
     replay(pytester, recorded).assert_outcomes(passed=4)  # without --run-tools the recording is the result
+
+
+def test_a_compaction_hook_change_fails_the_session_it_compacted(pytester):
+    """A session compacted through a hook that appends the team's rule replays as recorded;
+    with the rule changed, its item fails naming the compaction and the summary's change."""
+    home, work = pytester.path / "home", pytester.path / "work"
+    work.mkdir()
+    rule = "module.exports = {{ afterCompact(ctx, c) {{ return {{summary: c.summary + ' [{}]'}}; }} }};"
+    for path, text in {"hooks/team/index.js": rule.format("rule A"),
+                       "agents/long.md": "---\nmodel: scripted/script.yaml\nhooks: [team]\noptions:\n"
+                                         "  context_window: 600\n---\nYou help.\n"}.items():
+        (home / path).parent.mkdir(parents=True, exist_ok=True)
+        (home / path).write_text(text)
+    (work / "script.yaml").write_text(yaml.safe_dump([{"text": f"Answer {i}: " + "lorem ipsum " * 30}
+                                                      for i in range(8)]))
+    conversation = Rienda(home=home, workdir=work).conversation("long")
+    for index in range(6):
+        assert conversation.run(f"prompt {index + 1}", NonInteractiveUI()).reason == "end_turn"
+    assert "compaction" in (home / "sessions" / f"{conversation.session_id}.jsonl").read_text()
+    args = ("-p", "no:cacheprovider", "--rienda-replay", str(home / "sessions"), "--rienda-home", str(home),
+            "--rienda-workdir", str(work))
+    pytester.runpytest(*args).assert_outcomes(passed=1)
+    (home / "hooks/team/index.js").write_text(rule.format("rule B"))
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["≠ compaction 1 (auto, after message *): the summary after afterCompact now "
+                                 "differs: '*[[]rule A]' -> '*[[]rule B]'", "differences found"])
