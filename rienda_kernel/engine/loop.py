@@ -135,6 +135,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         produced.append(message)
 
     run, chain = _run_chain(setup)
+    setup.compaction.held = False
     reason, error = "end_turn", None
     try:
         _answer_unanswered(setup, ui)
@@ -272,7 +273,7 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     """One model call and its tool calls; the calls (none: the run is done)."""
     agent = setup.agent
     if due(setup, cancel):
-        compact(setup, chain, "auto", cancel)
+        setup.compaction.held = compact(setup, chain, "auto", cancel).outcome != "compacted"
     try:
         streamed, usage, vendor = _request(setup, chain, run, cancel)
     except Partial as partial:

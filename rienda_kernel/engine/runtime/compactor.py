@@ -60,6 +60,7 @@ class CompactionState:
     view: Compacted | None = None
     pins: set[int] = field(default_factory=set)
     summariser: tuple[Provider, str, str] | None = None
+    held: bool = False  # an automatic compaction came to nothing in this run: none again until the next run
 
 
 class Compactable(Protocol):
@@ -105,9 +106,11 @@ def window_of(setup: Compactable, cancel: CancelToken) -> int | None:
 
 
 def due(setup: Compactable, cancel: CancelToken) -> bool:
-    """Whether the next request passes ``window - reserve`` (and automatic compaction is on)."""
+    """Whether the next request passes ``window - reserve`` (and automatic compaction is on,
+    and no automatic compaction of this run came to nothing: a compaction that is
+    cancelled, rejected or fails is not tried again turn after turn, burning tokens)."""
     settings = setup.compaction.settings
-    if not settings.auto:
+    if not settings.auto or setup.compaction.held:
         return False
     fill = request_fill(setup, cancel)
     return fill.window is not None and fill.tokens > settings.threshold(fill.window)
