@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import ContextFill, Message, RunResult, scrub
+from ..engine import ContextFill, Message, RunResult, Usage, scrub
 
 __all__ = ["ToolCallResult", "TurnResult", "current_cell"]
 
@@ -27,8 +27,8 @@ class ToolCallResult:
 class TurnResult:
     """A turn's final ``text``, its ``messages``, ``tool_calls`` with results, the
     ``session_id``, the ``reason`` it ended (``end_turn``, ``interrupted``, ``error``) and
-    ``context``, how full the model's window is now (each message's ``usage`` has what the
-    provider reported).
+    ``context``, how full the model's window is now; ``usage`` sums what the provider
+    reported for the turn's model calls (each message's ``usage`` has its own).
 
     Displays as the rendered answer, except in the cell that ran the turn, which already
     showed it live. Like every output, it holds no secret: each value is scrubbed as the
@@ -52,6 +52,12 @@ class TurnResult:
         messages = [Message.from_dict(scrub(message.to_dict())) for message in result.messages]
         return cls(scrub(result.text), messages, calls, result.session_id, result.reason, scrub(result.error), shown_in,
                    context=result.context)
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens the turn's model calls used, as the provider reported them, summed."""
+        reported = [m.usage for m in self.messages if m.role == "assistant" and m.usage is not None]
+        return Usage(sum(u.input_tokens for u in reported), sum(u.output_tokens for u in reported))
 
     def __str__(self) -> str:
         return self.text

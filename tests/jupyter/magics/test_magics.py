@@ -296,3 +296,4 @@ def test_the_ask_result_carries_the_usage_and_the_fill(python_kernel):
     assert value_of(fe, "(r.context.tokens, r.context.window, r.context.percent, r.context.line())") == (
         1010, 4000, 25, "context 25 % of 4,000")
     assert value_of(fe, "r.messages[-1].usage.to_dict()") == {"input_tokens": 1000, "output_tokens": 10}
+    assert value_of(fe, "r.usage.to_dict()") == {"input_tokens": 1000, "output_tokens": 10}  # the turn's, summed
