@@ -150,10 +150,11 @@ def compact(setup: Compactable, chain: HookChain, reason: str, cancel: CancelTok
     view = plan.view.with_summary(summary)
     after = view_tokens(setup.history, view, besides)
     counts = {"pruned": len(plan.pruned), "folded": len(plan.folded)}
-    if after >= view_tokens(setup.history, state.view, besides):  # estimate against estimate
+    estimated = view_tokens(setup.history, state.view, besides)  # compared estimate against estimate
+    if after >= estimated:
         return _recorded(setup, Compaction("rejected", reason, before, after, window, hooks=acted, **counts, message=(
-            f"compaction rejected: its summary did not make the context smaller ({before:,} → {after:,} tokens)")),
-            instructions)
+            f"compaction rejected: its summary did not make the context smaller (about {estimated:,} → {after:,} "
+            "tokens); the session is left as it was")), instructions)
     event = Compaction("compacted", reason, before, after, window, hooks=acted, **counts,
                        message=_compacted_line(reason, before, after, window, plan, acted))
     seen = saw(chain.hooks, "afterCompact", {"summary": (made or "", summary or "")})
