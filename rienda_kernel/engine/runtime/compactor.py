@@ -41,6 +41,7 @@ from ..sessions.fill import ContextFill, context_fill, estimate_tokens
 from ..sessions.messages import Message
 from ..sessions.seen import saw
 from ..sessions.writer import SessionWriter
+from ..secrets import scrub_text
 from ..tools.model import Catalog
 from ..ui import WrappingUI
 
@@ -144,7 +145,7 @@ def compact(setup: Compactable, chain: HookChain, reason: str, cancel: CancelTok
                                            message=f"compaction failed: the summariser's model failed: {exc}"),
                          instructions)
     draft = view_tokens(setup.history, plan.view.with_summary(made), besides)
-    summary = chain.after_compact(made or "", before, draft, cancel) or None
+    summary = scrub_text(chain.after_compact(made or "", before, draft, cancel)) or None  # as the record keeps it
     if summary != made:
         acted.append(f"{_writer(chain, 'afterCompact')}: rewrote the summary")
     view = plan.view.with_summary(summary)

@@ -157,3 +157,17 @@ def test_a_failing_summariser_is_one_line_and_the_run_goes_on(rig):
     [event] = [e for e in ui.events if isinstance(e, Compaction)]
     assert event.message.startswith("compaction failed: the summariser's model failed: ") and "model not found" in \
         event.message and "\n" not in event.message
+
+
+def test_a_secret_in_the_summary_never_reaches_the_file_and_the_resumed_request_is_the_live_one(rig, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-0123456789abcdef")
+    rig.write_hook("leaky", "module.exports = { beforeCompact() { "
+                            "return {summary: 'the key is sk-live-0123456789abcdef, keep it'}; } };")
+    engine = agent(rig, 600, hooks=["leaky"])
+    conversation = engine.conversation("long")
+    run_all(conversation, 6)
+    text = (rig.home / "sessions" / f"{conversation.session_id}.jsonl").read_text()
+    assert "sk-live-0123456789abcdef" not in text and "the key is [redacted], keep it" in text
+    resumed = engine.conversation("long", conversation.session_id)
+    assert request_messages(resumed.messages, resumed.compaction.view) == request_messages(
+        conversation.messages, conversation.compaction.view)
