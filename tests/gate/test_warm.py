@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import signal
 import socket
 import subprocess
@@ -46,14 +48,16 @@ def wait_until(condition, what: str, limit: float = 60) -> None:
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
+def env(monkeypatch):
     """The environment of the gate processes (and this one's TMPDIR, so that
-    :func:`gate_socket` here names the same socket): a temporary folder of the test's own."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    :func:`gate_socket` here names the same socket): a temporary folder of the test's own,
+    directly under the system's (pytest's own folders grow past the 108 bytes a Unix
+    socket's path may hold once a machine has run pytest a few hundred times)."""
+    tmp = Path(tempfile.mkdtemp(prefix="gate-"))
     monkeypatch.setenv("TMPDIR", str(tmp))
     monkeypatch.setattr("tempfile.tempdir", None)
-    return {**{k: v for k, v in os.environ.items() if k not in ("RIENDA_HOME", "RIENDA_CONFIRM")}, "TMPDIR": str(tmp)}
+    yield {**{k: v for k, v in os.environ.items() if k not in ("RIENDA_HOME", "RIENDA_CONFIRM")}, "TMPDIR": str(tmp)}
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_a_server_answers_warm_calls_as_the_gate_would(home, env):

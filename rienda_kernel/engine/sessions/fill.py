@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -37,10 +38,7 @@ PUNCTUATION_TOKENS = 0.8
 WIDE_TOKENS = 1.5
 MESSAGE_OVERHEAD = 5  # the chat template's tokens around one message (measured: 5 to 6 with SmolLM2's)
 
-_LETTERS = re.compile(r"[A-Za-z]")
-_DIGITS = re.compile(r"[0-9]")
-_SPACES = re.compile(r"\s")
-_WIDE = re.compile(r"[^\x00-\x7f]")
+_WIDE_SPACES = re.compile(r"[^\S\x00-\x7f]")  # white space beyond ASCII
 
 
 @dataclass(frozen=True)
@@ -66,14 +64,33 @@ class ContextFill:
         return f"context {self.percent} % of {self.window:,}" if self.window else ""
 
 
+def _classes() -> bytes:
+    """A table mapping each ASCII byte to its kind: ``a`` letter, ``0`` digit, `` `` white
+    space (what str's ``\\s`` matches below 128), ``.`` anything else."""
+    table = bytearray(b"." * 256)
+    for kind, members in ((b"a", string.ascii_letters), (b"0", string.digits), (b" ", " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")):
+        for member in members.encode("ascii"):
+            table[member] = kind[0]
+    return bytes(table)
+
+
+_ASCII_CLASSES = _classes()
+
+
 def estimate_tokens(text: str) -> int:
-    """About how many tokens ``text`` is (see the module docstring for the rule)."""
+    """About how many tokens ``text`` is (see the module docstring for the rule): letters
+    ``[A-Za-z]``, digits ``[0-9]``, white space ``\\s``, wide ``[^\\x00-\\x7f]`` (white space
+    beyond ASCII is both) and the rest punctuation, counted by mapping each ASCII byte to its
+    kind (those regular expressions' count at a sixth of their time on mixed text, a
+    fifteenth on ASCII)."""
     if not text:
         return 0
-    letters = len(_LETTERS.findall(text))
-    digits = len(_DIGITS.findall(text))
-    spaces = len(_SPACES.findall(text))
-    wide = len(_WIDE.findall(text))
+    ascii_part = text.encode("ascii", "ignore")
+    kinds = ascii_part.translate(_ASCII_CLASSES)
+    letters, digits, spaces = kinds.count(b"a"), kinds.count(b"0"), kinds.count(b" ")
+    wide = len(text) - len(ascii_part)
+    if wide:
+        spaces += len(_WIDE_SPACES.findall(text))  # white space beyond ASCII counts as both, as \s and [^\x00-\x7f]
     punctuation = len(text) - letters - digits - spaces - wide
     return round(letters / LETTERS_PER_TOKEN + digits + PUNCTUATION_TOKENS * punctuation + WIDE_TOKENS * wide)
 

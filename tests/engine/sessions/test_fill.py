@@ -71,3 +71,24 @@ def test_rienda_run_and_each_chat_turn_show_the_fill_of_the_configured_window(tm
     chat = rienda(home, work, "chat", "--resume", "last", input="Hi again\n")
     assert chat.returncode == 0, chat.stderr
     assert "· usage: 7000 in, 372 out over 1 model turn · context 90 % of 8,192" in chat.stderr
+
+
+def test_the_fast_count_is_the_rule_character_for_character():
+    """estimate_tokens counts by bytes; the rule is these regular expressions: random texts
+    of ASCII, accented, wide and non-ASCII white space characters give the same count."""
+    import random
+    import re
+
+    from rienda_kernel.engine.sessions.fill import LETTERS_PER_TOKEN, PUNCTUATION_TOKENS, WIDE_TOKENS, estimate_tokens
+
+    def by_rule(text):
+        letters, digits = len(re.findall(r"[A-Za-z]", text)), len(re.findall(r"[0-9]", text))
+        spaces, wide = len(re.findall(r"\s", text)), len(re.findall(r"[^\x00-\x7f]", text))
+        rest = len(text) - letters - digits - spaces - wide
+        return round(letters / LETTERS_PER_TOKEN + digits + PUNCTUATION_TOKENS * rest + WIDE_TOKENS * wide)
+
+    pool = [chr(i) for i in range(128)] + list("éüß→€中文\u00a0\u2003\u3000\u2028\U0001F600")
+    rng = random.Random(30)
+    for _ in range(5000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 80)))
+        assert estimate_tokens(text) == by_rule(text), repr(text)
