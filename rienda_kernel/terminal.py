@@ -23,6 +23,7 @@ from .engine import (
     UI,
     Answer,
     CancelToken,
+    Compaction,
     Confirm,
     ConfirmPolicy,
     ContextFill,
@@ -173,8 +174,9 @@ class TerminalUI(_AnsweringUI):
         """Keeps a call's hook action to show with the call or its result; True for one
         shown now (a model request's or answer's rewrite)."""
         line = hook_action(event.to_dict())
-        if line is None or event.effect in _SHOWN_ELSEWHERE:
-            return False
+        if line is None or event.effect in _SHOWN_ELSEWHERE or (event.point in _COMPACTION_POINTS
+                                                                and event.effect in ("rewrote", "refused")):
+            return False  # a compaction's own line names the hooks that acted
         if event.call_id is None:
             return True
         self._notes.setdefault((event.depth, event.session_id, event.call_id), []).append(line)
@@ -240,6 +242,9 @@ class TerminalUI(_AnsweringUI):
         return mark + "\n" + "".join(f"    {line}".rstrip() + "\n" for line in shown.lines + ([more] if more else []))
 
 
+_COMPACTION_POINTS = ("beforeCompact", "afterCompact")  # their rewrites and cancels: named in the compaction line
+
+
 def _describe(event: Event) -> str | None:
     """One human line (or chunk) for stderr; None for events shown elsewhere or not at all."""
     if isinstance(event, Log):
@@ -252,6 +257,8 @@ def _describe(event: Event) -> str | None:
         return f"[{event.source}] confirm {event.title!r}: {'allowed' if event.answer else 'denied'} ({event.how})\n"
     if isinstance(event, Diagnostic):
         return f"diagnostic: {event.message}\n"
+    if isinstance(event, Compaction):
+        return f"[rienda] {event.message}\n"
     if isinstance(event, RunEnd) and event.error:
         return f"rienda: {event.error}\n"
     return None

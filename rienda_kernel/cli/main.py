@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..engine import CONFIRM_POLICIES, CancelToken, ConfigError, RiendaError
 from ..frontends import OutputStream, Reader, check_folder, check_output_file, error_line
+from .compact import add_compact_commands
 from .gate import add_gate_command
 
 if TYPE_CHECKING:
@@ -183,7 +184,8 @@ def _parser() -> argparse.ArgumentParser:
     hook.add_argument("--json", action="store_true", help="print the call as one JSON object")
     hook.set_defaults(command=_hook)
 
-    add_gate_command(commands)
+    for add in (add_compact_commands, add_gate_command):
+        add(commands)
     return parser
 
 
@@ -306,20 +308,9 @@ def _prompt_from_stdin() -> str:
 
 
 def _show(args: argparse.Namespace) -> int:
-    loaded = _rienda(args).load_session(args.session)
-    header = loaded.header
-    print(f"session {header.get('id')}  agent {header.get('agent')}  model {header.get('model')}  "
-          f"created {header.get('created')}")
-    from .show import parent_line, session_lines
+    from .show import print_session
 
-    if parent := parent_line(header):
-        print(parent)
-    lines, warnings = session_lines(loaded, full=args.full)
-    for warning in loaded.warnings + warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    for line in lines:
-        print(line)
-    return 0
+    return print_session(_rienda(args).load_session(args.session), args.full)
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ..engine import Message
@@ -13,7 +14,23 @@ from ..terminal import usage_summary
 if TYPE_CHECKING:
     from ..engine import LoadedSession, Usage
 
-__all__ = ["parent_line", "session_lines"]
+__all__ = ["parent_line", "print_session", "session_lines"]
+
+
+def print_session(loaded: LoadedSession, full: bool) -> int:
+    """``rienda show``: the header line, the parent's for a sub-agent's session, each line
+    of :func:`session_lines` on stdout and its warnings on stderr; exit status 0."""
+    header = loaded.header
+    print(f"session {header.get('id')}  agent {header.get('agent')}  model {header.get('model')}  "
+          f"created {header.get('created')}")
+    if parent := parent_line(header):
+        print(parent)
+    lines, warnings = session_lines(loaded, full=full)
+    for warning in loaded.warnings + warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for line in lines:
+        print(line)
+    return 0
 
 
 def parent_line(header: dict[str, Any]) -> str | None:
@@ -41,7 +58,7 @@ def session_lines(loaded: LoadedSession, full: bool = False) -> tuple[list[str],
             lines += _message_lines(entry, full)
             continue
         try:
-            line = _record_line(entry)
+            line = _compaction_lines(entry, full) if entry.get("type") == "compaction" else _record_line(entry)
         except (KeyError, TypeError, ValueError, AttributeError):
             warnings.append(f"{loaded.path}:{number}: a {entry.get('type')!r} record this version cannot read; left out")
             continue
@@ -86,6 +103,30 @@ def _checked_usage(usage: Usage | None, where: str, warnings: list[str]) -> Usag
     return None
 
 
+def _compaction_lines(record: dict[str, Any], full: bool) -> str:
+    """A ``compaction`` record: what came of it, the tokens before and after, what it pruned
+    and folded, which hooks acted; with ``full``, the summary it keeps, under it."""
+    outcome, reason = record["outcome"], record["reason"]
+    if not isinstance(outcome, str) or not isinstance(reason, str):
+        raise ValueError("outcome and reason must be words")
+    parts = [f"-- compaction ({reason}): {outcome}"]
+    if outcome in ("compacted", "rejected"):
+        parts.append(f"{int(record['tokens_before']):,} → {int(record['tokens_after']):,} tokens"
+                     + (f" of {int(record['window']):,}" if record.get("window") else ""))
+        parts.append(f"{int(record.get('pruned_count') or 0)} tool results pruned, "
+                     f"{int(record.get('folded_count') or 0)} messages folded")
+    if record.get("by"):
+        parts.append(f"by hook {record['by']}")
+    parts += [str(acted) for acted in record.get("hooks") or []]
+    line = "; ".join(parts)
+    summary = record.get("summary") if outcome == "compacted" else None
+    if isinstance(summary, str) and summary:
+        shown = preview(summary, None if full else 1, None)
+        more = shown.more_line("--full shows the whole summary")
+        line += "\n" + "\n".join(f"      {text}".rstrip() for text in shown.lines + ([more] if more else []))
+    return line
+
+
 def _record_line(record: dict[str, Any]) -> str | None:
     """One line for a hook decision, a confirm's answer or a run's end (None for records not
     shown); raises KeyError/TypeError/ValueError for one this version cannot read."""
@@ -102,6 +143,8 @@ def _record_line(record: dict[str, Any]) -> str | None:
     if record.get("type") == "confirm":
         verdict = "allowed" if record["answer"] is True else "denied"
         return f"    {'✓' if verdict == 'allowed' else '✗'} confirm {str(record['title'])!r}: {verdict} ({record['how']})"
+    if record.get("type") == "pin":
+        return f"-- pinned message {int(record['message']) + 1}: every compaction keeps it verbatim"
     if record.get("type") == "run_end":
         reason = record["reason"]
         if not isinstance(reason, str):

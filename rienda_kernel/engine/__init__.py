@@ -42,7 +42,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "errors": ("ArgumentsError", "ConfigError", "ContextOverflow", "ExtensionError", "Interrupted", "OutOfMemory",
                "PayloadError", "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
                "SessionWriteError"),
-    "events": ("Confirm", "Diagnostic", "Event", "HookDecision", "Log", "MessageSaved", "Notify", "Output",
+    "events": ("Compaction", "Confirm", "Diagnostic", "Event", "HookDecision", "Log", "MessageSaved", "Notify", "Output",
                "RunEnd", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
     "home.agents": ("Agent",),
     "home.config": ("load_config", "read_config", "rienda_home"),
