@@ -14,7 +14,7 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("
 
 def test_there_are_documentation_notebooks():
     assert {path.name for path in NOTEBOOKS} >= {"quickstart.ipynb", "tools.ipynb", "hooks.ipynb", "magics.ipynb",
-                                                 "replay.ipynb", "gate.ipynb"}
+                                                 "replay.ipynb", "gate.ipynb", "long-sessions.ipynb"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
