@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["hook_action"]
+__all__ = ["hook_action", "named_by_compaction"]
 
 _SUBJECTS = {
     "beforeToolExecute": "the call's arguments",
@@ -78,3 +78,10 @@ def _value(value: Any) -> str:
 
 def _one_line(text: Any) -> str:
     return " ".join(str(text).split())
+
+
+def named_by_compaction(decision: Mapping[str, Any]) -> bool:
+    """True for what a ``beforeCompact``/``afterCompact`` hook rewrote or cancelled: the
+    compaction's own line names the hooks that acted, so no front end shows it twice."""
+    return decision.get("point") in ("beforeCompact", "afterCompact") and decision.get("effect") in ("rewrote",
+                                                                                                    "refused")

@@ -43,7 +43,7 @@ from .engine import (
     Usage,
     typed_answer,
 )
-from .hook_actions import hook_action
+from .hook_actions import hook_action, named_by_compaction
 from .previews import preview
 
 __all__ = ["CHAT_ALLOW_HINT", "CLI_ALLOW_HINT", "CLI_SEE_ALL", "MAGICS_ALLOW_HINT", "SHOW_SEE_ALL", "JsonLinesUI",
@@ -174,8 +174,7 @@ class TerminalUI(_AnsweringUI):
         """Keeps a call's hook action to show with the call or its result; True for one
         shown now (a model request's or answer's rewrite)."""
         line = hook_action(event.to_dict())
-        if line is None or event.effect in _SHOWN_ELSEWHERE or (event.point in _COMPACTION_POINTS
-                                                                and event.effect in ("rewrote", "refused")):
+        if line is None or event.effect in _SHOWN_ELSEWHERE or named_by_compaction(event.to_dict()):
             return False  # a compaction's own line names the hooks that acted
         if event.call_id is None:
             return True
@@ -240,9 +239,6 @@ class TerminalUI(_AnsweringUI):
             return f"{mark} {shown.lines[0]}\n"
         more = shown.more_line(self.see_all.format(session=self._session or "ID"))
         return mark + "\n" + "".join(f"    {line}".rstrip() + "\n" for line in shown.lines + ([more] if more else []))
-
-
-_COMPACTION_POINTS = ("beforeCompact", "afterCompact")  # their rewrites and cancels: named in the compaction line
 
 
 def _describe(event: Event) -> str | None:

@@ -5,7 +5,7 @@ A cell (or a line magic) whose first non-blank line starts with ``%rienda`` is a
     %rienda use reviewer        %rienda sessions        %rienda model scripted/demo.yaml
     %rienda new                 %rienda agents          %rienda confirm allow
     %rienda resume ID           %rienda tools / hooks   %rienda help
-    %rienda show [ID]
+    %rienda show [ID]           %rienda compact [WHAT TO KEEP]      %rienda pin [N]
 
 :func:`run_rienda_command` acts on a :class:`NotebookSession` and returns a
 :class:`CommandOutput` (plain text, optional Markdown, a Python value); a mistake is a
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from ..engine import CONFIRM_POLICIES, NonInteractiveUI, RiendaError
 from ..frontends import check_output_file, error_line
+from .compaction import compact_command, pin_command, prompt_numbers
 from .session import NotebookSession
 from .listings import agents_listing, hooks_listing, session_shown, sessions_listing, tools_listing
 from .tables import CommandOutput, escape
@@ -97,6 +98,8 @@ def _words(line: str) -> list[str]:
     head = text.split(None, 3)
     if head and head[0] == "hook":
         return head  # hook NAME POINT, then the payload as written (JSON is not shell words)
+    if head and head[0] == "compact":
+        return text.split(None, 1)  # compact, then the instructions as written (don't, "quoted")
     try:
         return shlex.split(text)
     except ValueError as exc:
@@ -375,6 +378,11 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("hook", "hook NAME POINT [JSON]",
                "Call one hook point with a payload, as a run would; show what it returned, changed, logged and asked "
                "(confirms: yes with confirm allow, else no).", _hook, 2, 3, hook_names),
+    Subcommand("compact", "compact [INSTRUCTIONS]",
+               "Compact the session's context now, through its agent's beforeCompact/afterCompact hooks; "
+               "INSTRUCTIONS tell the summary what to keep.", compact_command, 0, 1),
+    Subcommand("pin", "pin [N]", "Keep prompt N (1 for the first; default the last) verbatim through every "
+               "compaction.", pin_command, 0, 1, prompt_numbers),
     Subcommand("home", "home [PATH]",
                "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session.", _home, 0, 1),
     Subcommand("help", "help [COMMAND]", "List these commands, or show one.", help_output, 0, 1, command_names),

@@ -180,10 +180,13 @@ class ThinkingDelta(Event):
 
 @dataclass(frozen=True)
 class MessageSaved(Event):
-    """An assistant message as saved to the session (after ``afterModelResponse``)."""
+    """An assistant message as saved to the session (after ``afterModelResponse``);
+    ``context``: how full the model's window is for the request after it, as in
+    :class:`RunEnd` (front ends show the fill live, turn after turn)."""
 
     type: ClassVar[str] = "message"
     message: dict[str, Any]
+    context: dict[str, Any] | None = None  # {tokens, window, estimated} (fill.py)
 
 
 @dataclass(frozen=True)

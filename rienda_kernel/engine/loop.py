@@ -297,7 +297,7 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     message = Message("assistant", response.text, response.thinking, calls, usage=usage,
                       meta=_answer_saw(chain, streamed, response, meta))
     save(message)
-    run.ui.emit(MessageSaved(message.to_dict()))
+    run.ui.emit(MessageSaved(message.to_dict(), context=request_fill(setup, cancel).to_dict()))
     start = len(setup.history)
     try:
         for call in calls:

@@ -3,8 +3,12 @@
 :class:`NotebookUI` turns engine events into Jupyter messages on the cell's
 :class:`~rienda_kernel.jupyter.cell.CellTarget`:
 
-- a status line (elapsed time, tokens so far) while the model works, which ends as the
-  tokens the provider reported for the run (or empty, when it reported none);
+- a status line (elapsed time, tokens so far, and how full the model's window is after
+  each model turn: ``context 61 % of 8,192``) while the run goes on, which ends as the
+  tokens the provider reported for the run and the fill (or empty, when there is neither);
+  a batch run gets that last line once, at the end of the cell, so a saved notebook keeps it;
+- each compaction as one line (the engine's: tokens before → after, what was pruned and
+  folded, the hooks that acted; their own rewrite lines are not repeated);
 - the assistant's text streamed into one display, updated in place, ending as Markdown
   (the saved text, after ``afterModelResponse``; or, when the run stops mid-stream, what
   had arrived, without the cursor); thinking folded above it;
@@ -35,12 +39,13 @@ from typing import Any
 from .cell import CellTarget
 from .confirm import ClientViews, NotebookPerson, ShownConfirm, record_bundle
 from .nested import Nest
-from .views import CallView, LogView, MessageView, markdown_text, new_id, status_bundle, usage_bundle
-from ..hook_actions import hook_action
+from .views import CallView, LogView, MessageView, compaction_bundle, markdown_text, new_id, status_bundle, usage_bundle
+from ..hook_actions import hook_action, named_by_compaction
 from ..engine import (
     UI,
     Answer,
     CancelToken,
+    Compaction,
     Confirm,
     ConfirmPolicy,
     Diagnostic,
@@ -84,6 +89,7 @@ class NotebookUI(UI):
         self._status_lock = threading.Lock()
         self._activity = "working…"
         self._usage: list[dict[str, int]] = []  # what the provider reported, per model turn
+        self._fill: dict[str, Any] | None = None  # how full the window is after the last model turn
         # Someone is watching (JupyterLab, VS Code, console): stream, show a status line. A
         # batch run (nbclient, nbconvert, papermill, nbval) gets each display once, final.
         self.live = target.allow_stdin
@@ -130,7 +136,8 @@ class NotebookUI(UI):
         with self._status_lock:
             if not self._done.is_set():
                 elapsed = time.monotonic() - self._started
-                self.target.display(self._status_id, status_bundle(what, elapsed, self._chars // 4), update=True)
+                self.target.display(self._status_id, status_bundle(what, elapsed, self._chars // 4, self._fill),
+                                    update=True)
 
     def _text(self, event: TextDelta) -> None:
         self._chars += len(event.text)
@@ -154,6 +161,18 @@ class NotebookUI(UI):
         if message.get("usage"):
             self._usage.append(message["usage"])
         self._message = None
+        if event.context:
+            self._fill = event.context
+            if self.live:
+                self._update_status(self._activity)
+
+    def _compaction(self, event: Compaction) -> None:
+        """One line; after a compaction the status line's fill is the compacted request's."""
+        self.target.display(new_id("compaction"), compaction_bundle(event.message))
+        if event.outcome == "compacted" and event.window:
+            self._fill = {"tokens": event.tokens_after, "window": event.window, "estimated": event.tokens_after}
+            if self.live:
+                self._update_status(self._activity)
 
     def _tool_call(self, event: ToolCallStarted) -> None:
         view = CallView(self.target, event.name, event.arguments, event.refused_by)
@@ -171,8 +190,8 @@ class NotebookUI(UI):
         """Hook effects on a call: before it, shown with the call; after it, with the result.
         A rewrite of a model request or answer is a line of its own (a hook that threw
         there is its diagnostic)."""
-        if event.effect == "none":
-            return
+        if event.effect == "none" or named_by_compaction(event.to_dict()):
+            return  # a compaction's own line names the hooks that acted
         if event.call_id is None:
             line = hook_action(event.to_dict())
             if event.effect == "rewrote" and line:
@@ -229,10 +248,12 @@ class NotebookUI(UI):
         if self._message is not None:
             self._message.finish("".join(self._message.text), "".join(self._message.thinking))
             self._message = None
+        ended = usage_bundle(self._usage, time.monotonic() - self._started, event.context)
         if self.live:
             with self._status_lock:
-                self.target.display(self._status_id, usage_bundle(self._usage, time.monotonic() - self._started,
-                                                                  event.context), update=True)
+                self.target.display(self._status_id, ended, update=True)
+        elif ended["text/plain"]:  # a batch run: the line once, last, kept in the saved notebook
+            self.target.display(self._status_id, ended)
 
     # -- confirm -------------------------------------------------------------------------
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
@@ -268,4 +289,5 @@ _HANDLERS: dict[type, Callable[[NotebookUI, Any], None]] = {
     Diagnostic: NotebookUI._diagnostic,
     Confirm: NotebookUI._confirm,
     RunEnd: NotebookUI._run_end,
+    Compaction: NotebookUI._compaction,
 }

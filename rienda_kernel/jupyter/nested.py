@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine import (
+    Compaction,
     Confirm,
     Event,
     HookDecision,
@@ -41,7 +42,7 @@ from ..engine import (
     ToolCallStarted,
     ToolResultReady,
 )
-from ..hook_actions import hook_action
+from ..hook_actions import hook_action, named_by_compaction
 from ..previews import preview, readable
 from .cell import CellTarget
 from .views import new_id
@@ -181,6 +182,8 @@ class RunBox:
             self.items.append(_Note(f"<div>{mark} <b>{_e(event.title)}</b>: {verdict} <span style='opacity: 0.7'>"
                                     f"{_e(detail)}</span><pre style='margin: 0'>{_e(event.body)}</pre></div>",
                                     f"{mark} {event.title}: {verdict} {detail}\n  {event.body}"))
+        elif isinstance(event, Compaction):
+            self.items.append(_Note(f"<div style='opacity: 0.7'>🗜 {_e(event.message)}</div>", f"🗜 {event.message}"))
         elif isinstance(event, RunEnd):
             self.end = event
             self.streaming = []
@@ -189,8 +192,8 @@ class RunBox:
         """What a hook did: with its call (before the call exists, held for it), or a line
         of its own for a model request's or answer's rewrite."""
         note = hook_action(event.to_dict())
-        if note is None:
-            return
+        if note is None or named_by_compaction(event.to_dict()):
+            return  # a compaction's own line names the hooks that acted
         if event.call_id is None:
             if event.effect == "rewrote":
                 self.items.append(_Note(f"<div style='opacity: 0.7'>{_e(note)}</div>", note))

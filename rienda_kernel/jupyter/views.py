@@ -18,7 +18,8 @@ from ..hook_actions import hook_action
 from ..previews import readable
 from .cell import CellTarget
 
-__all__ = ["CallView", "LogView", "MessageView", "markdown_text", "new_id", "status_bundle", "usage_bundle"]
+__all__ = ["CallView", "LogView", "MessageView", "compaction_bundle", "markdown_text", "new_id", "status_bundle",
+           "usage_bundle"]
 
 _FOLD_LINES = 12
 _SHOW_AT_MOST = 10_000
@@ -205,9 +206,18 @@ def _folded(label: str, text: str) -> str:
             f"<details><summary>show more</summary>\n\n<pre>{html.escape(shown)}</pre>{rest}\n\n</details>")
 
 
-def status_bundle(what: str, elapsed: float, tokens: int) -> dict[str, str]:
-    line = f"⏳ {what} · {elapsed:.1f} s · ~{tokens} tokens"
+def status_bundle(what: str, elapsed: float, tokens: int, context: dict[str, Any] | None = None) -> dict[str, str]:
+    """The live status line; ``context``: the fill after the last model turn (a
+    ``message`` event's), shown as ``context 61 % of 8,192`` when its window is known."""
+    fill = ContextFill(**context).line() if context else ""
+    line = f"⏳ {what} · {elapsed:.1f} s · ~{tokens} tokens" + (f" · {fill}" if fill else "")
     return {"text/plain": line, "text/markdown": line}
+
+
+def compaction_bundle(message: str) -> dict[str, str]:
+    """A compaction (or one that did not happen) as one line: the engine's ``message``
+    (tokens before → after, what was pruned and folded, the hooks that acted)."""
+    return {"text/plain": f"🗜 {message}", "text/markdown": f"<sub>🗜 {markdown_text(message)}</sub>"}
 
 
 def usage_bundle(usage: list[dict[str, int]], elapsed: float, context: dict[str, Any] | None = None) -> dict[str, str]:
