@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -34,6 +35,9 @@ def test_the_fill_is_live_and_a_compaction_is_one_line_in_the_cell(frontend_fact
     [line] = [text for text in shown if "compacted" in text]
     assert line.startswith("🗜 compacted (auto): ") and " tokens of 600; " in line
     assert line.endswith("team: added instructions; team: rewrote the summary")
+    after = int(re.search(r"→ ([\d,]+) tokens of 600", line).group(1).replace(",", ""))
+    updates = texts(messages)
+    assert updates[updates.index(line) + 1].endswith(f" · context {round(100 * after / 600)} % of 600")  # compacted
     answer = [i for i, text in enumerate(shown) if text.startswith("Answer")]  # the message's display, streamed
     assert answer and shown.index(line) < answer[0]  # compacted before the request
     assert not [text for text in texts(messages) if text.startswith("✎ hook team")]  # named in the line, not again
