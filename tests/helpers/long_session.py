@@ -29,3 +29,19 @@ def long_home(home: Path, work: Path) -> None:
                                    "options:\n  context_window: 600\n---\nYou help.\n")
     (work / "script.yaml").write_text(yaml.safe_dump([{"text": f"Answer {i}: " + "lorem ipsum dolor " * 20}
                                                       for i in range(12)]))
+
+
+def lead_and_digger(home: Path, work: Path, digs: int = 6) -> None:
+    """A lead (the ``agent`` tool) whose sub-agent ``digger`` (window 600) runs ``digs``
+    shell commands printing long text in one run, so the sub-agent's run compacts by itself."""
+    write_agent_file(home, "lead", "---\ndescription: Leads.\nmodel: scripted/lead.yaml\ntools: [agent]\n"
+                                   "agents: [digger]\n---\nDelegate.\n")
+    write_agent_file(home, "digger", "---\ndescription: Digs.\nmodel: scripted/digger.yaml\ntools: [shell]\n"
+                                     "options:\n  context_window: 600\n---\nDig.\n")
+    (work / "lead.yaml").write_text(yaml.safe_dump([
+        {"text": "", "tool_calls": [{"name": "agent", "arguments": {"agent": "digger", "prompt": "Dig."}}]},
+        {"text": "The digger is done."}]))
+    command = "python3 -c \"print(' '.join('soil%d' % i for i in range(30)))\""
+    (work / "digger.yaml").write_text(yaml.safe_dump(
+        [{"text": "", "tool_calls": [{"name": "shell", "arguments": {"command": command}}]}] * digs
+        + [{"text": "Dug."}]))
