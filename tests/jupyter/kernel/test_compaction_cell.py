@@ -14,7 +14,8 @@ import sys
 import nbformat
 
 from ...helpers.frontend import outputs, texts
-from ...helpers.long_session import COMPACTS_AT, long_home
+from ...helpers.long_session import COMPACTS_AT, lead_and_digger, long_home
+from ...helpers.trees import nested
 
 
 def _plain(messages, kind="display_data"):
@@ -94,3 +95,18 @@ def test_nbconvert_execute_saves_the_fill_and_the_compaction(kernelspec_path, ho
         assert shown[-1].startswith("tokens: ") and " · context " in shown[-1] and shown[-1].endswith(" % of 600")
     assert [text for text in plain[-1] if text.startswith("🗜 compacted (auto): ")]
     assert not [text for shown in plain[:-1] for text in shown if "compacted" in text]
+
+
+def test_a_sub_agents_compaction_is_a_line_in_its_box(frontend_factory, home):
+    agent_home, work = home
+    lead_and_digger(agent_home, work)
+    fe = frontend_factory()
+    outputs(fe, "%rienda use lead")
+    outputs(fe, "%rienda confirm allow")
+    messages = outputs(fe, "Go.", allow_stdin=False)
+    [box] = nested(messages)  # a batch run: the box once, final
+    lines = box["text/plain"].splitlines()
+    made = [line for line in lines if "compacted" in line]
+    assert made and all(line.startswith("  🗜 compacted (auto): ") and " tokens of 600; " in line for line in made)
+    assert "🗜 compacted (auto): " in box["text/html"]
+    assert not [text for text in _plain(messages) if text.startswith("🗜")]  # in the box, not a line of the lead's
