@@ -6,7 +6,8 @@
 - a status line (elapsed time, tokens so far, and how full the model's window is after
   each model turn: ``context 61 % of 8,192``) while the run goes on, which ends as the
   tokens the provider reported for the run and the fill (or empty, when there is neither);
-  a batch run gets that last line once, at the end of the cell, so a saved notebook keeps it;
+  a batch run gets that last line once, at the end of the cell, without the time (a saved
+  notebook keeps it, and changes only with what the run did);
 - each compaction as one line (the engine's: tokens before → after, what was pruned and
   folded, the hooks that acted; their own rewrite lines are not repeated);
 - the assistant's text streamed into one display, updated in place, ending as Markdown
@@ -248,7 +249,7 @@ class NotebookUI(UI):
         if self._message is not None:
             self._message.finish("".join(self._message.text), "".join(self._message.thinking))
             self._message = None
-        ended = usage_bundle(self._usage, time.monotonic() - self._started, event.context)
+        ended = usage_bundle(self._usage, time.monotonic() - self._started if self.live else None, event.context)
         if self.live:
             with self._status_lock:
                 self.target.display(self._status_id, ended, update=True)

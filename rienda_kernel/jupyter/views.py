@@ -220,15 +220,18 @@ def compaction_bundle(message: str) -> dict[str, str]:
     return {"text/plain": f"🗜 {message}", "text/markdown": f"<sub>🗜 {markdown_text(message)}</sub>"}
 
 
-def usage_bundle(usage: list[dict[str, int]], elapsed: float, context: dict[str, Any] | None = None) -> dict[str, str]:
-    """The line a run's status ends as: the tokens the provider reported, the time, and how
-    full the model's window is (``context``: a run_end event's, when its window is known)."""
+def usage_bundle(usage: list[dict[str, int]], elapsed: float | None,
+                 context: dict[str, Any] | None = None) -> dict[str, str]:
+    """The line a run's status ends as: the tokens the provider reported, the time (None: not
+    shown, as in a batch run, whose saved notebook changes only with what the run did), and
+    how full the model's window is (``context``: a run_end event's, when its window is known)."""
     fill = ContextFill(**context).line() if context else ""
     if not usage:
         return {"text/plain": fill, "text/markdown": f"<sub>{fill}</sub>"} if fill else {"text/plain": ""}
     spent = sum(u.get("input_tokens", 0) for u in usage), sum(u.get("output_tokens", 0) for u in usage)
     turns = f" over {len(usage)} model turns" if len(usage) > 1 else ""
-    line = f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns} · {elapsed:.1f} s" + (f" · {fill}" if fill else "")
+    took = "" if elapsed is None else f" · {elapsed:.1f} s"
+    line = f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns}{took}" + (f" · {fill}" if fill else "")
     return {"text/plain": line, "text/markdown": f"<sub>{line}</sub>"}
 
 

@@ -57,6 +57,7 @@ def test_a_batch_run_keeps_the_usage_and_fill_line_last_in_the_cell(frontend_fac
     shown = _plain(messages)
     assert shown[0].startswith("Answer 0:") and shown[-1].startswith("tokens: ")
     assert shown[-1].endswith(" % of 600") and " · context " in shown[-1]
+    assert " s · " not in shown[-1]  # no time: a saved notebook changes only with what the run did
 
 
 def test_compact_and_pin_cells(frontend_factory, home):
