@@ -183,7 +183,8 @@ class RunBox:
                                     f"{_e(detail)}</span><pre style='margin: 0'>{_e(event.body)}</pre></div>",
                                     f"{mark} {event.title}: {verdict} {detail}\n  {event.body}"))
         elif isinstance(event, Compaction):
-            self.items.append(_Note(f"<div style='opacity: 0.7'>🗜 {_e(event.message)}</div>", f"🗜 {event.message}"))
+            line = f"🗜 {event.message}"
+            self.items.append(_Note(f"<div style='opacity: 0.7'>{_e(line)}</div>", line))
         elif isinstance(event, RunEnd):
             self.end = event
             self.streaming = []
