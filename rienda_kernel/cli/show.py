@@ -58,6 +58,10 @@ def session_lines(loaded: LoadedSession, full: bool = False) -> tuple[list[str],
             lines += _message_lines(entry, full)
             continue
         try:
+            if entry.get("type") == "pin":
+                prompt = sum(1 for message in loaded.messages[:int(entry["message"]) + 1] if message.role == "user")
+                lines.append(f"-- pinned prompt {prompt}: every compaction keeps it verbatim")
+                continue
             line = _compaction_lines(entry, full) if entry.get("type") == "compaction" else _record_line(entry)
         except (KeyError, TypeError, ValueError, AttributeError):
             warnings.append(f"{loaded.path}:{number}: a {entry.get('type')!r} record this version cannot read; left out")
@@ -143,8 +147,6 @@ def _record_line(record: dict[str, Any]) -> str | None:
     if record.get("type") == "confirm":
         verdict = "allowed" if record["answer"] is True else "denied"
         return f"    {'✓' if verdict == 'allowed' else '✗'} confirm {str(record['title'])!r}: {verdict} ({record['how']})"
-    if record.get("type") == "pin":
-        return f"-- pinned message {int(record['message']) + 1}: every compaction keeps it verbatim"
     if record.get("type") == "run_end":
         reason = record["reason"]
         if not isinstance(reason, str):

@@ -85,6 +85,7 @@ def test_rienda_pin_keeps_a_prompt_verbatim_and_names_a_bad_one(long_session):
     assert rienda(home, work, "compact", session, "--instructions", "x").returncode == 0
     [record] = [line for line in session_lines(home, session) if line.get("outcome") == "compacted"]
     assert record["head"] == [0, 2]
+    assert "-- pinned prompt 2: every compaction keeps it verbatim" in rienda(home, work, "show", session).stdout
     bad = rienda(home, work, "pin", session, "9")
     assert (bad.returncode, bad.stderr) == (1, f"rienda: session {session} has no prompt 9: it has 5\n")
     unknown = rienda(home, work, "compact", "20990101-000000-000000-dead")
