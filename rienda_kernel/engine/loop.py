@@ -135,7 +135,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         produced.append(message)
 
     run, chain = _run_chain(setup)
-    setup.compaction.held = False
+    setup.compaction.held = setup.compaction.said_nothing = False
     reason, error = "end_turn", None
     try:
         _answer_unanswered(setup, ui)
@@ -273,7 +273,7 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
     """One model call and its tool calls; the calls (none: the run is done)."""
     agent = setup.agent
     if due(setup, cancel):
-        setup.compaction.held = compact(setup, chain, "auto", cancel).outcome != "compacted"
+        setup.compaction.held = compact(setup, chain, "auto", cancel).outcome in ("cancelled", "rejected", "failed")
     try:
         streamed, usage, vendor = _request(setup, chain, run, cancel)
     except Partial as partial:

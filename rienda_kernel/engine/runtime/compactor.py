@@ -61,7 +61,8 @@ class CompactionState:
     view: Compacted | None = None
     pins: set[int] = field(default_factory=set)
     summariser: tuple[Provider, str, str] | None = None
-    held: bool = False  # an automatic compaction came to nothing in this run: none again until the next run
+    held: bool = False  # an automatic compaction was cancelled, rejected or failed in this run: none again in it
+    said_nothing: bool = False  # "nothing to compact" was said in this run (said once; tried again each turn)
 
 
 class Compactable(Protocol):
@@ -108,8 +109,9 @@ def window_of(setup: Compactable, cancel: CancelToken) -> int | None:
 
 def due(setup: Compactable, cancel: CancelToken) -> bool:
     """Whether the next request passes ``window - reserve`` (and automatic compaction is on,
-    and no automatic compaction of this run came to nothing: a compaction that is
-    cancelled, rejected or fails is not tried again turn after turn, burning tokens)."""
+    and no automatic compaction of this run was cancelled, rejected or failed: those are
+    not tried again turn after turn, burning tokens; one that found nothing to compact is,
+    since each turn adds messages a later one may fold)."""
     settings = setup.compaction.settings
     if not settings.auto or setup.compaction.held:
         return False
@@ -128,8 +130,12 @@ def compact(setup: Compactable, chain: HookChain, reason: str, cancel: CancelTok
     plan = plan_compaction(setup.history, state.view, state.pins, keep, fold=reason != "auto", target=target,
                            besides=besides)
     if plan.empty:
-        return _said(setup, Compaction("nothing", reason, before, before, window, message=(
-            f"nothing to compact: the first prompt, the pinned ones and the last {keep:,} tokens are kept as they are")))
+        nothing = Compaction("nothing", reason, before, before, window, message=(
+            f"nothing to compact: the first prompt, the pinned ones and the last {keep:,} tokens are kept as they are"))
+        if reason == "auto" and state.said_nothing:
+            return nothing  # said once in this run already
+        state.said_nothing = reason == "auto" or state.said_nothing
+        return _said(setup, nothing)
     current = sent_messages(setup)
     gate = chain.before_compact(reason, before, window, current, instructions, cancel)
     acted = _gate_lines(gate)

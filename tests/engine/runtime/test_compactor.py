@@ -171,3 +171,22 @@ def test_a_secret_in_the_summary_never_reaches_the_file_and_the_resumed_request_
     resumed = engine.conversation("long", conversation.session_id)
     assert request_messages(resumed.messages, resumed.compaction.view) == request_messages(
         conversation.messages, conversation.compaction.view)
+
+
+def test_nothing_to_compact_is_said_once_in_a_run_and_a_later_turn_compacts(rig):
+    """A first tool result past the threshold leaves nothing to compact (the last answer and its
+    results are always kept); the next turn can prune it, and does."""
+    rig.write_tool("huge", "module.exports = { description: 'Huge.', parameters: {type: 'object', properties: {}}, "
+                           "execute() { return 'y'.repeat(4000); } };")
+    rig.write_tool("small", "module.exports = { description: 'Small.', parameters: {type: 'object', properties: {}}, "
+                            "execute() { return 'ok'; } };")
+    script = [{"text": "Reading.", "tool_calls": [{"name": "huge", "arguments": {}}]},
+              {"text": "Checking.", "tool_calls": [{"name": "small", "arguments": {}}]},
+              {"text": "Checking again.", "tool_calls": [{"name": "small", "arguments": {}}]}, {"text": "Done."}]
+    ui = NonInteractiveUI()
+    conversation = agent(rig, 1200, tools=["huge", "small"], script=script).conversation("long")
+    run_all(conversation, 1, ui)
+    outcomes = [e.outcome for e in ui.events if isinstance(e, Compaction)]
+    assert outcomes == ["nothing", "compacted"]
+    [record] = records(rig, conversation.session_id)
+    assert record["pruned"] == {"2": "[pruned: huge, 4,000 characters]"}
