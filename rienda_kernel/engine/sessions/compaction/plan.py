@@ -110,6 +110,8 @@ def _cut(history: Sequence[Message], start: int, keep_recent_tokens: int) -> int
         if kept > keep_recent_tokens:
             break
         candidate = index
+    if candidate <= start:
+        return start  # the whole tail fits: nothing to fold (planning again folds nothing)
     fitting = [point for point in points if point >= candidate]
     return fitting[0] if fitting else points[-1]
 
