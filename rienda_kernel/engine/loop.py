@@ -135,7 +135,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         produced.append(message)
 
     run, chain = _run_chain(setup)
-    setup.compaction.held = setup.compaction.said_nothing = False
+    setup.compaction.held, setup.compaction.said_nothing = None, False
     reason, error = "end_turn", None
     try:
         _answer_unanswered(setup, ui)
@@ -177,6 +177,14 @@ def compact_session(setup: TurnSetup, instructions: str | None, cancel: CancelTo
         event = Compaction("failed", "manual", 0, 0, message=f"compaction failed: {exc}")
         run.ui.emit(event)
         return event
+
+
+def _overflow_compaction(setup: TurnSetup, chain: HookChain, partial: Partial, cancel: CancelToken) -> Compaction | None:
+    """The compaction a refusal for length gets: none when compaction is off; the run's automatic
+    one that was cancelled, rejected or failed, not tried again; else one now."""
+    window = partial.cause.window if isinstance(partial.cause, ContextOverflow) else None
+    held, auto = setup.compaction.held, setup.compaction.settings.auto
+    return (held or compact(setup, chain, "overflow", cancel, refused_window=window)) if auto else None
 
 
 def _tried(setup: TurnSetup, refused: bool, made: Compaction | None) -> str:
@@ -272,13 +280,13 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
                 cancel: CancelToken) -> tuple[ToolCall, ...]:
     """One model call and its tool calls; the calls (none: the run is done)."""
     agent = setup.agent
-    if due(setup, cancel):
-        setup.compaction.held = compact(setup, chain, "auto", cancel).outcome in ("cancelled", "rejected", "failed")
+    if due(setup, cancel) and (made := compact(setup, chain, "auto", cancel)).outcome in ("cancelled", "rejected", "failed"):
+        setup.compaction.held = made
     try:
         streamed, usage, vendor = _request(setup, chain, run, cancel)
     except Partial as partial:
         refused = isinstance(partial.cause, ContextOverflow) and not (partial.response.text or partial.response.thinking)
-        made = compact(setup, chain, "overflow", cancel) if refused and setup.compaction.settings.auto else None
+        made = _overflow_compaction(setup, chain, partial, cancel) if refused else None
         if made is None or made.outcome != "compacted":
             raise _ended(setup, chain, partial, save, cancel, _tried(setup, refused, made)) from None  # as raised
         try:  # once: a second refusal for the length is the one line, never another compaction

@@ -69,6 +69,8 @@ def filled(error: ProviderError, url: str, window: Callable[[], Window | None]) 
             return ContextOverflow(f"{url}: the answer was cut off when the request and the answer filled the "
                                    f"context window ({error.tokens} of {found.tokens} tokens)",
                                    tokens=error.tokens, window=found.tokens)
+    if isinstance(error, AnswerCutOff):  # still one: a summariser keeps what it wrote before the cut
+        return AnswerCutOff(f"{url}: {error}", tokens=error.tokens)
     return ProviderError(f"{url}: {error}")
 
 

@@ -8,7 +8,8 @@ summariser, the record.
    ``cancel: true`` cancels it; ``summary`` supplies the summary; ``instructions`` are
    given to the summariser;
 3. the summary: the hook's, else the summariser's (the agent's model, or ``compaction.model``
-   from config.yaml), asked with :func:`..sessions.compaction.summary.summary_prompt`;
+   from config.yaml), asked with :func:`..sessions.compaction.summary.summary_prompt` (an
+   answer cut off at a length limit is kept as far as it got: it is checked as any other);
 4. ``afterCompact`` (``{summary, tokensBefore, tokensAfter}``) may rewrite the summary;
 5. a compaction whose request is not smaller than before is rejected;
 6. the ``compaction`` record is appended (the session's messages are never changed) and
@@ -27,7 +28,7 @@ from typing import Any, Protocol
 
 from ..cancel import CancelToken
 from ..ctx.host import RunContext
-from ..errors import Interrupted, ProviderError, RiendaError
+from ..errors import AnswerCutOff, Interrupted, ProviderError, RiendaError
 from ..events import Compaction, Event, TextDelta, ThinkingDelta
 from ..hooks import CompactGate, HookChain
 from ..home.agents import Agent
@@ -61,7 +62,7 @@ class CompactionState:
     view: Compacted | None = None
     pins: set[int] = field(default_factory=set)
     summariser: tuple[Provider, str, str] | None = None
-    held: bool = False  # an automatic compaction was cancelled, rejected or failed in this run: none again in it
+    held: Compaction | None = None  # this run's automatic one that was cancelled, rejected or failed: none again
     said_nothing: bool = False  # "nothing to compact" was said in this run (said once; tried again each turn)
 
 
@@ -120,11 +121,15 @@ def due(setup: Compactable, cancel: CancelToken) -> bool:
 
 
 def compact(setup: Compactable, chain: HookChain, reason: str, cancel: CancelToken,
-            instructions: str | None = None) -> Compaction:
-    """Make one compaction (see the module docstring); the :class:`Compaction` it came to."""
+            instructions: str | None = None, refused_window: int | None = None) -> Compaction:
+    """Make one compaction (see the module docstring); the :class:`Compaction` it came to.
+    ``refused_window``: the window a server that refused the request said it has, which
+    rules over a larger one configured or assumed (what is kept must fit the real one)."""
     state = setup.compaction
     fill = request_fill(setup, cancel)
     window, before, besides = fill.window, fill.tokens, _besides_tokens(setup)
+    if refused_window is not None and (window is None or refused_window < window):
+        window = refused_window
     keep = state.settings.keep_recent_for(window)
     target = None if window is None else int(state.settings.threshold(window) * AUTO_TARGET)
     plan = plan_compaction(setup.history, state.view, state.pins, keep, fold=reason != "auto", target=target,
@@ -190,6 +195,8 @@ def _summary(setup: Compactable, plan: Plan, gate: CompactGate, window: int | No
     except Partial as partial:
         if isinstance(partial.cause, Interrupted):
             raise partial.cause from None  # a stop, as it was raised, without the Partial carrying it
+        if isinstance(partial.cause, AnswerCutOff) and partial.response.text.strip():
+            return partial.response.text.strip()  # cut at a length limit, what it wrote still summarises
         raise ProviderError(str(partial.cause)) from partial.cause
     if not response.text.strip():
         raise ProviderError(f"{model_id} answered with no text")

