@@ -4,6 +4,7 @@ fixture clearing the vendors' keys (used by test_real_model.py and test_real_com
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,11 @@ def engine_for(rig, config: dict, options: dict | None = None) -> Rienda:
 def keyless(monkeypatch):
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+
+
+def require_llama() -> None:
+    """Skip the test when llama.cpp's server or the model is not installed; fail instead
+    under CI, which installs both (``.ci/run``): a missing server there is a broken CI."""
+    missing = missing_llama()
+    if missing:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)(f"{missing} is not installed: {INSTALL}")

@@ -12,7 +12,6 @@ as ``test_real_model.py``: CI installs the server, a laptop without it skips.
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 
 import httpx
@@ -23,7 +22,7 @@ from rienda_kernel.engine.sessions.compaction.summary import SYSTEM
 
 from ...helpers.homes import session_lines
 from ...helpers.vendors import fake_openai
-from ...helpers.real_llama import INSTALL, engine_for, keyless, missing_llama, started  # noqa: F401 (a fixture)
+from ...helpers.real_llama import engine_for, keyless, require_llama, started  # noqa: F401 (a fixture)
 
 N_CTX = 2048
 PARAGRAPH = ("The harbour office logs every ship that enters: its name, its flag, its cargo and the berth "
@@ -34,9 +33,7 @@ PARAGRAPH = ("The harbour office logs every ship that enters: its name, its flag
 @pytest.fixture(scope="module")
 def window2k(tmp_path_factory):
     """The origin of a llama.cpp server whose window is :data:`N_CTX` tokens, for this module."""
-    missing = missing_llama()
-    if missing:
-        (pytest.fail if os.environ.get("CI") else pytest.skip)(f"{missing} is not installed: {INSTALL}")
+    require_llama()
     with started(tmp_path_factory.mktemp("llama-2k"), n_ctx=N_CTX) as (origin, _):
         yield origin
 

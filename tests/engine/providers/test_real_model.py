@@ -12,7 +12,6 @@ command that installs them.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 
@@ -26,7 +25,7 @@ from rienda_kernel.engine.providers.window import Window
 from rienda_kernel.engine.sessions.fill import estimate_tokens
 from rienda_kernel.engine.runtime.rienda import Rienda
 
-from ...helpers.real_llama import INSTALL, engine_for, keyless, missing_llama, started  # noqa: F401 (keyless: a fixture)
+from ...helpers.real_llama import engine_for, keyless, require_llama, started  # noqa: F401 (keyless: a fixture)
 from ...helpers.vendor_wire import counting_agent
 from tests.helpers import paths
 
@@ -34,9 +33,7 @@ MODELS_PAGE = paths.DOCS / "agents-and-models.md"
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory):
     """The server's origin (``http://127.0.0.1:PORT``), for this module."""
-    missing = missing_llama()
-    if missing:
-        (pytest.fail if os.environ.get("CI") else pytest.skip)(f"{missing} is not installed: {INSTALL}")
+    require_llama()
     with started(tmp_path_factory.mktemp("llama")) as (origin, _):
         yield origin
 
@@ -124,9 +121,8 @@ def test_cancel_mid_stream_stops_the_run_and_keeps_the_text_so_far(rig, llama, k
     assert partial.meta.get("interrupted") and partial.text
 
 
-def test_the_server_killed_mid_stream_is_an_error_naming_the_url(rig, keyless, tmp_path, request):
-    if missing_llama():
-        request.getfixturevalue("llama")  # skips (or fails in CI) the same way
+def test_the_server_killed_mid_stream_is_an_error_naming_the_url(rig, keyless, tmp_path):
+    require_llama()
     with started(tmp_path) as (origin, process):
         engine = engine_for(rig, {"providers": {"local": {"api": "openai", "base_url": origin + "/v1"}}},
                             {"temperature": 0})
@@ -162,9 +158,7 @@ N_CTX = 512
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     """The origin of a llama.cpp server whose window is :data:`N_CTX` tokens, for this module."""
-    missing = missing_llama()
-    if missing:
-        (pytest.fail if os.environ.get("CI") else pytest.skip)(f"{missing} is not installed: {INSTALL}")
+    require_llama()
     with started(tmp_path_factory.mktemp("llama-small"), n_ctx=N_CTX) as (origin, _):
         yield origin
 
