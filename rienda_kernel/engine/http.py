@@ -23,6 +23,7 @@ import threading
 from typing import Any
 
 from .common import imports
+from .common.background import warm_up
 from .cancel import CancelToken
 
 with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
@@ -36,7 +37,7 @@ LINE_CAP = 16 * 1024 * 1024  # the longest line a provider's stream may send
 _client: httpx.Client | None = None
 _transport: httpx.BaseTransport | None = None
 _lock = threading.Lock()
-_warming: threading.Thread | None = None
+_warming = False  # warm_http was called once
 
 
 def client() -> httpx.Client:
@@ -52,13 +53,14 @@ def warm_http() -> None:
     """Make the process's client now, on a background thread (the first call only): the
     first request then finds it made instead of waiting for it (httpcore's import, and the
     CA certificates, which load with the GIL released, beside the caller's own work). A
-    front end about to send a model request calls this first."""
+    front end about to send a model request calls this first. The process waits for it
+    at exit (:mod:`.common.background`)."""
     global _warming
     with _lock:
-        if _warming is not None or _client is not None:
+        if _warming or _client is not None:
             return
-        _warming = threading.Thread(target=client, name="rienda-http-warm", daemon=True)
-    _warming.start()
+        _warming = True
+    warm_up(client, "rienda-http-warm")
 
 
 def use_transport(transport: httpx.BaseTransport | None) -> None:

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
+from .background import warm_up
+
 __all__ = ["import_module", "jsonschema", "prewarm", "without"]
 
 # module -> the extras Rienda never uses: jsonschema's format checkers' libraries (Rienda
@@ -60,9 +62,10 @@ def jsonschema() -> ModuleType:
 
 
 def prewarm(*names: str) -> threading.Thread:
-    """Import ``names`` (through :func:`import_module`) on a background daemon thread, so
-    that what needs one later does not wait for it (or waits on Python's import lock for
-    the rest of it). A module that fails to import is skipped: its user meets the error."""
+    """Import ``names`` (through :func:`import_module`) on a background thread that the
+    process waits for at exit (:mod:`.background`), so that what needs one later does not
+    wait for it (or waits on Python's import lock for the rest of it). A module that fails
+    to import is skipped: its user meets the error."""
 
     def work() -> None:
         for name in names:
@@ -71,6 +74,4 @@ def prewarm(*names: str) -> threading.Thread:
             except ImportError:
                 pass
 
-    thread = threading.Thread(target=work, name="rienda-prewarm", daemon=True)
-    thread.start()
-    return thread
+    return warm_up(work, "rienda-prewarm")
