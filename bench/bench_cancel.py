@@ -32,7 +32,7 @@ from rienda_kernel.engine import CancelToken, ExtensionLoader, Interrupted, NonI
 from rienda_kernel.engine.ctx.host import RunContext
 from rienda_kernel.engine.tools.invoke import invoke_tool
 from rienda_kernel.engine.ctx.http import fetch
-from rienda_kernel.engine.ctx.commands import run_command
+from rienda_kernel.engine.ctx.processes import run_command
 
 BUSY_TOOL = ('module.exports = { description: "Spins.", parameters: { type: "object" },'
              ' execute(ctx) { ctx.log("ready"); while (true) {} } };')

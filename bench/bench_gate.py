@@ -78,7 +78,7 @@ def p(figures: list[float], q: float) -> float:
 def measure(gate: list[str], data: bytes, folder: Path, runs: int) -> dict[str, list[float]]:
     """Each row's wall times over ``runs`` interleaved rounds, after one warm-up round."""
     script = Path(sys.executable).parent / "rienda-gate"
-    lean = [str(script)] if script.exists() else [sys.executable, "-m", "rienda_kernel.gate_client"]
+    lean = [str(script)] if script.exists() else [sys.executable, "-m", "rienda_kernel.engine.gate.client"]
     rows: dict[str, tuple[list[str], bytes | None]] = {
         "rienda gate (one JS hook)": (gate, b'"permissionDecision": "deny"'),
         "rienda gate --warm": ([*gate, "--warm", "300"], b'"permissionDecision": "deny"'),
@@ -117,7 +117,7 @@ def main() -> int:
     event["tool_input"]["command"] = "rm -rf build"
     data = json.dumps(event).encode()
     sys.path.insert(0, str(ROOT))
-    from rienda_kernel.engine.runtime.gate.server import gate_socket
+    from rienda_kernel.engine.gate.server import gate_socket
 
     with tempfile.TemporaryDirectory() as folder:
         home = make_home(Path(folder))

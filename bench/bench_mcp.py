@@ -65,7 +65,7 @@ def sdk_call(rienda: Rienda) -> float:
 
 
 class Path_:
-    """What a run does for one call (:func:`rienda_kernel.engine.loop._tool_call`, without
+    """What a run does for one call (:func:`rienda_kernel.engine.runtime.loop._tool_call`, without
     the events): the ``beforeToolExecute`` chain, ``invoke_tool``, ``afterToolExecute``."""
 
     def __init__(self, rienda: Rienda, hooks: list) -> None:

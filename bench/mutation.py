@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FILES = ["rienda_kernel/engine/hooks.py", "rienda_kernel/engine/tools/invoke.py", "rienda_kernel/engine/loop.py"]
+FILES = ["rienda_kernel/engine/hooks.py", "rienda_kernel/engine/tools/invoke.py", "rienda_kernel/engine/runtime/loop.py"]
 # The engine tests that exercise those three files (mutmut runs, per mutant, only those of
 # them that call the mutated function).
 TESTS = [

@@ -74,7 +74,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     captured), no secret reaches the terminal or a JUnit file."""
     report = yield
     if isinstance(item, SessionItem):
-        from rienda_kernel.frontends import Reader
+        from rienda_kernel.frontend.output import Reader
 
         reader = Reader(paths=False)  # pytest writes its paths its own way
         if report.longrepr is not None:

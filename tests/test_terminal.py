@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from rienda_kernel.engine.events import Notify, RunEnd, TextDelta
-from rienda_kernel.terminal import TerminalUI
+from rienda_kernel.frontend.terminal import TerminalUI
 
 
 def test_the_answer_line_ends_before_any_activity_line_is_written():

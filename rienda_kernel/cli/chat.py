@@ -1,7 +1,7 @@
 """``rienda chat``: one session, turn after turn, at a terminal.
 
 A line that does not start with ``/`` is a turn of the current agent, shown as ``rienda
-run`` shows one (:class:`~rienda_kernel.terminal.TerminalUI`: the answer streamed to stdout,
+run`` shows one (:class:`~rienda_kernel.frontend.terminal.TerminalUI`: the answer streamed to stdout,
 the activity to stderr, then the session and usage line). A line that starts with ``/`` is
 one of the Rienda commands, from the one table the notebook's ``%rienda`` uses
 (:mod:`rienda_kernel.commands`): ``/use AGENT``, ``/new``, ``/resume ID``, ``/tools``...
@@ -30,11 +30,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO
 
-from ..commands.session import NotebookSession
+from ..commands.session import TurnSession
 from ..commands.vocabulary import CommandError, run_rienda_command, subcommands
 from ..engine import CancelToken, RiendaError, run_interruptibly
-from ..frontends import OutputStream, error_line
-from ..terminal import CHAT_ALLOW_HINT, SHOW_SEE_ALL, TerminalUI, usage_summary
+from ..frontend.output import OutputStream, error_line
+from ..frontend.terminal import CHAT_ALLOW_HINT, SHOW_SEE_ALL, TerminalUI, usage_summary
 
 __all__ = ["CHAT_PREFIX", "HISTORY_FILE", "NOTEBOOK_ONLY", "Chat", "chat_help", "offered", "start_chat"]
 
@@ -53,7 +53,7 @@ def start_chat(home: Path, workdir: Path, agent: str | None, model: str | None, 
     RiendaError, before any prompt), then :meth:`Chat.loop` on standard input."""
     if sys.stdin is None:
         raise RiendaError("rienda chat reads standard input, which is closed: run it at a terminal, or pipe lines to it")
-    session = NotebookSession(home=home, workdir=workdir)
+    session = TurnSession(home=home, workdir=workdir)
     try:
         if resume is not None:
             for warning in session.resume(resume).warnings:
@@ -79,7 +79,7 @@ class Chat:
     ``/exit`` and returns the exit code. ``terminal``: stdin is a person at a tty (a
     prompt, line editing, inline confirms); else lines come from a pipe."""
 
-    def __init__(self, session: NotebookSession, stdin: IO[str], terminal: bool) -> None:
+    def __init__(self, session: TurnSession, stdin: IO[str], terminal: bool) -> None:
         self.session = session
         self.stdin = stdin
         self.terminal = terminal

@@ -38,8 +38,8 @@ def add_compact_commands(commands: Any) -> None:
 
 def _compact(args: argparse.Namespace) -> int:
     from ..engine import Interrupted, Rienda, rienda_home, run_interruptibly
-    from ..frontends import check_folder
-    from ..terminal import JsonLinesUI, TerminalUI
+    from ..frontend.output import check_folder
+    from ..frontend.terminal import JsonLinesUI, TerminalUI
 
     rienda = Rienda(rienda_home(args.home), check_folder(".", "the current folder"))
     try:
@@ -66,7 +66,7 @@ def _compact(args: argparse.Namespace) -> int:
 
 def _pin(args: argparse.Namespace) -> int:
     from ..engine import Rienda, rienda_home
-    from ..frontends import check_folder
+    from ..frontend.output import check_folder
 
     rienda = Rienda(rienda_home(args.home), check_folder(".", "the current folder"))
     try:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from ..engine import Rienda, RiendaError, run_interruptibly
-from ..terminal import TerminalUI
+from ..frontend.terminal import TerminalUI
 
 __all__ = ["DEMO_AGENT", "DEMO_PROMPT", "demo_root", "examples_dir", "prepare", "run_demo"]
 

@@ -4,15 +4,13 @@ Reads one event from stdin (at most 1 MiB), answers on stdout in AGENT's format 
 0, whatever happens: every failure (bad input, a missing home or agent, a hook that
 throws, the time bound) is a deny carrying the reason, with the same reason in one line
 on stderr. Only an AGENT that is none of the four exits 2 (the one exit code all four
-read as "block"), its reason on stderr. The engine's :func:`answer_hook_event` does it
-all; see docs/gate.md.
+read as "block"), its reason on stderr. The engine's :func:`gate_command` does it all
+once the words are read; see docs/gate.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import signal
 import sys
 from typing import Any
@@ -45,38 +43,11 @@ def add_gate_command(commands: Any) -> None:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from ..engine import GATE_EVENT_BYTES, ask_gate_server, rienda_home
+    from ..engine import GATE_EVENT_BYTES, GateOptions, gate_command, rienda_home
 
-    home = rienda_home(args.home)
     data = sys.stdin.buffer.read(GATE_EVENT_BYTES + 1) if sys.stdin is not None else b""
-    served = None
-    if args.warm is not None:
-        options = {"agent": args.agent, "timeout": args.timeout, "confirm": args.confirm}
-        served = ask_gate_server(home, args.target, data, options, (args.timeout or 10.0) + 5.0)
-    if served is not None:
-        answer, code, notes, timed_out = served["answer"], served["exit_code"], served.get("notes") or [], False
-    else:
-        answer, code, notes, timed_out = _decide_here(args, home, data)
-    for note in notes:
-        print(f"rienda gate: {note}", file=sys.stderr)
-    if answer is not None:
-        print(json.dumps(answer, ensure_ascii=False))
-    if timed_out:  # hooks that would not stop hold threads: the answer is out, nothing else is owed
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
-
-
-def _decide_here(args: argparse.Namespace, home: Any, data: bytes) -> tuple[Any, int, list[str], bool]:
-    from ..engine import GateOptions, answer_hook_event, start_gate_server, warm_shared_sandbox
-
-    if args.target in ("claude-code", "codex", "gemini-cli", "copilot-cli"):  # a home with hooks: the V8
-        warm_shared_sandbox(home)  # worker boots while the rest imports and the event is read
-    reply = answer_hook_event(args.target, data, GateOptions(args.home, args.agent, args.timeout, args.confirm))
-    if args.warm is not None and home.is_dir():
-        start_gate_server(home, args.warm)
-    return reply.answer, reply.exit_code, reply.notes, reply.timed_out
+    options = GateOptions(args.home, args.agent, args.timeout, args.confirm)
+    return gate_command(rienda_home(args.home), args.target, data, options, args.warm)
 
 
 def _serve(args: argparse.Namespace) -> int:

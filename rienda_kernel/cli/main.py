@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 # extensions) loads only what it needs.
 from .. import __version__
 from ..engine import CONFIRM_POLICIES, CancelToken, ConfigError, RiendaError
-from ..frontends import OutputStream, Reader, check_folder, check_output_file, error_line
+from ..frontend.output import OutputStream, Reader, check_folder, check_output_file, error_line
 from .compact import add_compact_commands
 from .gate import add_gate_command
 
@@ -257,7 +257,7 @@ def _run(args: argparse.Namespace) -> int:
         prewarm("jsonschema")  # which checks the JavaScript tools' parameters, while that worker boots
     warm_http()  # the model request's client, made beside the rest
     from ..engine import NoModelError, run_interruptibly
-    from ..terminal import JsonLinesUI, TerminalUI, usage_summary
+    from ..frontend.terminal import JsonLinesUI, TerminalUI, usage_summary
 
     rienda = _rienda(args)
     prompt = args.prompt if args.prompt is not None else _prompt_from_stdin()
@@ -308,13 +308,13 @@ def _prompt_from_stdin() -> str:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from .show import print_session
+    from ..frontend.show import print_session
 
     return print_session(_rienda(args).load_session(args.session), args.full)
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from ..terminal import TerminalUI
+    from ..frontend.terminal import TerminalUI
 
     hooks = None if args.hooks is None else [name for name in args.hooks.split(",") if name.strip()]
     rienda = _rienda(args)
@@ -341,7 +341,7 @@ def _script(args: argparse.Namespace) -> int:
 
 def _call(args: argparse.Namespace) -> int:
     from ..engine import Interrupted, run_interruptibly
-    from ..terminal import TerminalUI
+    from ..frontend.terminal import TerminalUI
 
     rienda = _rienda(args)
     ui = TerminalUI(_policy(args, rienda), None)
@@ -367,7 +367,7 @@ def _call(args: argparse.Namespace) -> int:
 
 def _hook(args: argparse.Namespace) -> int:
     from ..engine import NonInteractiveUI
-    from ..terminal import TerminalUI
+    from ..frontend.terminal import TerminalUI
 
     rienda = _rienda(args)
     invocation = rienda.hook_call(args.name, args.point, args.payload, agent_id=args.agent,

@@ -17,7 +17,7 @@ from ..engine import (
     RiendaError,
     run_interruptibly,
 )
-from .session import NotebookSession
+from .session import TurnSession
 from .tables import CommandOutput
 
 __all__ = ["CompactionFailed", "compact_command", "pin_command", "prompt_numbers"]
@@ -27,7 +27,7 @@ class CompactionFailed(RiendaError):
     """A compaction that was cancelled, rejected, failed or stopped: its one line."""
 
 
-def compact_command(session: NotebookSession, args: list[str]) -> CommandOutput:
+def compact_command(session: TurnSession, args: list[str]) -> CommandOutput:
     """Compact the current session now (``args``: the instructions for the summariser, as
     written). The output is what the hooks logged, then the compaction's line; its value the
     :class:`Compaction`. :class:`CompactionFailed` (its line) unless it compacted or there
@@ -52,7 +52,7 @@ def compact_command(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput("\n".join([*lines, event.message]), value=event)
 
 
-def pin_command(session: NotebookSession, args: list[str]) -> CommandOutput:
+def pin_command(session: TurnSession, args: list[str]) -> CommandOutput:
     """Pin prompt N of the current session (1 for the first; default the last); its value
     the prompt's message number."""
     if args and not args[0].isdigit():
@@ -64,7 +64,7 @@ def pin_command(session: NotebookSession, args: list[str]) -> CommandOutput:
                          "verbatim.", value=index)
 
 
-def prompt_numbers(session: NotebookSession) -> list[str]:
+def prompt_numbers(session: TurnSession) -> list[str]:
     """The current session's prompt numbers, newest first (``pin``'s completion)."""
     if session.session_id is None:
         return []

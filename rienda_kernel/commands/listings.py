@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..engine import RiendaError
-from .session import NotebookSession
+from .session import TurnSession
 from .tables import CommandOutput, count, listing, mark, tool_rows
 
 __all__ = ["agents_listing", "hooks_listing", "in_home", "session_shown", "sessions_listing", "tools_listing"]
 
 
-def sessions_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
+def sessions_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     infos = session.rienda.sessions()
     where = session.rienda.store.directory
     if not infos:
@@ -27,10 +27,10 @@ def sessions_listing(session: NotebookSession, args: list[str]) -> CommandOutput
     return listing(heading, columns, rows, [], infos)
 
 
-def session_shown(session: NotebookSession, args: list[str]) -> CommandOutput:
+def session_shown(session: TurnSession, args: list[str]) -> CommandOutput:
     """A saved session (``args[0]``: an id or ``last``; else the current one) as ``rienda
     show`` prints it: a header, its messages, hook decisions and runs' ends, the usage."""
-    from ..cli.show import parent_line, session_lines
+    from ..frontend.show import parent_line, session_lines
 
     session_id = args[0] if args else session.session_id
     if session_id is None:
@@ -45,7 +45,7 @@ def session_shown(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=loaded)
 
 
-def agents_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
+def agents_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     agents, diagnostics = session.rienda.agents()
     heading = f"{count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
     rows = [(mark(agent.id == session.agent_id), agent.id, agent.model_label, agent.description,
@@ -56,7 +56,7 @@ def agents_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
     return listing(heading, ("", "id", "model", "description", "file"), rows, diagnostics, agents, footer)
 
 
-def tools_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
+def tools_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     catalog = session.rienda.catalog(mcp_servers=True)
     tools, rows = tool_rows(catalog, lambda path: in_home(session, path))
     heading = f"{count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
@@ -64,7 +64,7 @@ def tools_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
     return listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools)
 
 
-def hooks_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
+def hooks_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     catalog = session.rienda.catalog()
     hooks = [catalog.hooks[name] for name in sorted(catalog.hooks)]
     where = catalog.home / "hooks"
@@ -74,7 +74,7 @@ def hooks_listing(session: NotebookSession, args: list[str]) -> CommandOutput:
     return listing(heading, ("name", "points", "path"), rows, diagnostics, hooks)
 
 
-def in_home(session: NotebookSession, path: str) -> str:
+def in_home(session: TurnSession, path: str) -> str:
     """A file under RIENDA_HOME as a path relative to it (the heading names the home)."""
     try:
         return str(Path(path).relative_to(session.rienda.home))

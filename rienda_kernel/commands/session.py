@@ -1,7 +1,7 @@
 """What a front end that talks turn after turn (the kernel, the magics, ``rienda chat``) keeps
 from one turn to the next.
 
-A :class:`NotebookSession` holds the engine, the current agent, model override, confirm
+A :class:`TurnSession` holds the engine, the current agent, model override, confirm
 policy and conversation. It imports nothing from Jupyter: the kernel, the magics and
 ``rienda chat`` drive it, and render what it returns (what only the notebooks add is in
 :mod:`rienda_kernel.jupyter.notebook`).
@@ -24,13 +24,14 @@ from ..engine import (
     SavedExtension,
     confirm_policy,
 )
-from ..frontends import os_error_text
+from ..frontend.output import os_error_text
 
-__all__ = ["NotebookSession"]
+__all__ = ["TurnSession"]
 
 
-class NotebookSession:
-    """One notebook's Rienda state: one conversation at a time.
+class TurnSession:
+    """One front end's Rienda state from turn to turn (a notebook's, ``rienda chat``'s): one
+    conversation at a time.
 
     ``confirm_policy`` is an explicit setting (``ask``/``allow``/``deny``) or None, in
     which case a front end asks when it can and denies otherwise. Its initial value comes

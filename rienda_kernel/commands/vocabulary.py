@@ -7,7 +7,7 @@ A cell (or a line magic) whose first non-blank line starts with ``%rienda`` is a
     %rienda resume ID           %rienda tools / hooks   %rienda help
     %rienda show [ID]           %rienda compact [WHAT TO KEEP]      %rienda pin [N]
 
-:func:`run_rienda_command` acts on a :class:`NotebookSession` and returns a
+:func:`run_rienda_command` acts on a :class:`TurnSession` and returns a
 :class:`CommandOutput` (plain text, optional Markdown, a Python value); a mistake is a
 :class:`CommandError` whose message is meant to be shown without a traceback.
 :func:`complete` answers a front end's completion request. Nothing here imports Jupyter:
@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..engine import CONFIRM_POLICIES, NonInteractiveUI, RiendaError
-from ..frontends import check_output_file, error_line
+from ..frontend.output import check_output_file, error_line
 from .compaction import compact_command, pin_command, prompt_numbers
-from .session import NotebookSession
+from .session import TurnSession
 from .listings import agents_listing, hooks_listing, session_shown, sessions_listing, tools_listing
 from .tables import CommandOutput, escape
 
@@ -54,10 +54,10 @@ class Subcommand:
     name: str
     usage: str
     help: str
-    run: Callable[[NotebookSession, list[str]], CommandOutput] | None
+    run: Callable[[TurnSession, list[str]], CommandOutput] | None
     least: int = 0
     most: int = 0
-    complete: Callable[[NotebookSession], list[str]] | None = None
+    complete: Callable[[TurnSession], list[str]] | None = None
 
 
 CONFIRM_MEANINGS: dict[str | None, str] = {
@@ -106,7 +106,7 @@ def _words(line: str) -> list[str]:
         raise CommandError(f"cannot read the command: {exc}") from None  # a typo, not a bug the kernel should log
 
 
-def run_rienda_command(session: NotebookSession, line: str) -> CommandOutput:
+def run_rienda_command(session: TurnSession, line: str) -> CommandOutput:
     """Run one ``%rienda`` command (``line`` with or without the leading ``%rienda``).
 
     Raises :class:`CommandError` for an unknown command, wrong arguments, ``ask`` (a turn:
@@ -180,7 +180,7 @@ def _unknown(name: str) -> str:
 # ---------------------------------------------------------------- the commands
 
 
-def _use(session: NotebookSession, args: list[str]) -> CommandOutput:
+def _use(session: TurnSession, args: list[str]) -> CommandOutput:
     session.use(args[0])
     agent, diagnostics = session.rienda.agent(session.agent_id)
     model = session.model or agent.model_label
@@ -189,12 +189,12 @@ def _use(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput("\n".join(lines), value=agent)
 
 
-def _new(session: NotebookSession, args: list[str]) -> CommandOutput:
+def _new(session: TurnSession, args: list[str]) -> CommandOutput:
     session.new()
     return CommandOutput(f"New session with agent {session.agent_id}: the next prompt starts it.")
 
 
-def _resume(session: NotebookSession, args: list[str]) -> CommandOutput:
+def _resume(session: TurnSession, args: list[str]) -> CommandOutput:
     conversation = session.resume(args[0])
     model, _ = _current_model(session)
     count = len(conversation.messages)
@@ -204,7 +204,7 @@ def _resume(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput("\n".join(lines), value=conversation)
 
 
-def _model(session: NotebookSession, args: list[str]) -> CommandOutput:
+def _model(session: TurnSession, args: list[str]) -> CommandOutput:
     if args and args[0] == RESET:
         session.set_model(None)
         model, origin = _current_model(session)
@@ -217,7 +217,7 @@ def _model(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput(f"Model: {model} ({origin}).", value=model)
 
 
-def _current_model(session: NotebookSession) -> tuple[str, str]:
+def _current_model(session: TurnSession) -> tuple[str, str]:
     """The model the next prompt uses, and where that comes from."""
     if session.model:
         return session.model, f"set with {session.prefix}model"
@@ -233,7 +233,7 @@ def _current_model(session: NotebookSession) -> tuple[str, str]:
     return agent.model, f"agent {agent.id}'s model"
 
 
-def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
+def _confirm(session: TurnSession, args: list[str]) -> CommandOutput:
     if args:
         value = args[0].lower()
         if value not in (*CONFIRM_POLICIES, RESET):
@@ -255,7 +255,7 @@ def _confirm(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput(text, value=policy)
 
 
-def _script(session: NotebookSession, args: list[str]) -> CommandOutput:
+def _script(session: TurnSession, args: list[str]) -> CommandOutput:
     path = check_output_file(session.rienda.workdir / args[1], f"{session.prefix}script:")
     session_id = session.rienda.resolve_session(args[0])
     path.write_text(session.rienda.script(session_id), encoding="utf-8")
@@ -263,14 +263,14 @@ def _script(session: NotebookSession, args: list[str]) -> CommandOutput:
                          f"(use it as model: scripted/{args[1]}).", value=path)
 
 
-def _replay(session: NotebookSession, args: list[str]) -> CommandOutput:
+def _replay(session: TurnSession, args: list[str]) -> CommandOutput:
     session_id = session.rienda.resolve_session(args[0])
     report = session.rienda.replay(session_id, hooks=args[1:] or None)
     lines = report.lines()
     return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=report)
 
 
-def _hook(session: NotebookSession, args: list[str]) -> CommandOutput:
+def _hook(session: TurnSession, args: list[str]) -> CommandOutput:
     invocation = session.rienda.hook_call(args[0], args[1], args[2] if len(args) > 2 else "{}",
                                           agent_id=session.agent_id, session_id=session.session_id)
     call = invocation.run_interruptibly(NonInteractiveUI(policy=session.turn_policy(), record_events=False))
@@ -280,7 +280,7 @@ def _hook(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=call)
 
 
-def _home(session: NotebookSession, args: list[str]) -> CommandOutput:
+def _home(session: TurnSession, args: list[str]) -> CommandOutput:
     if args:
         try:
             session.set_home(args[0])
@@ -291,9 +291,9 @@ def _home(session: NotebookSession, args: list[str]) -> CommandOutput:
     return CommandOutput(f"RIENDA_HOME is {session.rienda.home}", value=session.rienda.home)
 
 
-def help_output(session: NotebookSession, args: list[str]) -> CommandOutput:
+def help_output(session: TurnSession, args: list[str]) -> CommandOutput:
     subs: Sequence[Subcommand] = (_subcommand(args[0]),) if args else SUBCOMMANDS
-    prefix = NotebookSession.prefix if session is None else session.prefix
+    prefix = TurnSession.prefix if session is None else session.prefix
     width = max(len(sub.usage) for sub in subs) + len(prefix)
     lines = [f"{prefix}{sub.usage}".ljust(width) + f"  {sub.help}" for sub in subs]
     markdown = [f"- `{prefix}{sub.usage}`: {escape(sub.help)}" for sub in subs]
@@ -308,25 +308,25 @@ def help_text(name: str | None = None) -> str:
     return help_output(None, [name] if name else []).text  # type: ignore[arg-type] - help reads no session
 
 
-def agent_names(session: NotebookSession) -> list[str]:
+def agent_names(session: TurnSession) -> list[str]:
     return [agent.id for agent in session.rienda.agents()[0]]
 
 
-def session_names(session: NotebookSession) -> list[str]:
+def session_names(session: TurnSession) -> list[str]:
     """Saved session ids, newest first."""
     return [info.id for info in reversed(session.rienda.sessions())]
 
 
-def model_names(session: NotebookSession) -> list[str]:
+def model_names(session: TurnSession) -> list[str]:
     """``reset``, each provider's prefix, and the models the agents name."""
     return [RESET, *session.rienda.models()]
 
 
-def hook_names(session: NotebookSession) -> list[str]:
+def hook_names(session: TurnSession) -> list[str]:
     return sorted(session.rienda.catalog().hooks)
 
 
-def command_names(session: NotebookSession) -> list[str]:
+def command_names(session: TurnSession) -> list[str]:
     return [sub.name for sub in SUBCOMMANDS]
 
 
@@ -337,7 +337,7 @@ class CellOption:
 
     flag: str
     help: str
-    complete: Callable[[NotebookSession], list[str]] | None = None
+    complete: Callable[[TurnSession], list[str]] | None = None
     switch: bool = False  # takes no value
 
 

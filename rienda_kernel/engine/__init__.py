@@ -14,7 +14,7 @@ JavaScript extensions start fast.
 Where things are (each folder's ``__init__`` says more):
 
 - ``runtime/`` (:class:`Rienda`, :class:`Conversation`, sub-agents): where a run is made;
-  ``runtime/gate/``: ``rienda gate``, an agent's hooks deciding other coding agents' calls.
+  ``gate/``: ``rienda gate``, an agent's hooks deciding other coding agents' calls.
 - :mod:`.loop`, :mod:`.hooks`: one run from ``beforeRun`` to ``afterRun``; the hook chain.
 - :mod:`.events`, :mod:`.ui`: what the engine tells a front end, and what it asks (confirms).
 - :mod:`.errors`, :mod:`.secrets`, :mod:`.cancel`: the one error tree, the one scrubber,
@@ -49,11 +49,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "home.extensions": ("ExtensionLoader",),
     "http": ("warm_http",),
     "common.imports": ("import_module", "prewarm"),
-    "loop": ("RunResult",),
+    "runtime.loop": ("RunResult",),
     "providers.choice": ("NoModelError",),
     "runtime.conversation": ("Conversation",),
-    "runtime.gate.answering": ("GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event"),
-    "runtime.gate.server": ("ask_gate_server", "serve_gate", "start_gate_server"),
+    "gate.answering": ("GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event"),
+    "gate.command": ("gate_command",),
+    "gate.server": ("ask_gate_server", "serve_gate", "start_gate_server"),
     "runtime.rienda": ("CONFIRM_ENV", "Rienda", "SavedExtension"),
     "sandbox.workers": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),

@@ -60,7 +60,7 @@ def warm_http() -> None:
         if _warming or _client is not None:
             return
         _warming = True
-    warm_up(client, "rienda-http-warm")
+    warm_up(client, name="rienda-http-warm")
 
 
 def use_transport(transport: httpx.BaseTransport | None) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import zmq
 
-from ..frontends import Reader
+from ..frontend.output import Reader
 
 __all__ = ["READER", "CellTarget", "sender_session"]
 

@@ -25,7 +25,7 @@ from ..commands.vocabulary import (
     subcommands,
 )
 from ..commands.tables import escape
-from ..commands.session import NotebookSession
+from ..commands.session import TurnSession
 
 __all__ = ["complete", "inspect", "rienda_matcher"]
 
@@ -33,7 +33,7 @@ _LINE_MAGIC = re.compile(r"^\s*(?:[\w.\[\]'\"]+\s*=\s*)?(%rienda\b)")
 _CELL_OPTIONS = {option.flag: option.complete for option in CELL_OPTIONS if option.complete is not None}
 
 
-def rienda_matcher(notebook: Callable[[], NotebookSession]) -> Callable[[CompletionContext], SimpleMatcherResult]:
+def rienda_matcher(notebook: Callable[[], TurnSession]) -> Callable[[CompletionContext], SimpleMatcherResult]:
     """A matcher for ``shell.Completer.custom_matchers``; ``notebook()`` gives the state."""
 
     @completion_matcher(identifier="rienda", api_version=2)
@@ -56,7 +56,7 @@ def rienda_matcher(notebook: Callable[[], NotebookSession]) -> Callable[[Complet
     return match
 
 
-def _complete(notebook: Callable[[], NotebookSession], context: CompletionContext) -> tuple[str, list[str]] | None:
+def _complete(notebook: Callable[[], TurnSession], context: CompletionContext) -> tuple[str, list[str]] | None:
     """(the word being completed, its matches), or None when not on a Rienda line."""
     line, before = context.line_with_cursor, context.text_until_cursor
     if context.cursor_line == 0 and (line.lstrip().startswith(f"%{PREFIX} ") or line.strip() == f"%{PREFIX}"):
@@ -69,7 +69,7 @@ def _complete(notebook: Callable[[], NotebookSession], context: CompletionContex
     return before[start + word_start:], matches
 
 
-def _cell_option(notebook: NotebookSession, before: str) -> tuple[str, list[str]]:
+def _cell_option(notebook: TurnSession, before: str) -> tuple[str, list[str]]:
     words = before.split()
     word = "" if before.endswith((" ", "\t")) else words[-1]
     previous = words[-1] if word == "" else (words[-2] if len(words) > 1 else "")
@@ -82,7 +82,7 @@ def _cell_option(notebook: NotebookSession, before: str) -> tuple[str, list[str]
     return word, [c for c in candidates if c.startswith(word)]
 
 
-def complete(session: NotebookSession, line: str, cursor: int) -> tuple[list[str], int, int]:
+def complete(session: TurnSession, line: str, cursor: int) -> tuple[list[str], int, int]:
     """Completions for the word at ``cursor`` (an offset into ``line``, the cell or the
     magic's line, with or without ``%rienda``): ``(matches, start, end)``, where
     ``line[start:end]`` is the word each match replaces. Never raises."""
@@ -107,7 +107,7 @@ def complete(session: NotebookSession, line: str, cursor: int) -> tuple[list[str
     return [c for c in candidates if c.startswith(word)], start, end
 
 
-def inspect(session: NotebookSession, line: str, cursor: int) -> CommandOutput | None:
+def inspect(session: TurnSession, line: str, cursor: int) -> CommandOutput | None:
     """What Shift-Tab shows for the word at ``cursor`` on a command line: a command's
     usage and help, or an agent's description, model, tools and hooks; None otherwise."""
     cursor = max(0, min(cursor, len(line)))
@@ -139,7 +139,7 @@ def inspect(session: NotebookSession, line: str, cursor: int) -> CommandOutput |
     return CommandOutput("\n".join(facts), "\n\n".join(escape(fact) for fact in facts), agent)
 
 
-def _candidates(session: NotebookSession, words: list[str]) -> list[str]:
+def _candidates(session: TurnSession, words: list[str]) -> list[str]:
     if not words:
         return command_names(session)
     sub = subcommands().get(words[0])

@@ -41,7 +41,7 @@ from .cell import CellTarget
 from .confirm import ClientViews, NotebookPerson, ShownConfirm, record_bundle
 from .nested import Nest
 from .views import CallView, LogView, MessageView, compaction_bundle, markdown_text, new_id, status_bundle, usage_bundle
-from ..hook_actions import hook_action, named_by_compaction
+from ..frontend.hook_actions import hook_action, named_by_compaction
 from ..engine import (
     UI,
     Answer,

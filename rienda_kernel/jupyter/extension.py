@@ -18,7 +18,7 @@ def load_ipython_extension(ipython: Any) -> None:
     from IPython.core.error import UsageError
 
     from ..engine import RiendaError
-    from ..frontends import error_line
+    from ..frontend.output import error_line
     from .cell import READER
     from .notebook import prewarm_first_turn
 

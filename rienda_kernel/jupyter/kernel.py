@@ -42,8 +42,8 @@ from .cell import CellTarget
 from ..commands.vocabulary import CommandError, ask_prompt, error_flag, help_text, is_command, run_rienda_command
 from .completion import complete, inspect
 from ..engine import CancelToken, RiendaError, notebook_tools, scrub
-from ..frontends import Reader, error_line, is_internal
-from ..commands.session import NotebookSession
+from ..frontend.output import Reader, error_line, is_internal
+from ..commands.session import TurnSession
 from .notebook import notebook_error_line, prewarm_first_turn, shell_namespace
 from .pump import drain
 from .turns import EXTENSION_CELLS, TurnDriver
@@ -59,7 +59,7 @@ _STOP_S = 0.5
 
 class ReaderSession(Session):
     """The kernel's message session: the content of every message it sends (IOPub, the
-    replies, stdin's prompts) passes the front end's :class:`~rienda_kernel.frontends.Reader`
+    replies, stdin's prompts) passes the front end's :class:`~rienda_kernel.frontend.output.Reader`
     (scrubbed, encodable, paths as the notebook's reader sees them), whoever sent it: a
     cell's display, ipykernel's own streams, an error, the python tool's printing. Widget
     comms are scrubbed only (their state is data, not text for a reader)."""
@@ -117,7 +117,7 @@ class RiendaKernel(IPythonKernel):
         self._running: tuple[CancelToken, threading.Event] | None = None
         tools = notebook_tools(shell_namespace(self.shell, self.turns.code))
         try:
-            self.notebook: NotebookSession | None = NotebookSession(workdir=os.getcwd(), extra_tools=tools)
+            self.notebook: TurnSession | None = TurnSession(workdir=os.getcwd(), extra_tools=tools)
         except RiendaError as exc:
             self.notebook, self.startup_error = None, str(exc)
 

@@ -42,14 +42,14 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from ..terminal import MAGICS_ALLOW_HINT, SHOW_SEE_ALL, TerminalUI
+from ..frontend.terminal import MAGICS_ALLOW_HINT, SHOW_SEE_ALL, TerminalUI
 from ..engine import CancelToken, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
-from ..frontends import OutputStream, error_line, is_internal
+from ..frontend.output import OutputStream, error_line, is_internal
 from .cell import READER, CellTarget
 from ..commands.vocabulary import CELL_OPTIONS, SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_rienda_command
 from .pump import MainThreadPump
 from .result import TurnResult, current_cell
-from ..commands.session import NotebookSession
+from ..commands.session import TurnSession
 from .notebook import TurnFailed, TurnInterrupted, shell_namespace
 from .turns import EXTENSION_CELLS, TurnDriver
 
@@ -132,18 +132,18 @@ def _reader_output(shell: Any) -> Iterator[None]:
 
 @magics_class
 class RiendaMagics(Magics):
-    """The magics; one :class:`NotebookSession` per IPython shell."""
+    """The magics; one :class:`TurnSession` per IPython shell."""
 
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
-        self._notebook: NotebookSession | None = None
+        self._notebook: TurnSession | None = None
         self.turns = TurnDriver()
 
     @property
-    def notebook(self) -> NotebookSession:
+    def notebook(self) -> TurnSession:
         if self._notebook is None:
             try:
-                self._notebook = NotebookSession(workdir=os.getcwd(), extra_tools=notebook_tools(self._namespace()))
+                self._notebook = TurnSession(workdir=os.getcwd(), extra_tools=notebook_tools(self._namespace()))
             except RiendaError as exc:
                 raise UsageError(str(exc)) from None
         return self._notebook

@@ -42,8 +42,8 @@ from ..engine import (
     ToolCallStarted,
     ToolResultReady,
 )
-from ..hook_actions import hook_action, named_by_compaction
-from ..previews import preview, readable
+from ..frontend.hook_actions import hook_action, named_by_compaction
+from ..frontend.previews import preview, readable
 from .cell import CellTarget
 from .views import new_id
 

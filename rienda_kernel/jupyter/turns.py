@@ -33,7 +33,7 @@ from ..engine import CancelToken, CodeRunner, RiendaError, RunResult, signals_wa
 from .cell import CellTarget
 from .confirm import ClientViews
 from .display import NotebookUI
-from ..commands.session import NotebookSession
+from ..commands.session import TurnSession
 from .notebook import TurnFailed, TurnInterrupted, advice, turn_error
 
 __all__ = ["EXTENSION_CELLS", "TurnDriver"]
@@ -51,7 +51,7 @@ class TurnDriver:
         self.code = CodeRunner()  # where the notebook tools' code runs
         self._running = False
 
-    def ui(self, notebook: NotebookSession, target: CellTarget) -> NotebookUI:
+    def ui(self, notebook: TurnSession, target: CellTarget) -> NotebookUI:
         """The cell's display of a turn, with the notebook's confirm policy for it."""
         return NotebookUI(target, notebook.turn_policy(), self.seen_diagnostics, self.client_views)
 
@@ -122,7 +122,7 @@ class TurnDriver:
         return advice(result), error
 
     @staticmethod
-    def save_extension(notebook: NotebookSession, kind: str, name: str, source: str,
+    def save_extension(notebook: TurnSession, kind: str, name: str, source: str,
                        write: Callable[[str, str], None]) -> None:
         """Save and load one extension cell; ``write(stream, text)`` shows what the loader
         said (``stderr``) and the one-line summary (``stdout``)."""

@@ -14,8 +14,8 @@ import uuid
 from typing import Any
 
 from ..engine import ContextFill, HookDecision
-from ..hook_actions import hook_action
-from ..previews import readable
+from ..frontend.hook_actions import hook_action
+from ..frontend.previews import readable
 from .cell import CellTarget
 
 __all__ = ["CallView", "LogView", "MessageView", "compaction_bundle", "markdown_text", "new_id", "status_bundle",

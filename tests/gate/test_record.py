@@ -13,9 +13,9 @@ import threading
 
 import pytest
 
-from rienda_kernel.engine.runtime.gate.decision import Decision
-from rienda_kernel.engine.runtime.gate.protocols import Verdict, read_event
-from rienda_kernel.engine.runtime.gate.record import record_decision
+from rienda_kernel.engine.gate.decision import Decision
+from rienda_kernel.engine.gate.protocols import Verdict, read_event
+from rienda_kernel.engine.gate.record import record_decision
 from rienda_kernel.engine.sessions.store import SessionStore
 from tests.gate.conftest import POLICY, answer, gate, sample
 from tests.helpers import cli

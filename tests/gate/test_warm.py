@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from rienda_kernel.engine.runtime.gate.server import ask_gate_server, gate_socket
+from rienda_kernel.engine.gate.server import ask_gate_server, gate_socket
 from tests.gate.conftest import REWRITTEN_CLAUDE, answer, deny, sample
 from tests.helpers.homes import write_extension
 
 
-LEAN = [sys.executable, "-c", "import sys; from rienda_kernel.gate_client import gate_main; sys.exit(gate_main())"]
+LEAN = [sys.executable, "-c", "import sys; from rienda_kernel.engine.gate.client import gate_main; sys.exit(gate_main())"]
 
 
 def run(home: Path, env: dict[str, str], *args: str, event=None) -> subprocess.CompletedProcess:

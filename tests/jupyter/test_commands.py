@@ -22,7 +22,7 @@ from rienda_kernel.engine.errors import ConfigError
 from rienda_kernel.engine.providers import PROVIDERS
 from rienda_kernel.engine.sessions.store import SessionInfo
 from rienda_kernel.jupyter.completion import complete
-from rienda_kernel.commands.session import NotebookSession
+from rienda_kernel.commands.session import TurnSession
 
 from ..helpers.homes import write_agent_file, write_extension
 
@@ -75,7 +75,7 @@ def work(tmp_path):
 
 @pytest.fixture
 def nb(home, work):
-    return NotebookSession(home=home, workdir=work)
+    return TurnSession(home=home, workdir=work)
 
 
 def run(nb, line) -> CommandOutput:
@@ -390,11 +390,11 @@ def test_a_bad_confirm_value_is_a_command_error(nb):
 
 def test_rienda_confirm_sets_the_initial_policy(home, work, monkeypatch):
     monkeypatch.setenv("RIENDA_CONFIRM", "Allow")
-    nb = NotebookSession(home=home, workdir=work)
+    nb = TurnSession(home=home, workdir=work)
     assert run(nb, "confirm").text.startswith("Confirm policy: allow (")
     monkeypatch.setenv("RIENDA_CONFIRM", "sometimes")
     with pytest.raises(ConfigError, match="RIENDA_CONFIRM must be one of ask, allow, deny, got 'sometimes'"):
-        NotebookSession(home=home, workdir=work)
+        TurnSession(home=home, workdir=work)
 
 
 # ---------------------------------------------------------------- completion
@@ -461,7 +461,7 @@ def test_home_shows_and_switches_the_rienda_home(nb, tmp_path):
 
 def test_resume_last_continues_the_newest_session(nb, tmp_path):
     with pytest.raises(CommandError, match="no saved session"):
-        run(NotebookSession(home=tmp_path / "empty-home", workdir=tmp_path), "resume last")
+        run(TurnSession(home=tmp_path / "empty-home", workdir=tmp_path), "resume last")
     first = prompt(nb, "first")
     nb.new()
     second = prompt(nb, "second")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rienda_kernel.commands.session import NotebookSession
+from rienda_kernel.commands.session import TurnSession
 from rienda_kernel.commands.vocabulary import CommandError, run_rienda_command
 from rienda_kernel.engine import Compaction, NonInteractiveUI
 from rienda_kernel.jupyter.completion import complete
@@ -21,18 +21,18 @@ def nb(tmp_path, monkeypatch):
     monkeypatch.delenv("RIENDA_CONFIRM", raising=False)
     home, work = scripted_home(tmp_path)
     long_home(home, work)
-    session = NotebookSession(home=home, workdir=work)
+    session = TurnSession(home=home, workdir=work)
     run_rienda_command(session, "%rienda use long")
     yield session
     session.close()
 
 
-def _prompts(nb: NotebookSession, count: int) -> None:
+def _prompts(nb: TurnSession, count: int) -> None:
     for index in range(1, count + 1):
         assert nb.conversation.run(f"prompt {index}", NonInteractiveUI()).reason == "end_turn"
 
 
-def _records(nb: NotebookSession, kind: str) -> list[dict]:
+def _records(nb: TurnSession, kind: str) -> list[dict]:
     return [line for line in session_lines(nb.rienda.home, nb.session_id) if line.get("type") == kind]
 
 

@@ -10,7 +10,7 @@ import yaml
 
 from rienda_kernel.commands.vocabulary import CommandError, run_rienda_command
 from rienda_kernel.engine import NonInteractiveUI
-from rienda_kernel.commands.session import NotebookSession
+from rienda_kernel.commands.session import TurnSession
 from tests.helpers import paths
 
 EXAMPLES = paths.EXAMPLES
@@ -30,7 +30,7 @@ def nb(tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
     (work / "script.yaml").write_text(yaml.safe_dump([{"text": "Hi."}]))
-    return NotebookSession(home=home, workdir=work)
+    return TurnSession(home=home, workdir=work)
 
 
 def test_the_guard_refuses_a_dangerous_command_when_confirms_are_denied(nb):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from rienda_kernel.previews import preview, readable
+from rienda_kernel.frontend.previews import preview, readable
 
 
 def test_json_is_pretty_printed_with_short_containers_on_one_line():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 
 from ..cancel import CancelToken
-from ..ctx.commands import run_command
+from ..ctx.processes import run_command
 from ..tools.model import BuiltinHost, BuiltinTool
 from . import agent
 

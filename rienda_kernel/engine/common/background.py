@@ -20,7 +20,7 @@ from collections.abc import Callable
 __all__ = ["warm_up"]
 
 
-def warm_up(work: Callable[[], object], name: str) -> threading.Thread:
+def warm_up(work: Callable[[], object], *, name: str) -> threading.Thread:
     """Start ``work`` on a thread named ``name`` that the interpreter joins at exit."""
     thread = threading.Thread(target=work, name=name, daemon=False)
     thread.start()

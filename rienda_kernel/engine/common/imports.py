@@ -74,4 +74,4 @@ def prewarm(*names: str) -> threading.Thread:
             except ImportError:
                 pass
 
-    return warm_up(work, "rienda-prewarm")
+    return warm_up(work, name="rienda-prewarm")

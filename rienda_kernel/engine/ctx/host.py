@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .commands import run_command
+from .processes import run_command
 from ..cancel import CancelToken
 from ..events import Log, Notify, Output
 from ..tools.model import SubagentStarter

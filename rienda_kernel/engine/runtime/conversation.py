@@ -17,7 +17,7 @@ from ..home.agents import Agent
 from ..home.config import read_config
 from ..home.extensions import check_declared
 from ..hooks import inert_fail_closed
-from ..loop import RunResult, TurnSetup, compact_session, run_prompt
+from .loop import RunResult, TurnSetup, compact_session, run_prompt
 from .compactor import CompactionState
 from ..sessions.compaction.settings import compaction_settings
 from ..sessions.compaction.view import last_compaction, pinned

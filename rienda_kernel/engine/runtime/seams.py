@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..cancel import CancelToken
     from ..events import Diagnostic
     from ..home.agents import Agent
-    from ..loop import RunResult
+    from .loop import RunResult
     from ..sandbox.protocol import SandboxLike
     from ..sessions.store import SessionStore
     from ..tools.model import Catalog, Tool

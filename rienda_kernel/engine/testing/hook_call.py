@@ -34,7 +34,7 @@ from ..home.agents import Agent
 from ..cancel import CancelToken, run_interruptibly
 from ..errors import ConfigError, Interrupted, PayloadError
 from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
-from ..runtime.gate.record import recorded_gate
+from ..gate.record import recorded_gate
 from ..runtime.seams import RunHost
 from ..tools.model import HOOK_POINTS, Catalog, Hook
 from ..hooks import HookChain, ModelResponse, declared_hooks

@@ -11,7 +11,7 @@ nothing then, so there is nothing to run now.
 from __future__ import annotations
 
 from ..home.agents import Agent
-from ..loop import UNKNOWN_TOOL
+from ..runtime.loop import UNKNOWN_TOOL
 from ..runtime.seams import RunHost
 from ..sessions.messages import Message, ToolCall
 from ..tools.mcp.catalog import missing_tool

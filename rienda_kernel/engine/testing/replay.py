@@ -55,7 +55,7 @@ from ..errors import ConfigError
 from ..events import HookDecision
 from .expectations import CallExpectation, Expectations, expectations_beside
 from .not_run import declares, recorded_as_unknown, why_not_run
-from ..runtime.gate.protocols import gate_run
+from ..gate.protocols import gate_run
 from ..hooks import HookChain, ModelResponse, declared_hooks
 from ..ctx.host import RunContext
 from ..sessions.messages import Message, ToolCall

@@ -14,7 +14,7 @@ from rienda_kernel.engine.sessions.fill import (
     estimate_tokens,
 )
 from rienda_kernel.engine.sessions.messages import Message, ToolCall, Usage
-from rienda_kernel.terminal import usage_summary
+from rienda_kernel.frontend.terminal import usage_summary
 
 from ...helpers.cli import rienda
 from ...helpers.homes import write_agent_file, write_script

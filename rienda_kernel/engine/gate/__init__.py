@@ -9,5 +9,7 @@ time and failing closed; :mod:`.record` saves every decision in a Rienda session
 the other agent's session, so ``rienda show``, ``rienda replay`` and
 ``pytest --rienda-replay`` read it like a run's. :mod:`.answering` is the whole reply
 (never raising: a failure is a deny); :mod:`.server` the warm gate, a per-user server per
-home on a Unix socket.
+home on a Unix socket; :mod:`.command` the command once its words are read (ask the warm
+server, else decide here); :mod:`.client` ``rienda-gate``, the lean client an agent's hook
+entry runs.
 """

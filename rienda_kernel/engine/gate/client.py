@@ -3,18 +3,20 @@
 
 It imports only what asking the home's gate server takes (no argparse of the whole
 command, no engine): when the server answers, that answer (scrubbed by the server with this
-process's environment) is printed and the process ends. Otherwise, or for words it does
-not take, it is ``rienda gate AGENT --warm S`` in full, in this process, on the event
-already read: the gate decides itself (and starts the server), failing closed as always.
+process's environment) is printed and the process ends. Otherwise it is ``rienda gate AGENT
+--warm S`` (:func:`.command.gate_command`), in this process, on the event already read: the
+gate decides itself (and starts the server), failing closed as always. Words it does not
+take are the full ``rienda gate`` command's to judge (exit 2 and its message): the process
+becomes that command before reading stdin.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 __all__ = ["gate_main"]
 
@@ -26,20 +28,26 @@ def gate_main(argv: list[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     target, given = _parsed(words)
     home = Path(given.get("home") or os.environ.get("RIENDA_HOME") or "~/.rienda").expanduser().resolve()  # rienda_home's rule
-    data = sys.stdin.buffer.read(1024 * 1024 + 1) if sys.stdin is not None else b""
-    if target is None:  # words it does not take: the full command says what is wrong (exit 2)
-        return _full(["--home", str(home), "gate", *_without_home(words)], data)
-    from .engine import ask_gate_server
-
     try:
         timeout = float(given["timeout"]) if "timeout" in given else None
+        idle = float(given.get("idle", "600"))
     except ValueError:
-        return _full(["--home", str(home), "gate", *_without_home(words)], data)
+        target = None
+    if given.get("confirm", "ask") not in ("ask", "allow", "deny"):
+        target = None
+    if target is None:  # words it does not take: the full command says what is wrong (exit 2)
+        _become_full(["--home", str(home), "gate", *_without_home(words)])
+    data = sys.stdin.buffer.read(1024 * 1024 + 1) if sys.stdin is not None else b""
+    from .server import ask_gate_server
+
     options = {"agent": given.get("agent"), "timeout": timeout, "confirm": given.get("confirm")}
     reply = ask_gate_server(home, target, data, options, (timeout or 10.0) + 5.0)
     if reply is None:
-        rest = [word for name, value in given.items() if name not in ("home", "idle") for word in (f"--{name}", value)]
-        return _full(["--home", str(home), "gate", target, *rest, "--warm", given.get("idle", "600")], data)
+        from .answering import GateOptions
+        from .command import gate_command
+
+        return gate_command(home, target, data, GateOptions(given.get("home"), given.get("agent"), timeout,
+                                                            given.get("confirm")), idle)
     for note in reply.get("notes") or []:
         print(f"rienda gate: {note}", file=sys.stderr)
     if reply["answer"] is not None:
@@ -47,12 +55,11 @@ def gate_main(argv: list[str] | None = None) -> int:
     return reply["exit_code"]
 
 
-def _full(argv: list[str], data: bytes) -> int:
-    """The ``rienda`` command with ``argv``, reading ``data`` as its stdin."""
-    from .cli.main import main
-
-    sys.stdin = io.TextIOWrapper(io.BytesIO(data))
-    return main(argv)
+def _become_full(argv: list[str]) -> NoReturn:
+    """This process becomes the ``rienda`` command with ``argv`` (stdin not yet read)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "rienda_kernel.cli", *argv])
 
 
 def _parsed(words: list[str]) -> tuple[str | None, dict[str, str]]:

@@ -122,7 +122,7 @@ def serve_gate(home: Path, idle: float, log: Any = None) -> int:
     """Serve the gate of ``home`` until ``idle`` seconds pass without a request; 0, or 1
     when the socket folder is not this user's own. Another server of the home: 0 at once.
     ``log`` (a text stream) gets one line per request."""
-    from ...secrets import Scrubber
+    from ..secrets import Scrubber
     from .answering import GateOptions, answer_hook_event
 
     path = gate_socket(home)

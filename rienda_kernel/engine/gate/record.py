@@ -36,10 +36,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ...errors import SessionBusy, SessionError
-from ...sessions.messages import Message, ToolCall
-from ...sessions.seen import saw
-from ...sessions.store import SessionStore, SessionWriter
+from ..errors import SessionBusy, SessionError
+from ..sessions.messages import Message, ToolCall
+from ..sessions.seen import saw
+from ..sessions.store import SessionStore, SessionWriter
 from .decision import Decision
 from .protocols import CTX_FIELDS, GateEvent
 

@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 from secrets import token_hex
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...common import bounded
-from ...errors import PayloadError
+from ..common import bounded
+from ..errors import PayloadError
 
 if TYPE_CHECKING:
-    from ...ctx.host import RunContext as _Run
+    from ..ctx.host import RunContext as _Run
 
 __all__ = ["AGENTS", "CAN_ASK", "CTX_FIELDS", "MAX_EVENT_BYTES", "SHELL_TOOLS", "GateEvent", "Verdict",
            "agent_arguments", "answer", "gate_run", "read_event"]

@@ -10,7 +10,7 @@ import pytest
 
 from rienda_kernel.engine.cancel import CancelToken
 from rienda_kernel.engine.errors import Interrupted
-from rienda_kernel.engine.ctx.commands import CommandResult, run_command
+from rienda_kernel.engine.ctx.processes import CommandResult, run_command
 
 from ...helpers.processes import alive, wait_exit
 

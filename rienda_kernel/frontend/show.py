@@ -7,9 +7,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..engine import Message
-from ..hook_actions import hook_action
-from ..previews import PREVIEW_LINES, preview
-from ..terminal import usage_summary
+from .hook_actions import hook_action
+from .previews import PREVIEW_LINES, preview
+from .terminal import usage_summary
 
 if TYPE_CHECKING:
     from ..engine import LoadedSession, Usage
@@ -47,7 +47,7 @@ def session_lines(loaded: LoadedSession, full: bool = False) -> tuple[list[str],
     run's messages), then the usage total; and a warning naming ``file:line`` for each
     line it does not understand (shown without it, never a crash). A tool result shows
     its first lines (JSON pretty-printed) indented under its mark, all of them when
-    ``full``; what each hook did is one line (:mod:`rienda_kernel.hook_actions`)."""
+    ``full``; what each hook did is one line (:mod:`rienda_kernel.frontend.hook_actions`)."""
     lines: list[str] = []
     warnings: list[str] = []
     usages: list[Usage | None] = []

@@ -37,9 +37,9 @@ import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .cancel import CancelToken
-from .errors import ContextOverflow, Interrupted, ProviderError, RiendaError, SessionWriteError
-from .events import (
+from ..cancel import CancelToken
+from ..errors import ContextOverflow, Interrupted, ProviderError, RiendaError, SessionWriteError
+from ..events import (
     Compaction,
     Diagnostic,
     MessageSaved,
@@ -49,25 +49,25 @@ from .events import (
     ToolCallStarted,
     ToolResultReady,
 )
-from .hooks import HookChain, ModelResponse, chain_hooks, declared_hooks
-from .ctx.host import RunContext
-from .home.agents import Agent
-from .sessions.fill import ContextFill
-from .sessions.messages import Message, ToolCall
-from .sessions.writer import SessionWriter
-from .sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
-from .sessions.seen import saw
-from .common.text import repair
-from .providers import ModelRequest, Provider
-from .runtime.compactor import CompactionState, compact, due, request_fill, sent_messages, tool_specs
-from .providers.collect import Partial, stream_response
-from .providers.overflow import overflow_line
-from .sandbox.protocol import SandboxLike
-from .secrets import scrub_text
-from .tools.invoke import invoke_tool
-from .tools.model import Catalog, Hook, ToolResult
-from .runtime.run_ui import RunUI
-from .ui import UI, Approvals
+from ..hooks import HookChain, ModelResponse, chain_hooks, declared_hooks
+from ..ctx.host import RunContext
+from ..home.agents import Agent
+from ..sessions.fill import ContextFill
+from ..sessions.messages import Message, ToolCall
+from ..sessions.writer import SessionWriter
+from ..sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
+from ..sessions.seen import saw
+from ..common.text import repair
+from ..providers import ModelRequest, Provider
+from .compactor import CompactionState, compact, due, request_fill, sent_messages, tool_specs
+from ..providers.collect import Partial, stream_response
+from ..providers.overflow import overflow_line
+from ..sandbox.protocol import SandboxLike
+from ..secrets import scrub_text
+from ..tools.invoke import invoke_tool
+from ..tools.model import Catalog, Hook, ToolResult
+from .run_ui import RunUI
+from ..ui import UI, Approvals
 
 __all__ = ["UNKNOWN_TOOL", "UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from .engine import RiendaError, scrub
+from ..engine import RiendaError, scrub
 
 __all__ = ["OutputStream", "Reader", "check_folder", "check_output_file", "error_line", "is_internal", "os_error_text"]
 

@@ -30,17 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...cancel import CancelToken
-from ...ctx.host import RunContext
-from ...errors import ConfigError, RiendaError, SandboxError
-from ...events import Confirm, Event, HookDecision
-from ...hooks import HookChain
-from ...runtime.seams import RunHost
-from ...sandbox.chain import ChainRule, HookSource, Outcome
-from ...sandbox.protocol import HostHandler, SandboxLike
-from ...secrets import redact_config
-from ...tools.model import Hook, ToolResult
-from ...ui import UI, Answer, ConfirmPolicy, confirm_policy
+from ..cancel import CancelToken
+from ..ctx.host import RunContext
+from ..errors import ConfigError, RiendaError, SandboxError
+from ..events import Confirm, Event, HookDecision
+from ..hooks import HookChain
+from ..runtime.seams import RunHost
+from ..sandbox.chain import ChainRule, HookSource, Outcome
+from ..sandbox.protocol import HostHandler, SandboxLike
+from ..secrets import redact_config
+from ..tools.model import Hook, ToolResult
+from ..ui import UI, Answer, ConfirmPolicy, confirm_policy
 from .protocols import CAN_ASK, GateEvent, Verdict, agent_arguments
 
 __all__ = ["DEFAULT_TIMEOUT", "Decision", "GateSettings", "GateTimeout", "GateUI", "decide_call",

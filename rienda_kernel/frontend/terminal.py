@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import IO
 
-from .engine import (
+from ..engine import (
     ASK_PROMPT,
     UI,
     Answer,
@@ -115,8 +115,8 @@ class TerminalUI(_AnsweringUI):
     What hooks did is shown where it happened: under a call, the hooks that refused it or
     rewrote its arguments (before → after); under its result, the hooks that rewrote the
     result; a rewrite of a model request or answer as a line of its own (see
-    :mod:`rienda_kernel.hook_actions`). A hook that threw is its diagnostic's line. A
-    result shows its first lines, JSON pretty-printed (:mod:`rienda_kernel.previews`),
+    :mod:`rienda_kernel.frontend.hook_actions`). A hook that threw is its diagnostic's line. A
+    result shows its first lines, JSON pretty-printed (:mod:`rienda_kernel.frontend.previews`),
     and says how to see all of it (``see_all``); ``verbose`` shows every result whole."""
 
     def __init__(self, policy: ConfirmPolicy, stdin: IO[str] | None,

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import RiendaError
-from ...home.config import rienda_home
-from ...secrets import Scrubber
+from ..errors import RiendaError
+from ..home.config import rienda_home
+from ..secrets import Scrubber
 from .decision import Decision, GateTimeout, decide_call, decide_within, gate_settings
 from .protocols import AGENTS, MAX_EVENT_BYTES, GateEvent, Verdict, answer, read_event
 from .record import record_decision, session_id_for
@@ -81,7 +81,7 @@ def answer_hook_event(target: str, data: bytes, options: GateOptions) -> GateRep
 
 def _decided(event: GateEvent, options: GateOptions, reply: GateReply) -> Verdict:
     """The verdict on ``event``, recorded (a failure too, once the settings are known)."""
-    from .. import rienda  # the front door, which imports the whole engine: only once an event is in hand
+    from ..runtime import rienda  # the front door, which imports the whole engine: only once an event is in hand
 
     home = rienda_home(options.home)
     if not home.is_dir():
