@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rienda_kernel.engine import ConfigError, NonInteractiveUI, read_config
+from rienda_kernel.engine import CompactionRecord, ConfigError, NonInteractiveUI, read_config
 from rienda_kernel.engine.home.config import SETTINGS
 from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.providers import provider_for
@@ -510,7 +510,7 @@ def test_the_sub_agents_example_runs_with_its_guard_and_limits(tmp_path):
     result = rienda.conversation("lead").run("Go.", NonInteractiveUI())
     assert result.reason == "end_turn" and (work / "build").exists()
     assert [answer.text for _, answer in result.tool_calls] == ["not allowed", "alone"]
-    researcher = result.tool_calls[1][1].meta["subagent"]["session_id"]
+    researcher = result.tool_calls[1][1].meta.subagent.session_id
     [refused] = [m for m in rienda.load_session(researcher).messages if m.role == "tool"]
     assert refused.text == ("cannot start sub-agent 'cleaner': it would run at depth 2, past the limit of 1 "
                             f"(max_depth: 1 in {home / 'agents' / 'lead.md'})")
@@ -677,7 +677,6 @@ def test_the_compaction_hook_is_the_example_file_and_keeps_the_teams_rules(tmp_p
                                                   "keep: %rienda compact keep the test results)")
     made = conversation.compact(NonInteractiveUI(), "keep the test results")
     assert made.outcome == "compacted", made.message
-    record = [r for r in conversation.rienda.store.load(conversation.session_id).records
-              if r.get("type") == "compaction"][-1]
-    assert record["instructions"] == "keep the test results Keep every ticket number (ABC-123)."
-    assert record["summary"].endswith("\n\nTeam rules: answer in English; never push to main without a review.")
+    record = conversation.rienda.store.load(conversation.session_id).records_of(CompactionRecord)[-1]
+    assert record.instructions == "keep the test results Keep every ticket number (ABC-123)."
+    assert record.view is not None and record.view.summary.endswith("\n\nTeam rules: answer in English; never push to main without a review.")

@@ -30,16 +30,13 @@ def sessions_listing(session: TurnSession, args: list[str]) -> CommandOutput:
 def session_shown(session: TurnSession, args: list[str]) -> CommandOutput:
     """A saved session (``args[0]``: an id or ``last``; else the current one) as ``rienda
     show`` prints it: a header, its messages, hook decisions and runs' ends, the usage."""
-    from ..frontend.show import parent_line, session_lines
+    from ..frontend.show import heading_lines, session_lines
 
     session_id = args[0] if args else session.session_id
     if session_id is None:
         raise RiendaError(f"no session yet: the next prompt starts one ({session.prefix}show ID|last shows a saved one)")
     loaded = session.rienda.load_session(session_id)
-    header = loaded.header
-    lines = [f"session {header.get('id')}  agent {header.get('agent')}  model {header.get('model')}  "
-             f"created {header.get('created')}"]
-    lines += [line for line in [parent_line(header)] if line]
+    lines = heading_lines(loaded.header)
     shown, warnings = session_lines(loaded)
     lines += [f"warning: {warning}" for warning in loaded.warnings + warnings] + shown
     return CommandOutput("\n".join(lines), "\n".join(f"    {line}" for line in lines), value=loaded)

@@ -15,25 +15,43 @@ id, in its order; when the setup fails no session exists, and those events and t
 ``RunEnd`` go out with ``session_id`` None. A top-level run's events have ``session_id``
 None (its ``RunStart`` names the session). Fields are only ever added, so ``--json``
 readers keep working.
+
+:data:`Event` is the closed union of every kind: a renderer that switches over it ends in
+``assert_never`` (``typing``), so a kind it forgets is a type error, not a silent drop.
+The ``Literal`` types name the words a field may hold (:data:`RunEndReason`,
+:data:`HookEffect`, :data:`CompactionOutcome`, :data:`CompactionReason`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal, TypeAlias, get_args
+
+from .common.json_value import JSON, JSONObject
+from .sessions.fill import ContextFill
 
 __all__ = [
+    "COMPACTION_OUTCOMES",
+    "COMPACTION_REASONS",
+    "HOOK_EFFECTS",
+    "HOWS",
+    "RUN_END_REASONS",
+    "VIAS",
     "Compaction",
+    "CompactionOutcome",
+    "CompactionReason",
     "Confirm",
     "Diagnostic",
     "Event",
     "HookDecision",
+    "HookEffect",
     "How",
     "Log",
     "MessageSaved",
     "Notify",
     "Output",
     "RunEnd",
+    "RunEndReason",
     "RunStart",
     "TextDelta",
     "ThinkingDelta",
@@ -54,20 +72,35 @@ How = Literal[
     "left to the agent",                # rienda gate: the other agent (Claude Code...) asks its person
 ]
 Via = Literal["buttons", "y/N"]  # how a person answered: a front end's buttons, or a typed y/N
+RunEndReason = Literal["end_turn", "interrupted", "error"]  # how a run ended
+HookEffect = Literal["none", "refused", "rewrote", "threw", "invalid"]  # what one hook did at one point
+CompactionOutcome = Literal["compacted", "cancelled", "rejected", "failed", "nothing"]
+CompactionReason = Literal["auto", "manual", "overflow"]  # before a request, on a refusal for length, by hand
+
+# Each Literal's words, for the readers that check a word read from a file.
+HOWS: tuple[How, ...] = get_args(How)
+VIAS: tuple[Via, ...] = get_args(Via)
+RUN_END_REASONS: tuple[RunEndReason, ...] = get_args(RunEndReason)
+HOOK_EFFECTS: tuple[HookEffect, ...] = get_args(HookEffect)
+COMPACTION_OUTCOMES: tuple[CompactionOutcome, ...] = get_args(CompactionOutcome)
+COMPACTION_REASONS: tuple[CompactionReason, ...] = get_args(CompactionReason)
 
 
 @dataclass(frozen=True)
-class Event:
+class _Event:
+    """What every kind of :data:`Event` has: its wire name, its depth and session."""
+
     type: ClassVar[str] = "event"
     depth: int = field(default=0, kw_only=True)  # 0: the top-level run; n: a sub-agent n levels down
     session_id: str | None = field(default=None, kw_only=True)  # a sub-agent's event: its run's session
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
+        """The event as ``rienda run --json`` prints it: ``{"type": ..., **fields}``."""
         return {"type": self.type, **asdict(self)}
 
 
 @dataclass(frozen=True)
-class Log(Event):
+class Log(_Event):
     """A line from ``ctx.log`` or ``console.*``, delivered while the extension runs."""
 
     type: ClassVar[str] = "log"
@@ -76,17 +109,17 @@ class Log(Event):
 
 
 @dataclass(frozen=True)
-class Output(Event):
+class Output(_Event):
     """A chunk a running command printed (``ctx.system.exec``, the ``shell`` tool)."""
 
     type: ClassVar[str] = "output"
     source: str
-    stream: str  # "stdout" or "stderr"
+    stream: Literal["stdout", "stderr"]
     text: str
 
 
 @dataclass(frozen=True)
-class Notify(Event):
+class Notify(_Event):
     """A notice from ``ctx.notify``."""
 
     type: ClassVar[str] = "notify"
@@ -96,7 +129,7 @@ class Notify(Event):
 
 
 @dataclass(frozen=True)
-class Confirm(Event):
+class Confirm(_Event):
     """A ``ctx.confirm`` request and its answer.
 
     ``how`` says who or what decided, one of :data:`How`: ``user``, ``allowed for this
@@ -116,7 +149,7 @@ class Confirm(Event):
 
 
 @dataclass(frozen=True)
-class Diagnostic(Event):
+class Diagnostic(_Event):
     """Something wrong with an extension or a hook's behaviour; never fatal.
 
     ``path`` and ``line`` locate it in a file when known.
@@ -130,7 +163,7 @@ class Diagnostic(Event):
 
 
 @dataclass(frozen=True)
-class HookDecision(Event):
+class HookDecision(_Event):
     """What one hook did at one point: ``effect`` is one of "none", "refused",
     "rewrote", "threw", "invalid"; ``changes`` maps each field it replaced to
     ``{"before": ..., "after": ...}``. ``failed_closed``: a refusal that is a fail-closed
@@ -139,8 +172,8 @@ class HookDecision(Event):
     type: ClassVar[str] = "hook_decision"
     hook: str
     point: str
-    effect: str
-    changes: dict[str, Any] = field(default_factory=dict)
+    effect: HookEffect
+    changes: dict[str, JSON] = field(default_factory=dict)
     reason: str | None = None
     error: str | None = None
     duration_ms: float = 0.0
@@ -149,7 +182,7 @@ class HookDecision(Event):
 
 
 @dataclass(frozen=True)
-class RunStart(Event):
+class RunStart(_Event):
     """A run began in ``session_id`` (its user message is already saved). A sub-agent's
     run (``depth`` > 0) names the session and the ``agent`` call that started it."""
 
@@ -162,7 +195,7 @@ class RunStart(Event):
 
 
 @dataclass(frozen=True)
-class TextDelta(Event):
+class TextDelta(_Event):
     """A streamed piece of the assistant's text, as the model produced it (before
     ``afterModelResponse``; the saved message is in :class:`MessageSaved`)."""
 
@@ -171,7 +204,7 @@ class TextDelta(Event):
 
 
 @dataclass(frozen=True)
-class ThinkingDelta(Event):
+class ThinkingDelta(_Event):
     """A streamed piece of the model's thinking."""
 
     type: ClassVar[str] = "thinking"
@@ -179,30 +212,30 @@ class ThinkingDelta(Event):
 
 
 @dataclass(frozen=True)
-class MessageSaved(Event):
+class MessageSaved(_Event):
     """An assistant message as saved to the session (after ``afterModelResponse``);
     ``context``: how full the model's window is for the request after it, as in
     :class:`RunEnd` (front ends show the fill live, turn after turn)."""
 
     type: ClassVar[str] = "message"
-    message: dict[str, Any]
-    context: dict[str, Any] | None = None  # {tokens, window, estimated} (fill.py)
+    message: JSONObject  # the saved message's JSON form (Message.to_dict)
+    context: ContextFill | None = None
 
 
 @dataclass(frozen=True)
-class ToolCallStarted(Event):
+class ToolCallStarted(_Event):
     """A tool call about to run, with the arguments the tool receives (after the
     ``beforeToolExecute`` chain); ``refused_by`` names the hook that refused it."""
 
     type: ClassVar[str] = "tool_call"
     id: str
     name: str
-    arguments: Any
+    arguments: JSON
     refused_by: str | None = None
 
 
 @dataclass(frozen=True)
-class ToolResultReady(Event):
+class ToolResultReady(_Event):
     """A tool call's result as the model reads it (after ``afterToolExecute``); for an
     ``agent`` call, ``subagent_session_id`` is the session the sub-agent's run was saved in."""
 
@@ -215,19 +248,19 @@ class ToolResultReady(Event):
 
 
 @dataclass(frozen=True)
-class RunEnd(Event):
+class RunEnd(_Event):
     """The run ended: ``reason`` is ``end_turn``, ``interrupted`` or ``error``; ``context``:
     ``{tokens, window, estimated}``, how full the model's context window is for the next
     request (``window`` None: unknown), None when the run never reached its model."""
 
     type: ClassVar[str] = "run_end"
-    reason: str
+    reason: RunEndReason
     error: str | None = None
-    context: dict[str, Any] | None = None  # how full the model's window is for the next request (fill.py)
+    context: ContextFill | None = None  # how full the model's window is for the next request
 
 
 @dataclass(frozen=True)
-class Compaction(Event):
+class Compaction(_Event):
     """A compaction of the session's context (or one that did not happen): ``outcome`` is
     ``compacted``, ``cancelled`` (a ``beforeCompact`` hook, ``by``), ``rejected`` (its
     summary did not make the context smaller), ``failed`` (the summariser failed) or
@@ -238,8 +271,8 @@ class Compaction(Event):
     one line front ends show."""
 
     type: ClassVar[str] = "compaction"
-    outcome: str
-    reason: str
+    outcome: CompactionOutcome
+    reason: CompactionReason
     tokens_before: int
     tokens_after: int
     window: int | None = None
@@ -248,3 +281,8 @@ class Compaction(Event):
     by: str | None = None
     hooks: list[str] = field(default_factory=list)
     message: str = ""
+
+
+Event: TypeAlias = (Log | Output | Notify | Confirm | Diagnostic | HookDecision | RunStart | TextDelta | ThinkingDelta
+                    | MessageSaved | ToolCallStarted | ToolResultReady | RunEnd | Compaction)
+"""Every event the engine reports: a closed union (see the module docstring)."""

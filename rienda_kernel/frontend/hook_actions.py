@@ -1,8 +1,8 @@
 """What a hook did, as one line, the same in every front end: ``rienda run`` (and the
 magics in a terminal), a cell of the Rienda kernel, a sub-agent's box, ``rienda show``.
 
-A decision is a :class:`~rienda_kernel.engine.HookDecision` event's :meth:`to_dict` or the
-``hook_decision`` record a session saved (the same fields). :func:`hook_action` gives:
+A decision is a :class:`~rienda_kernel.engine.HookDecision`: the event a run reports, or the
+``hook_decision`` record a session saved (the same type). :func:`hook_action` gives:
 
 - a refusal: ``✋ hook guard refused the call: no rm -rf here``;
 - a rewrite, naming what it rewrote and each field before → after (values shortened;
@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+
+from ..engine import JSON, HookDecision
 
 __all__ = ["hook_action", "named_by_compaction"]
 
@@ -38,24 +39,24 @@ _SUBJECTS = {
 _VALUE_CHARS = 60
 
 
-def hook_action(decision: Mapping[str, Any]) -> str | None:
+def hook_action(decision: HookDecision) -> str | None:
     """``decision`` as one line for a person (see the module docstring); None for "none"."""
-    hook, point, effect = decision.get("hook"), decision.get("point"), decision.get("effect")
+    hook, point, effect = decision.hook, decision.point, decision.effect
     if effect == "refused":
-        reason = decision.get("reason") or decision.get("error")
+        reason = decision.reason or decision.error
         what = "cancelled the compaction" if point == "beforeCompact" else "refused the call"
         return f"✋ hook {hook} {what}" + (f": {_one_line(reason)}" if reason else "")
     if effect == "rewrote":
-        subject = _SUBJECTS.get(str(point), f"what {point} carries")
-        return f"✎ hook {hook} rewrote {subject}: {_changes_text(decision.get('changes') or {})}"
+        subject = _SUBJECTS.get(point, f"what {point} carries")
+        return f"✎ hook {hook} rewrote {subject}: {_changes_text(decision.changes)}"
     if effect == "threw":
-        return f"⚠ hook {hook} threw in {point} and was skipped: {_one_line(decision.get('error') or '')}"
+        return f"⚠ hook {hook} threw in {point} and was skipped: {_one_line(decision.error or '')}"
     if effect == "invalid":
-        return f"⚠ hook {hook} returned what {point} cannot use; ignored: {_one_line(decision.get('error') or '')}"
+        return f"⚠ hook {hook} returned what {point} cannot use; ignored: {_one_line(decision.error or '')}"
     return None
 
 
-def _changes_text(changes: Mapping[str, Any]) -> str:
+def _changes_text(changes: Mapping[str, JSON]) -> str:
     """Each changed field as ``name before → after`` (``arguments.`` left off a call's
     argument), joined with ``; ``."""
     parts = []
@@ -70,18 +71,17 @@ def _changes_text(changes: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _value(value: Any) -> str:
+def _value(value: JSON) -> str:
     """A field's value as JSON, on one line, shortened."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= _VALUE_CHARS else text[:_VALUE_CHARS - 1] + "…"
 
 
-def _one_line(text: Any) -> str:
+def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def named_by_compaction(decision: Mapping[str, Any]) -> bool:
+def named_by_compaction(decision: HookDecision) -> bool:
     """True for what a ``beforeCompact``/``afterCompact`` hook rewrote or cancelled: the
     compaction's own line names the hooks that acted, so no front end shows it twice."""
-    return decision.get("point") in ("beforeCompact", "afterCompact") and decision.get("effect") in ("rewrote",
-                                                                                                    "refused")
+    return decision.point in ("beforeCompact", "afterCompact") and decision.effect in ("rewrote", "refused")

@@ -4,27 +4,34 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, assert_never
 
-from ..engine import Message
+from ..engine import (
+    ApprovalRecord,
+    CompactionRecord,
+    Confirm,
+    HookDecision,
+    Message,
+    PinRecord,
+    RunEndRecord,
+    StoppedRecord,
+    UnknownRecord,
+)
 from .hook_actions import hook_action
 from .previews import PREVIEW_LINES, preview
 from .terminal import usage_summary
 
 if TYPE_CHECKING:
-    from ..engine import LoadedSession, Usage
+    from ..engine import LoadedSession, Record, SessionHeader, Usage
 
-__all__ = ["parent_line", "print_session", "session_lines"]
+__all__ = ["heading_lines", "print_session", "session_lines"]
 
 
 def print_session(loaded: LoadedSession, full: bool) -> int:
     """``rienda show``: the header line, the parent's for a sub-agent's session, each line
     of :func:`session_lines` on stdout and its warnings on stderr; exit status 0."""
-    header = loaded.header
-    print(f"session {header.get('id')}  agent {header.get('agent')}  model {header.get('model')}  "
-          f"created {header.get('created')}")
-    if parent := parent_line(header):
-        print(parent)
+    for line in heading_lines(loaded.header):
+        print(line)
     lines, warnings = session_lines(loaded, full=full)
     for warning in loaded.warnings + warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -33,12 +40,19 @@ def print_session(loaded: LoadedSession, full: bool) -> int:
     return 0
 
 
-def parent_line(header: dict[str, Any]) -> str | None:
+def heading_lines(header: SessionHeader) -> list[str]:
+    """The session's first line (id, agent, model, created) and, for a sub-agent's, its parent's."""
+    lines = [f"session {header.id}  agent {header.agent}  model {header.model}  created {header.created}"]
+    parent = _parent_line(header)
+    return lines + ([parent] if parent else [])
+
+
+def _parent_line(header: SessionHeader) -> str | None:
     """For a sub-agent's session, the line naming the session and call that started it."""
-    parent = header.get("parent_session_id")
-    if not isinstance(parent, str):
+    parent = header.parent_session_id
+    if parent is None:
         return None
-    return (f"sub-agent of session {parent} (call {header.get('parent_call_id')}, depth {header.get('depth')}); "
+    return (f"sub-agent of session {parent} (call {header.parent_call_id}, depth {header.depth}); "
             f"rienda show {parent} shows its lead")
 
 
@@ -53,29 +67,43 @@ def session_lines(loaded: LoadedSession, full: bool = False) -> tuple[list[str],
     usages: list[Usage | None] = []
     for number, entry in loaded.entries:
         if isinstance(entry, Message):
-            if entry.role == "assistant" and "gate" not in entry.meta:  # a gate's call: no model turn
+            if entry.role == "assistant" and entry.meta.gate is None:  # a gate's call: no model turn
                 usages.append(_checked_usage(entry.usage, f"{loaded.path}:{number}", warnings))
             lines += _message_lines(entry, full)
             continue
-        try:
-            if entry.get("type") == "pin":
-                prompt = sum(1 for message in loaded.messages[:int(entry["message"]) + 1] if message.role == "user")
-                lines.append(f"-- pinned prompt {prompt}: every compaction keeps it verbatim")
-                continue
-            line = _compaction_lines(entry, full) if entry.get("type") == "compaction" else _record_line(entry)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            warnings.append(f"{loaded.path}:{number}: a {entry.get('type')!r} record this version cannot read; left out")
-            continue
+        line = _record_line(entry, loaded, full)
         if line:
             lines.append(line)
     summary = usage_summary(usages)
     return lines + ([summary] if summary else []), warnings
 
 
+def _record_line(record: Record, loaded: LoadedSession, full: bool) -> str | None:
+    """One line for a record a person reads (a pin, a compaction, a hook's action, a
+    confirm's answer, a run's end); None for one not shown."""
+    if isinstance(record, PinRecord):
+        prompt = sum(1 for message in loaded.messages[:record.message + 1] if message.role == "user")
+        return f"-- pinned prompt {prompt}: every compaction keeps it verbatim"
+    if isinstance(record, CompactionRecord):
+        return _compaction_lines(record, full)
+    if isinstance(record, HookDecision):
+        line = hook_action(record)
+        return None if line is None else f"    {line}" + (f" [depth {record.depth}]" if record.depth else "")
+    if isinstance(record, Confirm):
+        verdict = "allowed" if record.answer else "denied"
+        return f"    {'✓' if record.answer else '✗'} confirm {record.title!r}: {verdict} ({record.how})"
+    if isinstance(record, RunEndRecord):
+        return f"-- run ended: {record.reason}" + (f": {record.error}" if record.error else "")
+    if isinstance(record, (StoppedRecord, ApprovalRecord, UnknownRecord)):
+        return None
+    assert_never(record)
+
+
 def _message_lines(message: Message, full: bool) -> list[str]:
     if message.role == "tool":
         return _result_lines(message, full)
-    note = "".join(f" ({flag})" for flag in ("interrupted", "error") if message.meta.get(flag))
+    flags = {"interrupted": message.meta.interrupted, "error": message.meta.error}
+    note = "".join(f" ({flag})" for flag, on in flags.items() if on)
     lines = [f"{message.role}{note}: {message.text}"]
     if message.thinking:
         lines.append(f"  thinking: {message.thinking}")
@@ -87,9 +115,8 @@ def _message_lines(message: Message, full: bool) -> list[str]:
 
 def _result_lines(message: Message, full: bool) -> list[str]:
     """A tool result: one line when it is one line, else its mark and its lines under it."""
-    child = message.meta.get("subagent")
-    delegated = (f"  (sub-agent {child.get('agent')}, session {child.get('session_id')})"
-                 if isinstance(child, dict) else "")
+    link = message.meta.subagent
+    delegated = f"  (sub-agent {link.agent}, session {link.session_id})" if link is not None else ""
     mark = f"  {'✗' if message.is_error else '←'} {message.name} [{message.tool_call_id}]:"
     shown = preview(message.text, None if full else PREVIEW_LINES, None)
     if len(shown.lines) == 1 and not shown.more:
@@ -107,49 +134,21 @@ def _checked_usage(usage: Usage | None, where: str, warnings: list[str]) -> Usag
     return None
 
 
-def _compaction_lines(record: dict[str, Any], full: bool) -> str:
+def _compaction_lines(record: CompactionRecord, full: bool) -> str:
     """A ``compaction`` record: what came of it, the tokens before and after, what it pruned
     and folded, which hooks acted; with ``full``, the summary it keeps, under it."""
-    outcome, reason = record["outcome"], record["reason"]
-    if not isinstance(outcome, str) or not isinstance(reason, str):
-        raise ValueError("outcome and reason must be words")
-    parts = [f"-- compaction ({reason}): {outcome}"]
-    if outcome in ("compacted", "rejected"):
-        parts.append(f"{int(record['tokens_before']):,} → {int(record['tokens_after']):,} tokens"
-                     + (f" of {int(record['window']):,}" if record.get("window") else ""))
-        parts.append(f"{int(record.get('pruned_count') or 0)} tool results pruned, "
-                     f"{int(record.get('folded_count') or 0)} messages folded")
-    if record.get("by"):
-        parts.append(f"by hook {record['by']}")
-    parts += [str(acted) for acted in record.get("hooks") or []]
+    parts = [f"-- compaction ({record.reason}): {record.outcome}"]
+    if record.outcome in ("compacted", "rejected"):
+        parts.append(f"{record.tokens_before:,} → {record.tokens_after:,} tokens"
+                     + (f" of {record.window:,}" if record.window else ""))
+        parts.append(f"{record.pruned_count} tool results pruned, {record.folded_count} messages folded")
+    if record.by:
+        parts.append(f"by hook {record.by}")
+    parts += record.hooks
     line = "; ".join(parts)
-    summary = record.get("summary") if outcome == "compacted" else None
-    if isinstance(summary, str) and summary:
+    summary = record.view.summary if record.view is not None else None
+    if summary:
         shown = preview(summary, None if full else 1, None)
         more = shown.more_line("--full shows the whole summary")
         line += "\n" + "\n".join(f"      {text}".rstrip() for text in shown.lines + ([more] if more else []))
     return line
-
-
-def _record_line(record: dict[str, Any]) -> str | None:
-    """One line for a hook decision, a confirm's answer or a run's end (None for records not
-    shown); raises KeyError/TypeError/ValueError for one this version cannot read."""
-    if record.get("type") == "hook_decision":
-        if record["effect"] == "none":
-            return None
-        if not all(isinstance(record[key], str) for key in ("hook", "point")):
-            raise ValueError("hook and point must be names")
-        line = hook_action(record)
-        if line is None:
-            raise ValueError(f"effect {record['effect']!r}")
-        depth = f" [depth {record['depth']}]" if record.get("depth") else ""
-        return f"    {line}{depth}"
-    if record.get("type") == "confirm":
-        verdict = "allowed" if record["answer"] is True else "denied"
-        return f"    {'✓' if verdict == 'allowed' else '✗'} confirm {str(record['title'])!r}: {verdict} ({record['how']})"
-    if record.get("type") == "run_end":
-        reason = record["reason"]
-        if not isinstance(reason, str):
-            raise ValueError(f"reason {reason!r}")
-        return f"-- run ended: {reason}" + (f": {record['error']}" if record.get("error") else "")
-    return None

@@ -173,8 +173,8 @@ class TerminalUI(_AnsweringUI):
     def _held(self, event: HookDecision) -> bool:
         """Keeps a call's hook action to show with the call or its result; True for one
         shown now (a model request's or answer's rewrite)."""
-        line = hook_action(event.to_dict())
-        if line is None or event.effect in _SHOWN_ELSEWHERE or named_by_compaction(event.to_dict()):
+        line = hook_action(event)
+        if line is None or event.effect in _SHOWN_ELSEWHERE or named_by_compaction(event):
             return False  # a compaction's own line names the hooks that acted
         if event.call_id is None:
             return True
@@ -225,7 +225,7 @@ class TerminalUI(_AnsweringUI):
             notes = self._notes.pop((event.depth, event.session_id, event.id), [])
             return self._result(event) + "".join(f"  {note}\n" for note in notes)
         if isinstance(event, HookDecision):
-            return f"{hook_action(event.to_dict())}\n"
+            return f"{hook_action(event)}\n"
         line = _describe(event)
         if line and isinstance(event, Confirm) and not event.answer and event.how in _POLICY_DENIALS:
             return f"{line.rstrip(chr(10))}; {self.allow_hint}\n"

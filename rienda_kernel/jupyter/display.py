@@ -49,6 +49,7 @@ from ..engine import (
     Compaction,
     Confirm,
     ConfirmPolicy,
+    ContextFill,
     Diagnostic,
     Event,
     HookDecision,
@@ -90,7 +91,7 @@ class NotebookUI(UI):
         self._status_lock = threading.Lock()
         self._activity = "working…"
         self._usage: list[dict[str, int]] = []  # what the provider reported, per model turn
-        self._fill: dict[str, Any] | None = None  # how full the window is after the last model turn
+        self._fill: ContextFill | None = None  # how full the window is after the last model turn
         # Someone is watching (JupyterLab, VS Code, console): stream, show a status line. A
         # batch run (nbclient, nbconvert, papermill, nbval) gets each display once, final.
         self.live = target.allow_stdin
@@ -171,7 +172,7 @@ class NotebookUI(UI):
         """One line; after a compaction the status line's fill is the compacted request's."""
         self.target.display(new_id("compaction"), compaction_bundle(event.message))
         if event.outcome == "compacted" and event.window:
-            self._fill = {"tokens": event.tokens_after, "window": event.window, "estimated": event.tokens_after}
+            self._fill = ContextFill(event.tokens_after, event.window, event.tokens_after)
             if self.live:
                 self._update_status(self._activity)
 
@@ -191,10 +192,10 @@ class NotebookUI(UI):
         """Hook effects on a call: before it, shown with the call; after it, with the result.
         A rewrite of a model request or answer is a line of its own (a hook that threw
         there is its diagnostic)."""
-        if event.effect == "none" or named_by_compaction(event.to_dict()):
+        if event.effect == "none" or named_by_compaction(event):
             return  # a compaction's own line names the hooks that acted
         if event.call_id is None:
-            line = hook_action(event.to_dict())
+            line = hook_action(event)
             if event.effect == "rewrote" and line:
                 self.target.display(new_id("hook"), {"text/plain": line,
                                                      "text/markdown": f"<sub>{markdown_text(line)}</sub>"})

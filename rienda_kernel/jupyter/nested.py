@@ -192,8 +192,8 @@ class RunBox:
     def _decision(self, event: HookDecision) -> None:
         """What a hook did: with its call (before the call exists, held for it), or a line
         of its own for a model request's or answer's rewrite."""
-        note = hook_action(event.to_dict())
-        if note is None or named_by_compaction(event.to_dict()):
+        note = hook_action(event)
+        if note is None or named_by_compaction(event):
             return  # a compaction's own line names the hooks that acted
         if event.call_id is None:
             if event.effect == "rewrote":

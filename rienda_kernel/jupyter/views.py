@@ -148,7 +148,7 @@ class CallView:
 
     def add_decision(self, decision: HookDecision) -> None:
         """What a hook did to this call (its arguments) or to its result, as one line."""
-        line = hook_action(decision.to_dict())
+        line = hook_action(decision)
         if line is not None:
             (self.after_notes if decision.point == "afterToolExecute" else self.notes).append(line)
 
@@ -206,10 +206,10 @@ def _folded(label: str, text: str) -> str:
             f"<details><summary>show more</summary>\n\n<pre>{html.escape(shown)}</pre>{rest}\n\n</details>")
 
 
-def status_bundle(what: str, elapsed: float, tokens: int, context: dict[str, Any] | None = None) -> dict[str, str]:
+def status_bundle(what: str, elapsed: float, tokens: int, context: ContextFill | None = None) -> dict[str, str]:
     """The live status line; ``context``: the fill after the last model turn (a
     ``message`` event's), shown as ``context 61 % of 8,192`` when its window is known."""
-    fill = ContextFill(**context).line() if context else ""
+    fill = context.line() if context else ""
     line = f"⏳ {what} · {elapsed:.1f} s · ~{tokens} tokens" + (f" · {fill}" if fill else "")
     return {"text/plain": line, "text/markdown": line}
 
@@ -221,11 +221,11 @@ def compaction_bundle(message: str) -> dict[str, str]:
 
 
 def usage_bundle(usage: list[dict[str, int]], elapsed: float | None,
-                 context: dict[str, Any] | None = None) -> dict[str, str]:
+                 context: ContextFill | None = None) -> dict[str, str]:
     """The line a run's status ends as: the tokens the provider reported, the time (None: not
     shown, as in a batch run, whose saved notebook changes only with what the run did), and
     how full the model's window is (``context``: a run_end event's, when its window is known)."""
-    fill = ContextFill(**context).line() if context else ""
+    fill = context.line() if context else ""
     if not usage:
         return {"text/plain": fill, "text/markdown": f"<sub>{fill}</sub>"} if fill else {"text/plain": ""}
     spent = sum(u.get("input_tokens", 0) for u in usage), sum(u.get("output_tokens", 0) for u in usage)

@@ -34,7 +34,7 @@ from rienda_kernel.engine.providers import (
     ToolCallChunk,
     VendorStateChunk,
 )
-from rienda_kernel.engine.sessions.messages import ToolCall
+from rienda_kernel.engine.sessions.messages import MessageMeta, ToolCall
 from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ..helpers.extensions import WORD_COUNT
@@ -103,7 +103,7 @@ def test_a_run_calls_the_tool_and_saves_every_message(rig, engine):
     assert ui.events[0] == RunStart(result.session_id, "writer", "scripted/script.yaml")
     end = ui.events[-1]
     assert isinstance(end, RunEnd) and (end.reason, end.error) == ("end_turn", None)
-    assert end.context == result.context.to_dict() and end.context["tokens"] > 0  # how full the window is
+    assert end.context == result.context and end.context.tokens > 0  # how full the window is
     assert lines[-1] == {"type": "run_end", "reason": "end_turn", "error": None}
 
 
@@ -322,7 +322,7 @@ def test_stopping_mid_stream_ends_interrupted_and_keeps_the_partial_answer(rig, 
     result = box["result"]
     assert result.reason == "interrupted"
     partial = result.messages[-1]
-    assert partial.role == "assistant" and partial.meta == {"interrupted": True}
+    assert partial.role == "assistant" and partial.meta == MessageMeta(interrupted=True)
     assert partial.text.startswith("w0 w1 w2 w3 w4 w5") and "w199" not in partial.text
     assert [e.text for e in ui.events if isinstance(e, Log)] == ["afterRun interrupted"]
     saved = [l for l in session_lines(rig.home, result.session_id) if l["type"] == "message"]

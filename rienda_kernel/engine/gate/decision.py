@@ -93,7 +93,7 @@ class Decision:
     verdict: Verdict
     arguments: dict[str, Any]
     refused_by: str | None = None
-    records: list[Event] = field(default_factory=list)
+    records: list[HookDecision | Confirm] = field(default_factory=list)
     hooks: Sequence[Hook] = ()
     given: ToolResult | None = None
     result: ToolResult | None = None
@@ -208,11 +208,11 @@ def _workdir(event: GateEvent, fallback: Path) -> Path:
     return fallback
 
 
-def _ledger(events: Sequence[Event]) -> list[Event]:
+def _ledger(events: Sequence[Event]) -> list[HookDecision | Confirm]:
     return [e for e in events if isinstance(e, (HookDecision, Confirm))]
 
 
-def _failure(records: Sequence[Event], point: str) -> str | None:
+def _failure(records: Sequence[HookDecision | Confirm], point: str) -> str | None:
     """The reason to deny when a hook failed: it threw, or returned what ``point`` ignores."""
     for record in records:
         if isinstance(record, HookDecision) and record.effect in ("threw", "invalid"):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..common import bounded
 from ..errors import PayloadError
+from ..sessions.messages import MessageMeta
 
 if TYPE_CHECKING:
     from ..ctx.host import RunContext as _Run
@@ -109,11 +110,11 @@ class Verdict:
 CTX_FIELDS = ("agent", "sessionId", "cwd", "event", "tool", "toolInput")
 
 
-def gate_run(run: _Run, meta: dict[str, Any]) -> _Run:
+def gate_run(run: _Run, meta: MessageMeta) -> _Run:
     """``run`` (a :class:`~..ctx.host.RunContext`) for replaying a message saved by a gate
     (its ``meta.gate``): ``ctx.session.gate`` as the hooks saw it then; else ``run`` itself."""
-    saved = meta.get("gate")
-    if not isinstance(saved, dict) or not isinstance(run.session, dict):
+    saved = meta.gate
+    if saved is None or not isinstance(run.session, dict):
         return run
     return replace(run, session={**run.session, "gate": {key: saved.get(key) for key in CTX_FIELDS}})
 

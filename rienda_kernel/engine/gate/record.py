@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import SessionBusy, SessionError
-from ..sessions.messages import Message, ToolCall
+from ..sessions.messages import Message, MessageMeta, ToolCall
 from ..sessions.seen import saw
 from ..sessions.store import SessionStore, SessionWriter
 from .decision import Decision
@@ -78,8 +78,8 @@ def recorded_gate(store: SessionStore, session_id: str, call_id: Any) -> dict[st
     except SessionError:
         return None
     for message in loaded.messages:
-        saved = message.meta.get("gate")
-        if isinstance(saved, dict) and any(call.id == call_id for call in message.tool_calls):
+        saved = message.meta.gate
+        if saved is not None and any(call.id == call_id for call in message.tool_calls):
             return {key: saved.get(key) for key in CTX_FIELDS}
     return None
 
@@ -102,15 +102,14 @@ def record_decision(store: SessionStore, decision: Decision, session_id: str, wa
 def _before(writer: SessionWriter, decision: Decision) -> None:
     event, verdict = decision.event, decision.verdict
     call = ToolCall(event.call_id, event.name, event.arguments)
-    writer.append_message(Message("assistant", "", tool_calls=(call,), meta={"gate": _about(event, verdict.kind)}))
+    writer.append_message(Message("assistant", "", tool_calls=(call,), meta=MessageMeta(gate=_about(event, verdict.kind))))
     _ledger(writer, decision)
     if verdict.kind == "deny":
-        meta = {"refused_by": decision.refused_by or "gate", "gate": {"answer": "deny", "failed": verdict.failed}}
-        writer.append_message(Message.tool_result(call, verdict.reason or "denied", True, meta))
+        refused = MessageMeta(refused_by=decision.refused_by or "gate", gate={"answer": "deny", "failed": verdict.failed})
+        writer.append_message(Message.tool_result(call, verdict.reason or "denied", True, refused))
         return
-    meta = {"result_unseen": True, "gate": {"answer": verdict.kind}}
-    if decision.arguments != event.arguments:
-        meta["arguments"] = decision.arguments
+    rewritten = decision.arguments if decision.arguments != event.arguments else None
+    meta = MessageMeta(result_unseen=True, gate={"answer": verdict.kind}, arguments=rewritten)
     writer.append_message(Message.tool_result(call, unseen_result(verdict.kind), False, meta))
 
 
@@ -122,16 +121,14 @@ def _after(writer: SessionWriter, decision: Decision) -> None:
         return
     seen = saw(decision.hooks, "afterToolExecute", {"text": (given.text, result.text),
                                                     "isError": (given.is_error, result.is_error)})
-    meta: dict[str, Any] = {"arguments": event.arguments, "gate": _about(event, decision.verdict.kind)}
-    if seen is not None:
-        meta["saw"] = seen
+    meta = MessageMeta(arguments=event.arguments, gate=_about(event, decision.verdict.kind), saw=seen)
     call = ToolCall(event.call_id, event.name, event.arguments)
     writer.append_message(Message.tool_result(call, result.text, result.is_error, meta))
 
 
 def _ledger(writer: SessionWriter, decision: Decision) -> None:
     for record in decision.records:
-        writer.append_record(record.to_dict())
+        writer.append_record(record)
 
 
 def _about(event: GateEvent, answer: str) -> dict[str, Any]:

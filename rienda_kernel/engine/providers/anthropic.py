@@ -148,7 +148,7 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
     if message.role == "user":
         return "user", [{"type": "text", "text": message.text}] if message.text else []
     if message.role == "assistant":
-        signed = ((message.meta.get("vendor") or {}).get("anthropic") or {}).get("thinking") or []
+        signed = ((message.meta.vendor or {}).get("anthropic") or {}).get("thinking") or []
         blocks = [dict(b) for b in signed]  # unsigned thinking cannot be sent back; it is left out
         if message.text:
             blocks.append({"type": "text", "text": message.text})

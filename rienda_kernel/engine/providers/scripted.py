@@ -111,7 +111,7 @@ class ScriptedProvider(Provider):
             yield TextChunk(scripted_summary(request))
             return
         script = load_script(path)
-        turn = sum(1 if message.role == "assistant" else message.meta.get("answers", 0) if message.meta.get("compaction")
+        turn = sum(1 if message.role == "assistant" else message.meta.answers if message.meta.compaction
                    else 0 for message in request.messages)
         if turn >= len(script):
             raise ProviderError(

@@ -1,7 +1,6 @@
 """Compacting a run's context: the rules (:mod:`..sessions.compaction.plan`), the hooks, the
-summariser, the record.
-
-:func:`compact` makes one compaction:
+summariser, the record. A :class:`Compactor` (one per run) is its one owner: it decides when
+(before a request, on a refusal for length, by hand) and makes each compaction:
 
 1. plan it (what is kept, pruned, folded); nothing to do is one line, no record;
 2. ``beforeCompact`` (``{reason, tokens, window, messages, instructions}``): the first
@@ -16,38 +15,42 @@ summariser, the record.
    the run's requests are made from the new view from then on.
 
 Every outcome (compacted, cancelled, rejected, failed, nothing) is one :class:`Compaction`
-event; all but ``nothing`` are recorded. :func:`compact` never raises but for
-:class:`Interrupted` and a session file that cannot be written.
+event (:class:`Outcome`); all but ``nothing`` are recorded (a :class:`CompactionRecord`). A
+compaction never raises but for :class:`Interrupted` and a session file that cannot be
+written (a manual one says that as ``failed`` too).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..cancel import CancelToken
+from ..common.json_value import JSONObject
 from ..ctx.host import RunContext
-from ..errors import AnswerCutOff, Interrupted, ProviderError, RiendaError
-from ..events import Compaction, Event, TextDelta, ThinkingDelta
+from ..errors import AnswerCutOff, ContextOverflow, Interrupted, ProviderError, RiendaError, SessionWriteError
+from ..events import Compaction, CompactionOutcome, CompactionReason, Event, TextDelta, ThinkingDelta
 from ..hooks import CompactGate, HookChain
 from ..home.agents import Agent
 from ..providers import ModelRequest, Provider, ToolSpec
 from ..providers.collect import Partial, stream_response
+from ..providers.overflow import overflow_line
 from ..sessions.compaction.plan import Plan, plan_compaction, view_tokens
 from ..sessions.compaction.settings import CompactionSettings
 from ..sessions.compaction.summary import SYSTEM, summary_prompt
 from ..sessions.compaction.view import Compacted, request_messages
 from ..sessions.fill import ContextFill, context_fill, estimate_tokens
 from ..sessions.messages import Message
+from ..sessions.records import CompactionRecord
 from ..sessions.seen import saw
 from ..sessions.writer import SessionWriter
 from ..secrets import scrub_text
 from ..tools.model import Catalog
-from ..ui import WrappingUI
+from ..ui import UI, WrappingUI
 
-__all__ = ["AUTO_TARGET", "CompactionState", "Compactable", "compact", "due", "request_fill", "sent_messages", "tool_specs",
-           "window_of"]
+__all__ = ["AUTO_TARGET", "CompactionState", "Compactable", "Compactor", "Outcome", "request_fill", "said_failed",
+           "sent_messages", "tool_specs", "window_of"]
 
 AUTO_TARGET = 0.75  # an automatic compaction that only prunes must bring the request under this share of the threshold
 
@@ -56,14 +59,14 @@ AUTO_TARGET = 0.75  # an automatic compaction that only prunes must bring the re
 class CompactionState:
     """A conversation's compaction: its ``settings``, the ``view`` its requests are made
     from (None: never compacted), the ``pins`` (message numbers kept verbatim), and the
-    summariser when config.yaml names one (``(provider, model name, model id)``)."""
+    summariser when config.yaml names one (``(provider, model name, model id)``). The
+    conversation sets it from config and the session; only a :class:`Compactor` changes
+    the view."""
 
     settings: CompactionSettings = field(default_factory=CompactionSettings)
     view: Compacted | None = None
     pins: set[int] = field(default_factory=set)
     summariser: tuple[Provider, str, str] | None = None
-    held: Compaction | None = None  # this run's automatic one that was cancelled, rejected or failed: none again
-    said_nothing: bool = False  # "nothing to compact" was said in this run (said once; tried again each turn)
 
 
 class Compactable(Protocol):
@@ -108,73 +111,170 @@ def window_of(setup: Compactable, cancel: CancelToken) -> int | None:
     return found.tokens if found else None
 
 
-def due(setup: Compactable, cancel: CancelToken) -> bool:
-    """Whether the next request passes ``window - reserve`` (and automatic compaction is on,
-    and no automatic compaction of this run was cancelled, rejected or failed: those are
-    not tried again turn after turn, burning tokens; one that found nothing to compact is,
-    since each turn adds messages a later one may fold)."""
-    settings = setup.compaction.settings
-    if not settings.auto or setup.compaction.held:
-        return False
-    fill = request_fill(setup, cancel)
-    return fill.window is not None and fill.tokens > settings.threshold(fill.window)
+class Compactor:
+    """A run's compaction, and its one owner: whether to compact before a request
+    (:meth:`before_request`), on a refusal for length (:meth:`after_refusal`) and the line
+    that refusal ends the run with (:meth:`overflow`), by hand (:meth:`manual`), and every
+    outcome's event and record. It holds the run's flags: an automatic compaction that was
+    cancelled, rejected or failed is not tried again in the run (turn after turn, burning
+    tokens), nor on a refusal; "nothing to compact" is said once a run (each turn adds
+    messages a later one may fold, so it is tried again). Made once per run (or per manual
+    compaction) with the run's set-up and hook chain."""
 
+    def __init__(self, setup: Compactable, chain: HookChain) -> None:
+        self.setup = setup
+        self.chain = chain
+        self._held: Compaction | None = None  # this run's automatic one that went wrong: none again
+        self._said_nothing = False
 
-def compact(setup: Compactable, chain: HookChain, reason: str, cancel: CancelToken,
-            instructions: str | None = None, refused_window: int | None = None) -> Compaction:
-    """Make one compaction (see the module docstring); the :class:`Compaction` it came to.
-    ``refused_window``: the window a server that refused the request said it has, which
-    rules over a larger one configured or assumed (what is kept must fit the real one)."""
-    state = setup.compaction
-    fill = request_fill(setup, cancel)
-    window, before, besides = fill.window, fill.tokens, _besides_tokens(setup)
-    if refused_window is not None and (window is None or refused_window < window):
-        window = refused_window
-    keep = state.settings.keep_recent_for(window)
-    target = None if window is None else int(state.settings.threshold(window) * AUTO_TARGET)
-    plan = plan_compaction(setup.history, state.view, state.pins, keep, fold=reason != "auto", target=target,
-                           besides=besides)
-    if plan.empty:
+    def before_request(self, cancel: CancelToken) -> None:
+        """Compact (``auto``) when the next request passes ``window - reserve``, automatic
+        compaction is on and none of this run went wrong."""
+        settings = self.setup.compaction.settings
+        if not settings.auto or self._held is not None:
+            return
+        fill = request_fill(self.setup, cancel)
+        if fill.window is not None and fill.tokens > settings.threshold(fill.window):
+            made = self._compact("auto", cancel)
+            if made.outcome in ("cancelled", "rejected", "failed"):
+                self._held = made
+
+    def after_refusal(self, refused: ContextOverflow, cancel: CancelToken) -> Compaction | None:
+        """The compaction a refusal for length gets (reason ``overflow``): none when automatic
+        compaction is off; this run's automatic one that went wrong, not tried again; else
+        one now, fitted to the window the server said it has."""
+        if not self.setup.compaction.settings.auto:
+            return None
+        return self._held or self._compact("overflow", cancel, refused_window=refused.window)
+
+    def manual(self, instructions: str | None, cancel: CancelToken) -> Compaction:
+        """A compaction by hand (``manual``), with the user's ``instructions``: ``failed``
+        for a session file that cannot be written or a summariser that fails (a stop
+        raises :class:`Interrupted`)."""
+        try:
+            return self._compact("manual", cancel, instructions)
+        except (SessionWriteError, ProviderError) as exc:
+            return said_failed(self.setup.run.ui, str(exc))
+
+    def overflow(self, refused: ContextOverflow, cancel: CancelToken, made: Compaction | None, *,
+                 again: bool = False, cut_short: bool = False) -> ContextOverflow:
+        """The one line a run refused for its length ends with: the server's figures where
+        it gave them, else Rienda's (the window as known, the fill as estimated), and what
+        compaction did (``made``; ``again``: the request was refused after compacting it
+        once; ``cut_short``: an answer the window cut off, which nothing compacted before)."""
+        fill = request_fill(self.setup, cancel)
+        tokens = refused.tokens or fill.tokens
+        window = refused.window or fill.window
+        _, http, rest = str(refused).partition("HTTP ")  # the server's words, without its URL
+        said = http + rest if http else str(refused)
+        tried = "" if cut_short else "even after compacting it once" if again else _tried(made)
+        line = overflow_line(self.setup.model_id, self.setup.session_id, tokens, window, refused.tokens is None, said,
+                             tried)
+        return ContextOverflow(line, tokens=tokens, window=window)
+
+    def _compact(self, reason: CompactionReason, cancel: CancelToken, instructions: str | None = None,
+                 refused_window: int | None = None) -> Compaction:
+        """Make one compaction (see the module docstring); the :class:`Compaction` it came
+        to. ``refused_window``: the window a server that refused the request said it has,
+        which rules over a larger one configured or assumed (what is kept must fit it)."""
+        setup, state = self.setup, self.setup.compaction
+        fill = request_fill(setup, cancel)
+        window, before, besides = fill.window, fill.tokens, _besides_tokens(setup)
+        if refused_window is not None and (window is None or refused_window < window):
+            window = refused_window
+        keep = state.settings.keep_recent_for(window)
+        target = None if window is None else int(state.settings.threshold(window) * AUTO_TARGET)
+        plan = plan_compaction(setup.history, state.view, state.pins, keep, fold=reason != "auto", target=target,
+                               besides=besides)
+        if plan.empty:
+            return self._nothing(reason, before, window, keep)
+        gate = self.chain.before_compact(reason, before, window, sent_messages(setup), instructions, cancel)
+        acted = _gate_lines(gate)
+        outcome = Outcome(setup, reason, before, window, acted, instructions)
+        if gate.cancelled_by is not None:
+            why = f" ({gate.reason})" if gate.reason else ""
+            return outcome.recorded("cancelled", before, f"compaction cancelled by hook {gate.cancelled_by}{why}",
+                                    by=gate.cancelled_by)
+        try:
+            made = _summary(setup, plan, gate, window, cancel)
+        except ProviderError as exc:
+            return outcome.recorded("failed", before, f"compaction failed: the summariser's model failed: {exc}")
+        return self._check_and_keep(outcome, plan, gate, made, cancel)
+
+    def _check_and_keep(self, outcome: Outcome, plan: Plan, gate: CompactGate, made: str | None,
+                        cancel: CancelToken) -> Compaction:
+        """``afterCompact`` on the summary ``made``, then the new view kept, or rejected when
+        it does not make the request smaller."""
+        setup, besides = self.setup, _besides_tokens(self.setup)
+        draft = view_tokens(setup.history, plan.view.with_summary(made), besides)
+        summary = scrub_text(self.chain.after_compact(made or "", outcome.before, draft, cancel)) or None
+        if summary != made:  # as the record keeps it
+            outcome.acted.append(f"{_writer(self.chain, 'afterCompact')}: rewrote the summary")
+        view = plan.view.with_summary(summary)
+        after = view_tokens(setup.history, view, besides)
+        pruned, folded = len(plan.pruned), len(plan.folded)
+        estimated = view_tokens(setup.history, setup.compaction.view, besides)  # compared estimate against estimate
+        if after >= estimated:
+            return outcome.recorded("rejected", after, (
+                f"compaction rejected: its summary did not make the context smaller (about {estimated:,} → {after:,} "
+                "tokens); the session is left as it was"), pruned=pruned, folded=folded)
+        seen = saw(self.chain.hooks, "afterCompact", {"summary": (made or "", summary or "")})
+        message = _compacted_line(outcome.reason, outcome.before, after, outcome.window, plan, outcome.acted)
+        event = outcome.recorded("compacted", after, message, view=view, instructions=gate.instructions or
+                                 outcome.asked, summary_by=gate.summary_by, tokens_draft=draft, saw=seen, pruned=pruned,
+                                 folded=folded)
+        setup.compaction.view = view
+        return event
+
+    def _nothing(self, reason: CompactionReason, before: int, window: int | None, keep: int) -> Compaction:
+        """Nothing to compact: said (no record), once per run for the automatic ones."""
         nothing = Compaction("nothing", reason, before, before, window, message=(
             f"nothing to compact: the first prompt, the pinned ones and the last {keep:,} tokens are kept as they are"))
-        if reason == "auto" and state.said_nothing:
-            return nothing  # said once in this run already
-        state.said_nothing = reason == "auto" or state.said_nothing
-        return _said(setup, nothing)
-    current = sent_messages(setup)
-    gate = chain.before_compact(reason, before, window, current, instructions, cancel)
-    acted = _gate_lines(gate)
-    if gate.cancelled_by is not None:
-        why = f" ({gate.reason})" if gate.reason else ""
-        return _recorded(setup, Compaction("cancelled", reason, before, before, window, by=gate.cancelled_by,
-                                           hooks=acted, message=f"compaction cancelled by hook {gate.cancelled_by}{why}"),
-                         instructions)
-    try:
-        made = _summary(setup, plan, gate, window, cancel)
-    except ProviderError as exc:
-        return _recorded(setup, Compaction("failed", reason, before, before, window, hooks=acted,
-                                           message=f"compaction failed: the summariser's model failed: {exc}"),
-                         instructions)
-    draft = view_tokens(setup.history, plan.view.with_summary(made), besides)
-    summary = scrub_text(chain.after_compact(made or "", before, draft, cancel)) or None  # as the record keeps it
-    if summary != made:
-        acted.append(f"{_writer(chain, 'afterCompact')}: rewrote the summary")
-    view = plan.view.with_summary(summary)
-    after = view_tokens(setup.history, view, besides)
-    counts = {"pruned": len(plan.pruned), "folded": len(plan.folded)}
-    estimated = view_tokens(setup.history, state.view, besides)  # compared estimate against estimate
-    if after >= estimated:
-        return _recorded(setup, Compaction("rejected", reason, before, after, window, hooks=acted, **counts, message=(
-            f"compaction rejected: its summary did not make the context smaller (about {estimated:,} → {after:,} "
-            "tokens); the session is left as it was")), instructions)
-    event = Compaction("compacted", reason, before, after, window, hooks=acted, **counts,
-                       message=_compacted_line(reason, before, after, window, plan, acted))
-    seen = saw(chain.hooks, "afterCompact", {"summary": (made or "", summary or "")})
-    extra = {"view": view.to_record(), "instructions": gate.instructions or instructions,
-             "summary_by": gate.summary_by, "tokens_draft": draft, **({} if seen is None else {"saw": seen})}
-    _recorded(setup, event, instructions, extra)
-    state.view = view
+        if reason == "auto":
+            if self._said_nothing:
+                return nothing
+            self._said_nothing = True
+        self.setup.run.ui.emit(nothing)
+        return nothing
+
+
+def said_failed(ui: UI, why: str) -> Compaction:
+    """A manual compaction that could not be made (``why``), said to ``ui``: its event."""
+    event = Compaction("failed", "manual", 0, 0, message=f"compaction failed: {why}")
+    ui.emit(event)
     return event
+
+
+def _tried(made: Compaction | None) -> str:
+    """What the overflow line says of the compaction a refusal got: off, or what became of it."""
+    if made is None:
+        return "and compaction is off (compaction: false in config.yaml)"
+    return {"nothing": "and nothing could be compacted", "cancelled": f"and hook {made.by} cancelled its compaction",
+            "rejected": "and its compaction did not make it smaller"}.get(made.outcome, "and its compaction failed")
+
+
+class Outcome:
+    """What one compaction came to, said and recorded: the event every front end gets and
+    the ``compaction`` record (all but ``nothing``). Every record says how many messages
+    the session held (``upto``) and the instructions it was ``asked`` with (a manual
+    one's), so a replay gives ``beforeCompact`` what it was given."""
+
+    def __init__(self, setup: Compactable, reason: CompactionReason, before: int, window: int | None,
+                 acted: list[str], asked: str | None) -> None:
+        self.setup, self.reason, self.before, self.window = setup, reason, before, window
+        self.acted, self.asked = acted, asked
+
+    def recorded(self, outcome: CompactionOutcome, after: int, message: str, *, by: str | None = None,
+                 pruned: int = 0, folded: int = 0, view: Compacted | None = None, instructions: str | None = None,
+                 summary_by: str | None = None, tokens_draft: int | None = None,
+                 saw: JSONObject | None = None) -> Compaction:
+        event = Compaction(outcome, self.reason, self.before, after, self.window, pruned, folded, by, self.acted,
+                           message)
+        self.setup.writer.append_record(CompactionRecord(
+            outcome, self.reason, self.before, after, self.window, pruned, folded, by, tuple(self.acted),
+            len(self.setup.history), self.asked, view, instructions, summary_by, tokens_draft, saw))
+        self.setup.run.ui.emit(event)
+        return event
 
 
 def _summary(setup: Compactable, plan: Plan, gate: CompactGate, window: int | None, cancel: CancelToken) -> str | None:
@@ -211,27 +311,6 @@ class _Quiet(WrappingUI):
             self.front.emit(event)
 
 
-def _recorded(setup: Compactable, event: Compaction, asked: str | None,
-              extra: dict[str, Any] | None = None) -> Compaction:
-    """Append the ``compaction`` record of ``event`` and report it. Every record says how
-    many messages the session held (``upto``) and the instructions it was ``asked`` with
-    (a manual compaction's), so a replay gives ``beforeCompact`` what it was given."""
-    record = {"type": "compaction", "outcome": event.outcome, "reason": event.reason,
-              "tokens_before": event.tokens_before, "tokens_after": event.tokens_after, "window": event.window,
-              "pruned_count": event.pruned, "folded_count": event.folded, "by": event.by, "hooks": event.hooks,
-              "upto": len(setup.history), "asked_instructions": asked}
-    if extra:
-        record.update(extra.pop("view"))
-        record.update(extra)
-    setup.writer.append_record(record)
-    return _said(setup, event)
-
-
-def _said(setup: Compactable, event: Compaction) -> Compaction:
-    setup.run.ui.emit(event)
-    return event
-
-
 def _gate_lines(gate: CompactGate) -> list[str]:
     acted = []
     if gate.cancelled_by:
@@ -248,7 +327,7 @@ def _writer(chain: HookChain, point: str) -> str:
     return names[-1] if len(names) == 1 else "afterCompact hooks"
 
 
-def _compacted_line(reason: str, before: int, after: int, window: int | None, plan: Plan, acted: list[str]) -> str:
+def _compacted_line(reason: CompactionReason, before: int, after: int, window: int | None, plan: Plan, acted: list[str]) -> str:
     """``compacted (auto): 1,850 → 620 tokens of 2,048; pruned 3 tool results, folded 12
     messages into a summary; team-rules: added instructions``."""
     of = f" of {window:,}" if window else ""

@@ -18,9 +18,8 @@ from ..home.config import read_config
 from ..home.extensions import check_declared
 from ..hooks import inert_fail_closed
 from .loop import RunResult, TurnSetup, compact_session, run_prompt
-from .compactor import CompactionState
+from .compactor import CompactionState, said_failed
 from ..sessions.compaction.settings import compaction_settings
-from ..sessions.compaction.view import last_compaction, pinned
 from ..providers import provider_for
 from ..providers.choice import choose_default_model
 from ..secrets import redact_config, scrub_text
@@ -28,6 +27,7 @@ from ..tools.mcp.catalog import declared_tools
 from ..ui import ScrubbingUI, UI
 from ..sessions.messages import Message
 from ..sessions.reading import LoadedSession
+from ..sessions.records import PinRecord
 from ..sessions.store import SessionWriter, new_session_id
 
 __all__ = ["DEFAULT_MAX_TURNS", "Conversation"]
@@ -75,11 +75,10 @@ class Conversation:
     def restore(self, loaded: LoadedSession) -> None:
         """Take the messages and the approvals "for this session" of a loaded session."""
         self.messages[:] = loaded.messages
-        self.parent_session_id = loaded.header.get("parent_session_id")
-        self.approvals = {(r["title"], r["body"]) for r in loaded.records if r.get("type") == "approval"
-                          and isinstance(r.get("title"), str) and isinstance(r.get("body"), str)}
-        self.compaction.view = last_compaction(loaded.records, len(loaded.messages), self.warnings)
-        self.compaction.pins = pinned(loaded.records, loaded.messages)
+        self.parent_session_id = loaded.header.parent_session_id
+        self.approvals = loaded.approvals()
+        self.compaction.view = loaded.compaction_view(self.warnings)
+        self.compaction.pins = loaded.pins()
         self._known_size = loaded.size
 
     def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
@@ -109,11 +108,11 @@ class Conversation:
         or a setup that fails, is a ``failed`` one naming why. Never raises but for a stop."""
         ui = ScrubbingUI.around(ui)
         if self.session_id is None:
-            return self._not_compacted(ui, "there is no session yet: nothing to compact")
+            return said_failed(ui, "there is no session yet: nothing to compact")
         try:
             setup = self._setup(ui, cancel or CancelToken())
         except (ConfigError, ProviderError, SessionWriteError) as exc:
-            return self._not_compacted(ui, scrub_text(str(exc)))
+            return said_failed(ui, scrub_text(str(exc)))
         try:
             return compact_session(setup, instructions, cancel or CancelToken())
         finally:
@@ -133,15 +132,10 @@ class Conversation:
             if not prompts or (number is not None and not 1 <= number <= len(prompts)):
                 raise ConfigError(f"session {self.session_id} has no prompt {number}: it has {len(prompts)}")
             index = prompts[-1 if number is None else number - 1]
-            writer.append_record({"type": "pin", "message": index})
+            writer.append_record(PinRecord(index))
             self._known_size = writer.size()
         self.compaction.pins.add(index)
         return index
-
-    def _not_compacted(self, ui: UI, why: str) -> Compaction:
-        event = Compaction("failed", "manual", 0, 0, message=f"compaction failed: {why}")
-        ui.emit(event)
-        return event
 
     def close(self) -> None:
         """Nothing to release: a run releases the session when it ends. Kept so that front

@@ -34,10 +34,13 @@ Contracts:
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from ..cancel import CancelToken
+from ..common.json_value import JSONObject
+from ..common.text import repair
+from ..ctx.host import RunContext
 from ..errors import ContextOverflow, Interrupted, ProviderError, RiendaError, SessionWriteError
 from ..events import (
     Compaction,
@@ -45,29 +48,28 @@ from ..events import (
     MessageSaved,
     Notify,
     RunEnd,
+    RunEndReason,
     RunStart,
     ToolCallStarted,
     ToolResultReady,
 )
 from ..hooks import HookChain, ModelResponse, chain_hooks, declared_hooks
-from ..ctx.host import RunContext
 from ..home.agents import Agent
-from ..sessions.fill import ContextFill
-from ..sessions.messages import Message, ToolCall
-from ..sessions.writer import SessionWriter
-from ..sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
-from ..sessions.seen import saw
-from ..common.text import repair
 from ..providers import ModelRequest, Provider
-from .compactor import CompactionState, compact, due, request_fill, sent_messages, tool_specs
 from ..providers.collect import Partial, stream_response
-from ..providers.overflow import overflow_line
 from ..sandbox.protocol import SandboxLike
 from ..secrets import scrub_text
+from ..sessions.fill import ContextFill
+from ..sessions.messages import EMPTY_META, Message, MessageMeta, ToolCall, Usage
+from ..sessions.pairing import ended_result, for_vendors, unanswered, unique_calls
+from ..sessions.records import Record, RunEndRecord, StoppedRecord
+from ..sessions.seen import saw
+from ..sessions.writer import SessionWriter
 from ..tools.invoke import invoke_tool
 from ..tools.model import Catalog, Hook, ToolResult
-from .run_ui import RunUI
 from ..ui import UI, Approvals
+from .compactor import CompactionState, Compactor, request_fill, sent_messages, tool_specs
+from .run_ui import RunUI
 
 __all__ = ["UNKNOWN_TOOL", "UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
 
@@ -82,7 +84,7 @@ class RunResult:
     """What one run produced: ``messages`` are this run's, the prompt included."""
 
     session_id: str
-    reason: str
+    reason: RunEndReason
     messages: list[Message]
     error: str | None = None
     failure: RiendaError | None = None  # what refused the run before it started (bad setup)
@@ -135,14 +137,15 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         produced.append(message)
 
     run, chain = _run_chain(setup)
-    setup.compaction.held, setup.compaction.said_nothing = None, False
-    reason, error = "end_turn", None
+    compactor = Compactor(setup, chain)
+    reason: RunEndReason = "end_turn"
+    error: str | None = None
     try:
         _answer_unanswered(setup, ui)
         save(Message.user(repair(prompt)))  # from argv or a cell: undecodable bytes are lone surrogates
         ui.emit(RunStart(setup.session_id, setup.agent.id, setup.model_id))
         chain.before_run(setup.session_id, setup.agent.id, setup.model_id, cancel)
-        _turns(setup, chain, run, save, cancel)
+        _turns(setup, _Turn(chain, run, save, compactor), cancel)
     except Interrupted:
         reason = "interrupted"
     except (ProviderError, RiendaError) as exc:
@@ -153,7 +156,7 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     reason, error = _end(setup, chain, reason, error, cancel)
     error = None if error is None else scrub_text(error)  # front ends show it as it is
     fill = request_fill(setup, cancel)
-    ui.emit(RunEnd(reason, error, context=fill.to_dict()))
+    ui.emit(RunEnd(reason, error, context=fill))
     return RunResult(setup.session_id, reason, produced, error, context=fill)
 
 
@@ -168,45 +171,20 @@ def _run_chain(setup: TurnSetup) -> tuple[RunContext, HookChain]:
 
 def compact_session(setup: TurnSetup, instructions: str | None, cancel: CancelToken) -> Compaction:
     """A manual compaction (``%rienda compact``, ``rienda compact``) outside a run, through
-    the agent's hooks; its :class:`Compaction` (``failed`` for a session file that cannot
-    be written or an internal error; a stop raises :class:`Interrupted`)."""
-    run, chain = _run_chain(setup)
-    try:
-        return compact(setup, chain, "manual", cancel, instructions)
-    except (SessionWriteError, ProviderError) as exc:
-        event = Compaction("failed", "manual", 0, 0, message=f"compaction failed: {exc}")
-        run.ui.emit(event)
-        return event
+    the agent's hooks (:meth:`.compactor.Compactor.manual`)."""
+    _, chain = _run_chain(setup)
+    return Compactor(setup, chain).manual(instructions, cancel)
 
 
-def _overflow_compaction(setup: TurnSetup, chain: HookChain, partial: Partial, cancel: CancelToken) -> Compaction | None:
-    """The compaction a refusal for length gets: none when compaction is off; the run's automatic
-    one that was cancelled, rejected or failed, not tried again; else one now."""
-    window = partial.cause.window if isinstance(partial.cause, ContextOverflow) else None
-    held, auto = setup.compaction.held, setup.compaction.settings.auto
-    return (held or compact(setup, chain, "overflow", cancel, refused_window=window)) if auto else None
+@dataclass(frozen=True)
+class _Turn:
+    """What each model turn of a run uses: its hook chain, its context (whose UI keeps the
+    ledger), how it saves a message, and its compaction's owner."""
 
-
-def _tried(setup: TurnSetup, refused: bool, made: Compaction | None) -> str:
-    """What the overflow line says of compaction: off, or what became of the one tried."""
-    if not refused:
-        return ""  # an answer the window cut short: nothing to compact before it
-    if made is None:
-        return "and compaction is off (compaction: false in config.yaml)"
-    return {"nothing": "and nothing could be compacted", "cancelled": f"and hook {made.by} cancelled its compaction",
-            "rejected": "and its compaction did not make it smaller"}.get(made.outcome, "and its compaction failed")
-
-
-def _overflow(setup: TurnSetup, refused: ContextOverflow, cancel: CancelToken, tried: str) -> ContextOverflow:
-    """The one line a run refused for its length ends with: the server's figures where it
-    gave them, else Rienda's (the window as known, the fill as estimated)."""
-    fill = request_fill(setup, cancel)
-    tokens = refused.tokens or fill.tokens
-    window = refused.window or fill.window
-    _, http, rest = str(refused).partition("HTTP ")  # the server's words, without its URL
-    said = http + rest if http else str(refused)
-    line = overflow_line(setup.model_id, setup.session_id, tokens, window, refused.tokens is None, said, tried)
-    return ContextOverflow(line, tokens=tokens, window=window)
+    chain: HookChain
+    run: RunContext
+    save: Callable[[Message], None]
+    compactor: Compactor
 
 
 def _answer_unanswered(setup: TurnSetup, ui: UI) -> None:
@@ -220,12 +198,12 @@ def _answer_unanswered(setup: TurnSetup, ui: UI) -> None:
         ui.emit(Notify("engine", "resumed", f"an earlier run ended before {names} finished; saved an error result"))
 
 
-def _turns(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, cancel: CancelToken) -> None:
+def _turns(setup: TurnSetup, turn: _Turn, cancel: CancelToken) -> None:
     """Model turns until one calls no tool. ``max_turns`` turns that all called tools, or a
     model that calls tools the agent does not declare in :data:`UNKNOWN_TOOL_TURNS` turns in
     a row, end the run with an error."""
     in_a_row, turns = 0, 1
-    while calls := _model_turn(setup, chain, run, save, cancel):
+    while calls := _model_turn(setup, turn, cancel):
         if turns == setup.max_turns:
             limit = setup.max_turns
             raise RiendaError(f"stopped after {limit} model turns without a final answer (max_turns: {limit}); raise "
@@ -240,8 +218,8 @@ def _turns(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, cance
                 f"in a row, lately {', '.join(map(repr, unknown))}; its tools: {_tool_list(setup.agent)})")
 
 
-def _end(setup: TurnSetup, chain: HookChain, reason: str, error: str | None,
-         cancel: CancelToken) -> tuple[str, str | None]:
+def _end(setup: TurnSetup, chain: HookChain, reason: RunEndReason, error: str | None,
+         cancel: CancelToken) -> tuple[RunEndReason, str | None]:
     """``afterRun`` (which the next interrupt stops), then the ``run_end`` record; the
     reason and error the run ends with (``error`` if its session file could not be written)."""
     try:
@@ -253,7 +231,7 @@ def _end(setup: TurnSetup, chain: HookChain, reason: str, error: str | None,
     failure = setup.writer.failure
     if failure is not None and error is None:
         reason, error = "error", str(failure)
-    _record(setup.writer, {"type": "run_end", "reason": reason, "error": error})
+    _record(setup.writer, RunEndRecord(reason, error))
     return reason, error
 
 
@@ -261,10 +239,10 @@ def _stopped(setup: TurnSetup, ui: UI, point: str, what: str) -> None:
     """Report and record that an interrupt stopped the wind-down at ``point``."""
     message = f"{point} was stopped by another interrupt: {what}"
     ui.emit(Diagnostic("engine", message))
-    _record(setup.writer, {"type": "stopped", "point": point, "message": message})
+    _record(setup.writer, StoppedRecord(point, message))
 
 
-def _record(writer: Any, record: dict[str, Any]) -> None:
+def _record(writer: SessionWriter, record: Record) -> None:
     """Append a record while the run ends; a write failure is already the writer's ``failure``."""
     try:
         writer.append_record(record)
@@ -272,44 +250,35 @@ def _record(writer: Any, record: dict[str, Any]) -> None:
         pass
 
 
-def _tool_list(agent: Any) -> str:
+def _tool_list(agent: Agent) -> str:
     return ", ".join(agent.tools) or "none"
 
 
-def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
-                cancel: CancelToken) -> tuple[ToolCall, ...]:
+def _model_turn(setup: TurnSetup, turn: _Turn, cancel: CancelToken) -> tuple[ToolCall, ...]:
     """One model call and its tool calls; the calls (none: the run is done)."""
-    agent = setup.agent
-    if due(setup, cancel) and (made := compact(setup, chain, "auto", cancel)).outcome in ("cancelled", "rejected", "failed"):
-        setup.compaction.held = made
+    chain, run = turn.chain, turn.run
+    turn.compactor.before_request(cancel)
     try:
         streamed, usage, vendor = _request(setup, chain, run, cancel)
     except Partial as partial:
-        refused = isinstance(partial.cause, ContextOverflow) and not (partial.response.text or partial.response.thinking)
-        made = _overflow_compaction(setup, chain, partial, cancel) if refused else None
-        if made is None or made.outcome != "compacted":
-            raise _ended(setup, chain, partial, save, cancel, _tried(setup, refused, made)) from None  # as raised
-        try:  # once: a second refusal for the length is the one line, never another compaction
-            streamed, usage, vendor = _request(setup, chain, run, cancel)
-        except Partial as again:
-            raise _ended(setup, chain, again, save, cancel, "even after compacting it once") from again.cause
+        streamed, usage, vendor = _after_refusal(setup, turn, partial, cancel)
     streamed = ModelResponse(streamed.text, streamed.thinking, tuple(unique_calls(streamed.tool_calls, setup.history)))
     try:
         response = chain.after_model_response(streamed, cancel)
     except Interrupted:
-        save(Message("assistant", meta={"interrupted": True, "withheld": "stopped during afterModelResponse; "
-                                        "the text those hooks had not reviewed was not saved"}))
+        turn.save(Message("assistant", meta=MessageMeta(interrupted=True, withheld=(
+            "stopped during afterModelResponse; the text those hooks had not reviewed was not saved"))))
         raise
     calls = tuple(response.tool_calls)
-    meta = {"vendor": vendor} if vendor and response.thinking == streamed.thinking else {}
+    kept = vendor if vendor and response.thinking == streamed.thinking else None
     message = Message("assistant", response.text, response.thinking, calls, usage=usage,
-                      meta=_answer_saw(chain, streamed, response, meta))
-    save(message)
-    run.ui.emit(MessageSaved(message.to_dict(), context=request_fill(setup, cancel).to_dict()))
+                      meta=MessageMeta(vendor=kept, saw=_answer_saw(chain, streamed, response)))
+    turn.save(message)
+    run.ui.emit(MessageSaved(message.to_dict(), context=request_fill(setup, cancel)))
     start = len(setup.history)
     try:
         for call in calls:
-            (_tool_call if call.name in agent.tools else _unknown_tool_call)(setup, chain, run, save, call, cancel)
+            (_tool_call if call.name in setup.agent.tools else _unknown_tool_call)(setup, turn, call, cancel)
     except BaseException as exc:  # whatever ended the run, every call keeps a result
         answered = {m.tool_call_id for m in setup.history[start:] if m.role == "tool"}
         text = (STOPPED_CALL if isinstance(exc, Interrupted)
@@ -317,15 +286,33 @@ def _model_turn(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any,
                 if isinstance(exc, SessionWriteError) else "the run ended with an error before this tool call finished")
         try:
             for pending in (call for call in calls if call.id not in answered):
-                _save_result(pending, ToolResult(text, True), run.ui, save)
+                _save_result(pending, ToolResult(text, True), run.ui, turn.save)
         except SessionWriteError:
             pass  # the writer keeps the failure; the resume answers them
         raise
     return calls
 
 
+def _after_refusal(setup: TurnSetup, turn: _Turn, partial: Partial,
+                   cancel: CancelToken) -> tuple[ModelResponse, Usage | None, JSONObject | None]:
+    """A request that failed: a refusal for length (nothing answered) compacted once and
+    asked again, a second refusal the one line; any other failure ends the run, once what
+    arrived is saved."""
+    cause = partial.cause
+    refused = isinstance(cause, ContextOverflow) and not (partial.response.text or partial.response.thinking)
+    if not isinstance(cause, ContextOverflow) or not refused:
+        raise _ended(setup, turn, partial, cancel, None) from None  # as raised
+    made = turn.compactor.after_refusal(cause, cancel)
+    if made is None or made.outcome != "compacted":
+        raise _ended(setup, turn, partial, cancel, made) from None
+    try:  # once: a second refusal for the length is the one line, never another compaction
+        return _request(setup, turn.chain, turn.run, cancel)
+    except Partial as again:
+        raise _ended(setup, turn, again, cancel, made, again=True) from again.cause
+
+
 def _request(setup: TurnSetup, chain: HookChain, run: RunContext,
-             cancel: CancelToken) -> tuple[ModelResponse, Any, dict[str, Any]]:
+             cancel: CancelToken) -> tuple[ModelResponse, Usage | None, JSONObject | None]:
     """One model request, made from the session through its compaction view."""
     sent = sent_messages(setup)
     system = chain.before_model_request(setup.agent.system, setup.model_id, sent, cancel)
@@ -334,67 +321,69 @@ def _request(setup: TurnSetup, chain: HookChain, run: RunContext,
     return stream_response(setup.provider, request, run.ui, cancel)
 
 
-def _ended(setup: TurnSetup, chain: HookChain, partial: Partial, save: Any, cancel: CancelToken,
-           tried: str) -> BaseException:
+def _ended(setup: TurnSetup, turn: _Turn, partial: Partial, cancel: CancelToken, made: Compaction | None,
+           again: bool = False) -> BaseException:
     """What a failed request ends the run with, once what arrived is saved: the provider's
-    own error, or the one overflow line (``tried``: what compaction did)."""
-    _save_partial(setup, chain, partial, save, cancel)
-    if isinstance(partial.cause, ContextOverflow):
-        return _overflow(setup, partial.cause, cancel, tried)
-    return partial.cause  # the provider's own error, as it was raised
+    own error, or the one overflow line (``made``: what compaction did; ``again``: refused
+    after compacting once)."""
+    _save_partial(setup, turn, partial, cancel)
+    cause = partial.cause
+    if isinstance(cause, ContextOverflow):
+        cut_short = bool(partial.response.text or partial.response.thinking)
+        return turn.compactor.overflow(cause, cancel, made, again=again, cut_short=cut_short)
+    return cause  # the provider's own error, as it was raised
 
 
-def _save_partial(setup: TurnSetup, chain: HookChain, partial: Partial, save: Any, cancel: CancelToken) -> None:
+def _save_partial(setup: TurnSetup, turn: _Turn, partial: Partial, cancel: CancelToken) -> None:
     """Save a partial answer, reviewed by afterModelResponse first (as every answer is);
     the next interrupt stops the review, and then nothing of the answer is saved."""
     response = partial.response
     if not (response.text or response.thinking):
         return
-    flag = "interrupted" if isinstance(partial.cause, Interrupted) else "error"
+    cut = isinstance(partial.cause, Interrupted)
     try:
-        response = chain.after_model_response(response, cancel.for_wind_down())
+        response = turn.chain.after_model_response(response, cancel.for_wind_down())
     except Interrupted:
-        _stopped(setup, chain.run.ui, "afterModelResponse", "the partial answer it was reviewing was not saved")
+        _stopped(setup, turn.run.ui, "afterModelResponse", "the partial answer it was reviewing was not saved")
         return
-    save(Message("assistant", response.text, response.thinking, meta=_answer_saw(chain, partial.response, response,
-                                                                                 {flag: True})))
+    turn.save(Message("assistant", response.text, response.thinking, meta=MessageMeta(
+        interrupted=cut, error=not cut, saw=_answer_saw(turn.chain, partial.response, response))))
 
 
-def _answer_saw(chain: HookChain, given: ModelResponse, made: ModelResponse, meta: dict[str, Any]) -> dict[str, Any]:
-    """``meta`` with what afterModelResponse saw (:mod:`.sessions.seen`), for replay."""
-    seen = saw(chain.hooks, "afterModelResponse", {"text": (given.text, made.text),
+def _answer_saw(chain: HookChain, given: ModelResponse, made: ModelResponse) -> JSONObject | None:
+    """What afterModelResponse saw (:mod:`..sessions.seen`), for replay."""
+    return saw(chain.hooks, "afterModelResponse", {"text": (given.text, made.text),
                                                    "thinking": (given.thinking, made.thinking)})
-    return meta if seen is None else {**meta, "saw": seen}
 
 
-def _tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, call: ToolCall,
-               cancel: CancelToken) -> None:
+def _tool_call(setup: TurnSetup, turn: _Turn, call: ToolCall, cancel: CancelToken) -> None:
+    chain, run = turn.chain, turn.run
     gate = chain.before_tool_execute(call.id, call.name, call.arguments, cancel)
     run.ui.emit(ToolCallStarted(call.id, call.name, gate.arguments, gate.refused_by))
     if not gate.allowed:
-        _save_result(call, gate.refusal(), run.ui, save, {"refused_by": gate.refused_by})
+        _save_result(call, gate.refusal(), run.ui, turn.save, MessageMeta(refused_by=gate.refused_by))
         return
     given = invoke_tool(setup.catalog.tools[call.name], gate.arguments, run, setup.sandbox, cancel, call.id)
     if given.interrupted:  # a sub-agent's run was stopped: its session is linked, then the run stops
-        _save_result(call, ToolResult(STOPPED_CALL, True), run.ui, save, given.meta)
+        _save_result(call, ToolResult(STOPPED_CALL, True), run.ui, turn.save, given.meta)
         raise Interrupted(given.text)
     result = chain.after_tool_execute(call.id, call.name, gate.arguments, given, cancel)
-    meta: dict[str, Any] = {"arguments": gate.arguments} if gate.arguments != call.arguments else {}
-    meta.update(given.meta or {})  # the agent tool: the sub-agent's session
     seen = saw(chain.hooks, "afterToolExecute", {"text": (given.text, result.text),
                                                  "isError": (given.is_error, result.is_error)})
-    _save_result(call, result, run.ui, save, (meta if seen is None else {**meta, "saw": seen}) or None)
+    rewritten = gate.arguments if gate.arguments != call.arguments else None
+    meta = replace(given.meta or EMPTY_META, arguments=rewritten, saw=seen)  # the agent tool's: its sub-agent's session
+    _save_result(call, result, run.ui, turn.save, meta)
 
 
-def _unknown_tool_call(setup: TurnSetup, chain: HookChain, run: RunContext, save: Any, call: ToolCall,
-                      cancel: CancelToken) -> None:
+def _unknown_tool_call(setup: TurnSetup, turn: _Turn, call: ToolCall, cancel: CancelToken) -> None:
     """A call to a tool the agent does not declare: an error result the model can act on."""
-    run.ui.emit(ToolCallStarted(call.id, call.name, call.arguments))
+    turn.run.ui.emit(ToolCallStarted(call.id, call.name, call.arguments))
     _save_result(call, ToolResult(UNKNOWN_TOOL.format(name=call.name) + f"this agent's tools: {_tool_list(setup.agent)}",
-                                  True), run.ui, save)
+                                  True), turn.run.ui, turn.save)
 
 
-def _save_result(call: ToolCall, result: ToolResult, ui: UI, save: Any, meta: dict[str, Any] | None = None) -> None:
+def _save_result(call: ToolCall, result: ToolResult, ui: UI, save: Callable[[Message], None],
+                 meta: MessageMeta | None = None) -> None:
     save(Message.tool_result(call, result.text, result.is_error, meta))
-    child = (meta or {}).get("subagent") or {}
-    ui.emit(ToolResultReady(call.id, call.name, result.text, result.is_error, child.get("session_id")))
+    link = meta.subagent if meta else None
+    ui.emit(ToolResultReady(call.id, call.name, result.text, result.is_error, link.session_id if link else None))

@@ -316,8 +316,8 @@ class Rienda:
         session_id = self.resolve_session(session_id)
         loaded = self.store.load(session_id)
         header = loaded.header
-        chosen = agent_id if agent_id != "default" else header.get("agent", "default")
-        return Conversation(self, chosen, model or header.get("model"), session_id=session_id, loaded=loaded,
+        chosen = agent_id if agent_id != "default" else header.agent or "default"
+        return Conversation(self, chosen, model or header.model or None, session_id=session_id, loaded=loaded,
                             max_turns=max_turns)
 
     def child_conversation(self, agent_id: str, link: Link, max_turns: int | None) -> Conversation:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import replace
 
 from ..cancel import CancelToken
 from ..events import Confirm, Event, HookDecision
+from ..sessions.records import ApprovalRecord, Record
 from ..ui import Answer, Approvals, ScrubbingUI
 
 __all__ = ["RunUI"]
@@ -17,13 +19,13 @@ class RunUI(ScrubbingUI):
     Events and questions are scrubbed once, by ``front`` (the ScrubbingUI the run got);
     decisions are saved with the run's ``depth`` (0 at the top, n in a sub-agent's run)."""
 
-    def __init__(self, front: ScrubbingUI, record: Any, approvals: set[tuple[str, str]] | Approvals,
+    def __init__(self, front: ScrubbingUI, record: Callable[[Record], None], approvals: set[tuple[str, str]] | Approvals,
                  depth: int = 0) -> None:
         super().__init__(front)
-        self._record = record
+        self._keep = record
         self._depth = depth
         self._approvals = approvals if isinstance(approvals, Approvals) else Approvals(
-            approvals, lambda title, body: record({"type": "approval", "title": title, "body": body}))
+            approvals, lambda title, body: record(ApprovalRecord(title, body)))
 
     @property
     def approvals(self) -> Approvals:
@@ -31,7 +33,7 @@ class RunUI(ScrubbingUI):
 
     def emit(self, event: Event) -> None:
         if isinstance(event, (HookDecision, Confirm)):  # the ledger; a replay answers confirms as these were
-            self._record({**event.to_dict(), "depth": self._depth})
+            self._keep(replace(event, depth=self._depth))
         self.front.emit(event)
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:

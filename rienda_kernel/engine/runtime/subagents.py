@@ -48,6 +48,9 @@ from ..errors import ConfigError
 from ..events import Event, RunEnd, RunStart
 from ..hooks import chain_hooks, declared_hooks
 from ..builtins.agent import DESCRIPTION, NAME, PARAMETERS, run_agent
+from ..common.json_value import JSONObject
+from ..sessions.messages import MessageMeta, SubagentLink
+from ..sessions.records import SessionHeader
 from ..tools.model import BuiltinHost, BuiltinTool, Catalog, Hook, ToolResult
 from .seams import Limit, Link, RunHost
 from ..ui import UI, Answer, ScrubbingUI
@@ -138,7 +141,7 @@ class Subagents:
                     host.approvals, self.front, self.limit, self.max_turns)
         conversation = self.rienda.child_conversation(name, link, self.max_turns)
         result = conversation.run(prompt, ChildUI(self.front, link), host.cancel)
-        meta = {"subagent": {"agent": name, "session_id": result.session_id}} if result.session_id else None
+        meta = MessageMeta(subagent=SubagentLink(name, result.session_id)) if result.session_id else None
         if result.reason == "interrupted":
             return ToolResult(f"sub-agent {name} was interrupted", True, meta, interrupted=True)
         if result.reason == "error":
@@ -182,16 +185,15 @@ def fit_agent_tool(catalog: Catalog, agent: Agent, rienda: RunHost) -> Catalog:
     return replace(catalog, tools={**catalog.tools, NAME: fitted})
 
 
-def recorded_ctx(header: dict[str, Any]) -> dict[str, Any] | None:
+def recorded_ctx(header: SessionHeader) -> JSONObject | None:
     """``ctx.subagent`` as a saved sub-agent's session header records it (None: a top-level session)."""
-    parent = header.get("parent_session_id")
-    if not isinstance(parent, str):
+    parent = header.parent_session_id
+    if parent is None:
         return None
-    return {"agent": header.get("agent"), "depth": header.get("depth"), "parentSessionId": parent,
-            "callId": header.get("parent_call_id")}
+    return {"agent": header.agent, "depth": header.depth, "parentSessionId": parent, "callId": header.parent_call_id}
 
 
-def inherited_hooks(rienda: RunHost, header: dict[str, Any],
+def inherited_hooks(rienda: RunHost, header: SessionHeader,
                     load: Callable[[str], LoadedSession] | None = None) -> tuple[list[str], set[str]]:
     """The hooks a saved sub-agent's session ran before its own: its ancestors' agents'
     hooks as they are now, the top-level one's first (empty for a top-level session), and
@@ -199,16 +201,16 @@ def inherited_hooks(rienda: RunHost, header: dict[str, Any],
     (default: from ``rienda``'s home). ConfigError when an ancestor's session cannot be read."""
     names: list[str] = []
     closed: set[str] = set()
-    parent, seen = header.get("parent_session_id"), set()
-    while isinstance(parent, str) and parent not in seen:
+    parent, seen = header.parent_session_id, set()
+    while parent is not None and parent not in seen:
         seen.add(parent)
         try:
             above = (load or rienda.store.load)(parent).header
         except Exception as exc:  # noqa: BLE001 - any reason it cannot be read is said in one line
-            raise ConfigError(f"session {header.get('id')} is a sub-agent's, and its lead's session {parent} "
+            raise ConfigError(f"session {header.id} is a sub-agent's, and its lead's session {parent} "
                               f"cannot be read ({exc}); choose the chain with --hooks") from exc
-        agent = rienda.agent(above.get("agent", "default"))[0]
+        agent = rienda.agent(above.agent or "default")[0]
         names = [*agent.hooks, *names]
         closed |= set(agent.fail_closed)
-        parent = above.get("parent_session_id")
+        parent = above.parent_session_id
     return list(dict.fromkeys(names)), closed

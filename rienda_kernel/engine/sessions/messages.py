@@ -9,12 +9,17 @@ line instead of building a message that breaks later.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import fields as dataclass_fields
+from typing import Literal, TypeVar
 
-__all__ = ["ROLES", "Message", "ToolCall", "Usage"]
+from ..common.json_value import JSON, JSONObject
 
-ROLES = ("user", "assistant", "tool")
+__all__ = ["EMPTY_META", "ROLES", "Message", "MessageMeta", "Role", "SubagentLink", "ToolCall", "Usage"]
+
+Role = Literal["user", "assistant", "tool"]
+ROLES: tuple[Role, ...] = ("user", "assistant", "tool")
 
 
 @dataclass(frozen=True)
@@ -24,13 +29,13 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: Any
+    arguments: JSON
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
     @classmethod
-    def from_dict(cls, data: Any) -> ToolCall:
+    def from_dict(cls, data: JSON) -> ToolCall:
         """ValueError unless ``data`` is an object with a string ``id`` and ``name``."""
         if not isinstance(data, dict):
             raise ValueError(f"a tool call must be an object, got {_kind(data)}")
@@ -48,7 +53,7 @@ class Usage:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
 
     @classmethod
-    def from_dict(cls, data: Any) -> Usage:
+    def from_dict(cls, data: JSON) -> Usage:
         """ValueError unless ``data`` is an object whose counts are whole numbers >= 0
         (a count left out is 0; other keys are ignored)."""
         if not isinstance(data, dict):
@@ -62,6 +67,99 @@ class Usage:
         return cls(**counts)
 
 
+_Check = Callable[[JSON], bool]
+
+
+def _of(kind: type) -> _Check:
+    return lambda value: type(value) is kind
+
+
+def _is_link(value: JSON) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("agent"), str) and isinstance(value.get("session_id"), str)
+
+
+_META_CHECKS: dict[str, _Check] = {  # each key of MessageMeta: whether a value read is of its type
+    "vendor": _of(dict), "interrupted": _of(bool), "error": _of(bool), "withheld": _of(str), "saw": _of(dict),
+    "arguments": lambda value: value is not None, "refused_by": _of(str), "run_ended": _of(bool),
+    "result_unseen": _of(bool), "subagent": _is_link, "gate": _of(dict), "compaction": _of(bool),
+    "answers": lambda value: type(value) is int and value >= 0,
+}
+
+
+@dataclass(frozen=True)
+class SubagentLink:
+    """The sub-agent run an ``agent`` call started: its agent and the session it saved."""
+
+    agent: str
+    session_id: str
+
+    def to_dict(self) -> JSONObject:
+        return {"agent": self.agent, "session_id": self.session_id}
+
+
+@dataclass(frozen=True)
+class MessageMeta:
+    """What the session keeps beside a message, for resume, replay and ``rienda show``:
+
+    - ``vendor``: the provider's own data the next request must send back (signed thinking);
+    - ``interrupted`` / ``error``: a partial answer a stop or a failure cut short;
+      ``withheld``: why nothing of an answer was saved (a stop during its review);
+    - ``saw``: what a rewriting hook point was given (:mod:`.seen`);
+    - ``arguments``: what the tool received, when hooks rewrote the model's arguments;
+    - ``refused_by``: the hook that refused the call; ``run_ended``: a call whose run ended
+      before it finished (:mod:`.pairing`); ``result_unseen``: a call a gate let another
+      agent run (no result was seen);
+    - ``subagent``: the sub-agent run an ``agent`` call started;
+    - ``gate``: a gate's call: the other agent, its event, tool and folder, the answer given;
+    - ``compaction`` / ``answers``: the summary a compacted request sends (never saved), and
+      how many answers it folded;
+    - ``other``: keys this version does not know (or of a type it does not read), kept as written.
+    """
+
+    vendor: JSONObject | None = None
+    interrupted: bool = False
+    error: bool = False
+    withheld: str | None = None
+    saw: JSONObject | None = None
+    arguments: JSON = None
+    refused_by: str | None = None
+    run_ended: bool = False
+    result_unseen: bool = False
+    subagent: SubagentLink | None = None
+    gate: JSONObject | None = None
+    compaction: bool = False
+    answers: int = 0
+    other: JSONObject = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self != EMPTY_META
+
+    def to_dict(self) -> JSONObject:
+        """The JSON form: the fields that differ from their default, then ``other``."""
+        data: JSONObject = {}
+        for item in _META_FIELDS:
+            value = getattr(self, item.name)
+            if value != _META_DEFAULTS[item.name]:
+                data[item.name] = value.to_dict() if isinstance(value, SubagentLink) else value
+        return {**data, **self.other}
+
+    @classmethod
+    def from_dict(cls, data: JSONObject) -> MessageMeta:
+        """The meta ``to_dict`` wrote; a known key whose value is not of its type is kept in
+        ``other`` (as an older or newer Rienda wrote it) instead of failing the message."""
+        if not data:
+            return EMPTY_META
+        known: dict[str, JSON] = {}
+        other: JSONObject = {}
+        for key, value in data.items():
+            check = _META_CHECKS.get(key)
+            if check is not None and check(value):
+                known[key] = SubagentLink(value["agent"], value["session_id"]) if key == "subagent" else value
+            else:
+                other[key] = value
+        return cls(**known, other=other)
+
+
 @dataclass(frozen=True)
 class Message:
     """A user prompt, an assistant turn (text, thinking, tool calls), or a tool result.
@@ -70,7 +168,7 @@ class Message:
     ``text`` and ``is_error``.
     """
 
-    role: str
+    role: Role
     text: str = ""
     thinking: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -78,23 +176,19 @@ class Message:
     name: str | None = None
     is_error: bool = False
     usage: Usage | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: MessageMeta = field(default_factory=lambda: EMPTY_META)
 
     @classmethod
     def user(cls, text: str) -> Message:
         return cls("user", text)
 
     @classmethod
-    def tool_result(cls, call: ToolCall, text: str, is_error: bool, meta: dict[str, Any] | None = None) -> Message:
-        """``meta`` keeps what replay needs: ``arguments`` when hooks changed what the tool
-        received, ``refused_by`` when a hook refused the call, ``saw`` what
-        ``afterToolExecute`` was given (:mod:`.seen`), ``run_ended`` for a call whose run
-        ended before it finished (:mod:`.pairing`), ``result_unseen`` for a call a gate let
-        another agent run (:mod:`..gate.record`: no result was seen)."""
-        return cls("tool", text, tool_call_id=call.id, name=call.name, is_error=is_error, meta=meta or {})
+    def tool_result(cls, call: ToolCall, text: str, is_error: bool, meta: MessageMeta | None = None) -> Message:
+        """The result of ``call``; ``meta`` keeps what replay needs (:class:`MessageMeta`)."""
+        return cls("tool", text, tool_call_id=call.id, name=call.name, is_error=is_error, meta=meta or EMPTY_META)
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"role": self.role, "text": self.text}
+    def to_dict(self) -> JSONObject:
+        data: JSONObject = {"role": self.role, "text": self.text}
         if self.thinking:
             data["thinking"] = self.thinking
         if self.tool_calls:
@@ -104,18 +198,16 @@ class Message:
         if self.usage is not None:
             data["usage"] = self.usage.to_dict()
         if self.meta:
-            data["meta"] = self.meta
+            data["meta"] = self.meta.to_dict()
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Message:
+    def from_dict(cls, data: JSONObject) -> Message:
         """The message ``to_dict`` wrote; ValueError naming the first bad field."""
         fast = _as_written(data)
         if fast is not None:
             return fast
-        role = _get(data, "role", str)
-        if role not in ROLES:
-            raise ValueError(f"'role' must be one of {', '.join(ROLES)}, got {role!r:.40}")
+        role = _role(_get(data, "role", str))
         calls = _get(data, "tool_calls", list, [])
         usage = data.get("usage")
         return cls(
@@ -127,18 +219,30 @@ class Message:
             name=_get(data, "name", str, None),
             is_error=_get(data, "isError", bool, False),
             usage=None if usage is None else Usage.from_dict(usage),
-            meta=_get(data, "meta", dict, {}),
+            meta=MessageMeta.from_dict(_get(data, "meta", dict, {})),
         )
+
+
+EMPTY_META: MessageMeta = MessageMeta()
+_META_FIELDS = tuple(item for item in dataclass_fields(MessageMeta) if item.name != "other")
+_META_DEFAULTS = {item.name: getattr(EMPTY_META, item.name) for item in _META_FIELDS}
+
+
+def _role(word: str) -> Role:
+    for role in ROLES:
+        if word == role:
+            return role
+    raise ValueError(f"'role' must be one of {', '.join(ROLES)}, got {word!r:.40}")
 
 
 _REQUIRED = object()
 
 
-_BLANK: dict[str, Any] = {"role": None, "text": None, "thinking": "", "tool_calls": (), "tool_call_id": None,
+_BLANK: dict[str, object] = {"role": None, "text": None, "thinking": "", "tool_calls": (), "tool_call_id": None,
                           "name": None, "is_error": False, "usage": None, "meta": None}  # every field, in order
 
 
-def _as_written(data: dict[str, Any]) -> Message | None:
+def _as_written(data: JSONObject) -> Message | None:
     """The message, when ``data`` is what ``to_dict`` (and the writer) make: each field of
     its type, tool calls of two strings and arguments; the same message the field-by-field
     checks of ``from_dict`` would make. None for anything else, which those checks then
@@ -153,12 +257,12 @@ def _as_written(data: dict[str, Any]) -> Message | None:
     if len(data) == 2 + ("type" in data) + ("time" in data):  # nothing more
         if role == "tool":
             return None
-        fields["meta"] = {}
+        fields["meta"] = EMPTY_META
         return _made(Message, fields)
     return _more_written(data, role, fields)
 
 
-def _more_written(data: dict[str, Any], role: str, fields: dict[str, Any]) -> Message | None:
+def _more_written(data: JSONObject, role: str, fields: dict[str, object]) -> Message | None:
     """:func:`_as_written` for a line with more than role and text: ``fields`` filled in
     from the optional keys, or None at the first one that is not as written."""
     get = data.get
@@ -169,7 +273,7 @@ def _more_written(data: dict[str, Any], role: str, fields: dict[str, Any]) -> Me
         fields["thinking"] = thinking
     if meta is not None and type(meta) is not dict:
         return None
-    fields["meta"] = {} if meta is None else meta
+    fields["meta"] = EMPTY_META if meta is None else MessageMeta.from_dict(meta)
     if calls is not None:
         made = _calls_written(calls)
         if made is None:
@@ -191,7 +295,7 @@ def _more_written(data: dict[str, Any], role: str, fields: dict[str, Any]) -> Me
     return _made(Message, fields)
 
 
-def _calls_written(calls: Any) -> tuple[ToolCall, ...] | None:
+def _calls_written(calls: JSON) -> tuple[ToolCall, ...] | None:
     """The tool calls, when ``calls`` is a list of objects with a string ``id`` and ``name``."""
     if type(calls) is not list:
         return None
@@ -206,7 +310,10 @@ def _calls_written(calls: Any) -> tuple[ToolCall, ...] | None:
     return tuple(made)
 
 
-def _made(cls: type, fields: dict[str, Any]) -> Any:
+_T = TypeVar("_T")
+
+
+def _made(cls: type[_T], fields: dict[str, object]) -> _T:
     """An instance of the frozen dataclass ``cls`` with ``fields`` (every field, checked by
     the caller), without its ``__init__``: a frozen dataclass sets each field through
     ``object.__setattr__``, a third of reading a long session."""
@@ -215,7 +322,7 @@ def _made(cls: type, fields: dict[str, Any]) -> Any:
     return made
 
 
-def _get(data: dict[str, Any], key: str, kind: type, default: Any = _REQUIRED) -> Any:
+def _get(data: JSONObject, key: str, kind: type, default: JSON = _REQUIRED) -> JSON:
     """``data[key]`` checked to be a ``kind``; ``default`` when absent or null (unless required)."""
     value = data.get(key)
     if type(value) is kind:  # what json.loads makes: the common case, checked first
@@ -229,6 +336,6 @@ def _get(data: dict[str, Any], key: str, kind: type, default: Any = _REQUIRED) -
     return value
 
 
-def _kind(value: Any) -> str:
+def _kind(value: JSON) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)

@@ -24,7 +24,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from .messages import Message, ToolCall
+from .messages import Message, MessageMeta, ToolCall
 
 __all__ = ["ENDED", "ended_result", "for_vendors", "unanswered", "unique_calls"]
 
@@ -34,7 +34,7 @@ ENDED = ("the run ended before this tool call finished (the process was stopped,
 
 def ended_result(call: ToolCall) -> Message:
     """The error result of a call whose run ended before it finished."""
-    return Message.tool_result(call, ENDED, True, {"run_ended": True})
+    return Message.tool_result(call, ENDED, True, MessageMeta(run_ended=True))
 
 
 def unanswered(messages: Sequence[Message]) -> list[ToolCall]:

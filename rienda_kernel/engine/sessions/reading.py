@@ -1,6 +1,7 @@
 """A session file's lines 2.., read tolerantly and fast: each becomes a message, a record
-or a warning naming the file and the line of a :class:`LoadedSession` (:func:`parse_body`,
-for :mod:`.store`).
+(:mod:`.records`) or a warning naming the file and the line of a :class:`LoadedSession`
+(:func:`parse_body`, for :mod:`.store`), which also answers what the records say: the
+approvals, the pins, the compaction view requests are made from.
 
 The hot path hands each line to json's C scanner, as ``json.loads`` does in the end,
 without its per-call work; every line it does not take whole goes through
@@ -16,13 +17,18 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from ..common import bounded
-from .messages import Message
+from ..common.json_value import JSON, JSONObject
 from ..common.text import repair
+from .compaction.view import Compacted
+from .messages import Message
+from .records import ApprovalRecord, CompactionRecord, PinRecord, Record, SessionHeader, parse_record
 
 __all__ = ["ESCAPED_SURROGATE", "LoadedSession", "parse_body"]
+
+_Kind = TypeVar("_Kind")
 
 ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a lone surrogate escaped in JSON
 _SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads ends in, without its wrappers
@@ -35,9 +41,9 @@ class LoadedSession:
     ``path``. ``message_lines[i]`` is the line number of ``messages[i]``, ``record_lines[i]``
     that of ``records[i]``; :attr:`entries` merges both kinds in file order."""
 
-    header: dict[str, Any]
+    header: SessionHeader
     messages: list[Message] = field(default_factory=list)
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     message_lines: list[int] = field(default_factory=list)
     record_lines: list[int] = field(default_factory=list)
@@ -45,14 +51,43 @@ class LoadedSession:
     size: int = 0  # bytes read: a writer opened later sees whether the file grew since
 
     @property
-    def entries(self) -> list[tuple[int, Message | dict[str, Any]]]:
+    def entries(self) -> list[tuple[int, Message | Record]]:
         """Messages and records in file order, each with its line number (built on each
         call: resuming, which needs only the messages, does not pay for it)."""
-        both = [*zip(self.message_lines, self.messages), *zip(self.record_lines, self.records)]
+        both: list[tuple[int, Message | Record]] = [*zip(self.message_lines, self.messages),
+                                                    *zip(self.record_lines, self.records)]
         return sorted(both, key=_line_number)
 
+    def records_of(self, kind: type[_Kind]) -> list[_Kind]:
+        """The records of one kind (a :mod:`.records` type), in file order."""
+        return [record for record in self.records if isinstance(record, kind)]
 
-def _line_number(entry: tuple[int, Any]) -> int:
+    def approvals(self) -> set[tuple[str, str]]:
+        """The confirms a person allowed for the rest of the session (title, body)."""
+        return {(record.title, record.body) for record in self.records_of(ApprovalRecord)}
+
+    def pins(self) -> set[int]:
+        """The message numbers the ``pin`` records name (prompts only; any other is passed over)."""
+        return {record.message for record in self.records_of(PinRecord)
+                if record.message < len(self.messages) and self.messages[record.message].role == "user"}
+
+    def compaction_view(self, warnings: list[str]) -> Compacted | None:
+        """The view of the last usable ``compacted`` record (None: never compacted); a record
+        naming messages the session does not hold is passed over with a warning in
+        ``warnings`` naming its file and line, and the one before it is used."""
+        for number, record in reversed(list(zip(self.record_lines, self.records))):
+            if not isinstance(record, CompactionRecord) or record.view is None:
+                continue
+            if record.view.upto > len(self.messages):
+                warnings.append(f"{self.path}:{number}: a compaction record was skipped (it covers "
+                                f"{record.view.upto} messages and the session holds {len(self.messages)}); the "
+                                "view before it is used")
+                continue
+            return record.view
+        return None
+
+
+def _line_number(entry: tuple[int, Message | Record]) -> int:
     return entry[0]
 
 
@@ -120,7 +155,7 @@ def _lines_escaping_surrogates(data: bytes) -> set[int]:
 _NOT_TAKEN = object()
 
 
-def _scanned(raw: bytes) -> Any:
+def _scanned(raw: bytes) -> JSON:
     """The value of ``raw`` when json's scanner takes it whole and it is at most
     :data:`bounded.MAX_BYTES` long, else :data:`_NOT_TAKEN`."""
     if len(raw) > bounded.MAX_BYTES:
@@ -155,7 +190,7 @@ def _read_slowly(path: Path, number: int, raw: bytes, torn: bool, session: Loade
     _sort(path, number, obj, session)
 
 
-def _sort(path: Path, number: int, obj: Any, session: LoadedSession) -> None:
+def _sort(path: Path, number: int, obj: JSON, session: LoadedSession) -> None:
     """Line ``number``'s value: a message, a record, or a warning."""
     kind = obj.get("type") if isinstance(obj, dict) else None
     if kind == "message":
@@ -169,5 +204,15 @@ def _sort(path: Path, number: int, obj: Any, session: LoadedSession) -> None:
     elif kind == "session":
         session.warnings.append(f"{path}:{number}: a second session header; skipped")
     else:
-        session.records.append(obj)
-        session.record_lines.append(number)
+        _sort_record(path, number, obj, session)
+
+
+def _sort_record(path: Path, number: int, obj: JSONObject, session: LoadedSession) -> None:
+    try:
+        record = parse_record(obj)
+    except ValueError as exc:
+        session.warnings.append(f"{path}:{number}: a {obj['type']!r} record this version cannot read; left out "
+                                f"({exc})")
+        return
+    session.records.append(record)
+    session.record_lines.append(number)

@@ -2,8 +2,11 @@
 
 ``<id>.jsonl`` starts with a header line ``{"type": "session", "version": 1, "id", "agent",
 "model", "created"}`` (a sub-agent's also ``parent_session_id``, ``parent_call_id``,
-``depth``); every later line is one JSON object with a ``"type"``: ``"message"`` lines hold a :class:`Message` (``{"type": "message", "time", **message.to_dict()}``), any
-other type is a record (an event, a note) kept as written.
+``depth``; a gate's ``gate``): :class:`.records.SessionHeader`. Every later line is one JSON
+object with a ``"type"``: ``"message"`` lines hold a :class:`.messages.Message` (``{"type":
+"message", "time", **message.to_dict()}``); any other type is a record
+(:mod:`.records`: a run's end, a pin, a compaction, the hook ledger...; a type this version
+does not know is kept as written).
 
 Writing is :mod:`.writer`'s: one writer per session (an OS lock), whole lines,
 scrubbed of secrets, and a failed write (a full disk) truncated back so the file always
@@ -25,14 +28,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from secrets import token_hex
-from typing import Any
 
 from ..errors import SessionBusy, SessionError
 from ..common import bounded
 from ..common.text import repair
-from .messages import Message
+from ..common.json_value import JSONObject
 from ..secrets import Scrubber
 from .reading import LoadedSession, parse_body
+from .records import SessionHeader
 from .writer import SessionWriter, iso_now
 
 __all__ = [
@@ -106,7 +109,7 @@ class SessionInfo:
     parent_session_id: str | None = None
 
 
-def _check_header(path: Path, line: bytes) -> dict[str, Any]:
+def _check_header(path: Path, line: bytes) -> JSONObject:
     """The header parsed from the first line, or :class:`SessionError` naming the file."""
     try:
         header = bounded.loads(line)
@@ -197,16 +200,28 @@ def read_session(path: Path) -> LoadedSession:
     data = _read_bytes(path)
     lines, torn = _split_lines(data)
     header = _check_header(path, lines[0] if lines else b"")
-    session = LoadedSession(header, path=path, size=len(data))
+    warnings: list[str] = []
     if header.get("id") != session_id:
-        session.warnings.append(
-            f"{path}:1: the header says id {header.get('id')!r}; using the file name {session_id!r}")
+        warnings.append(f"{path}:1: the header says id {header.get('id')!r}; using the file name {session_id!r}")
     for key in ("agent", "model", "created", "parent_session_id", "parent_call_id"):
         if key in header and not isinstance(header[key], str):
-            session.warnings.append(f"{path}:1: the header's {key!r} is not a string "
-                                    f"({type(header.pop(key)).__name__}); ignored")
+            warnings.append(f"{path}:1: the header's {key!r} is not a string ({type(header.pop(key)).__name__}); "
+                            "ignored")
+    session = LoadedSession(_typed_header(session_id, header), path=path, size=len(data), warnings=warnings)
     parse_body(path, data, lines, torn, session)
     return session
+
+
+def _typed_header(session_id: str, header: JSONObject) -> SessionHeader:
+    """The header's fields as a :class:`SessionHeader` (each string field checked by the
+    caller; a depth or gate of the wrong type is left out)."""
+    depth, gate = header.get("depth"), header.get("gate")
+    return SessionHeader(
+        id=session_id, agent=header.get("agent", ""), model=header.get("model", ""),
+        created=header.get("created", ""), version=header["version"],
+        parent_session_id=header.get("parent_session_id"), parent_call_id=header.get("parent_call_id"),
+        depth=depth if isinstance(depth, int) and not isinstance(depth, bool) else None,
+        gate=gate if isinstance(gate, dict) else None)
 
 
 # ---------------------------------------------------------------- the store
@@ -225,7 +240,7 @@ class SessionStore:
         self.scrubber = scrubber if scrubber is not None else Scrubber()
 
     def create(self, agent: str, model: str, *, session_id: str | None = None,
-               parent: dict[str, Any] | None = None) -> SessionWriter:
+               parent: JSONObject | None = None) -> SessionWriter:
         """Start a new session file, take its lock and write its header (with ``parent``'s
         keys, for a sub-agent's session).
 

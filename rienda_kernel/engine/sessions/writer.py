@@ -25,10 +25,12 @@ import os
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
+from ..common.json_value import JSONObject
 from ..errors import SessionBusy, SessionWriteError
 from ..secrets import Scrubber
+from .messages import Message
+from .records import Record, UnknownRecord, record_json
 
 __all__ = ["SessionWriter", "encode_line", "iso_now"]
 
@@ -38,7 +40,7 @@ def iso_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def encode_line(obj: dict[str, Any]) -> bytes:
+def encode_line(obj: JSONObject) -> bytes:
     """``obj`` as one UTF-8 JSON line ending in ``\\n``.
 
     Non-ASCII text is kept readable; a string holding a lone surrogate (which UTF-8
@@ -81,31 +83,25 @@ class SessionWriter:
                 "may write a session (wait for it to end, or start a new session)") from exc
         self.opened_size = os.fstat(fd).st_size
 
-    def append_message(self, message: Any) -> None:
+    def append_message(self, message: Message) -> None:
         """Write ``{"type": "message", "time": <ISO UTC>, **message.to_dict()}``;
         :class:`SessionWriteError` if it cannot be written."""
         self._write({"type": "message", "time": iso_now(), **message.to_dict()}, record=False)
 
-    def append_record(self, record: dict[str, Any]) -> None:
-        """Write any other JSON object, e.g. an event's ``to_dict()``, as given (scrubbed).
-
-        ``ValueError`` if it is not a dict with a string ``"type"``, or its type is
-        ``"session"`` or ``"message"`` (use :meth:`append_message`); ``TypeError`` if a
-        value is not JSON. Nothing is written in either case. A write failure raises
-        :class:`SessionWriteError` unless an earlier write failed already.
-        """
-        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-            raise ValueError(f"a session record must be a dict with a string 'type', got {record!r:.200}")
-        if record["type"] in ("session", "message"):
-            raise ValueError(
-                f"a record cannot have type {record['type']!r}; use append_message for messages")
-        self._write({"type": record["type"], **record}, record=True)
+    def append_record(self, record: Record) -> None:
+        """Write a record (:mod:`.records`), scrubbed. ``ValueError`` for an
+        :class:`.records.UnknownRecord` whose type is ``"session"`` or ``"message"``,
+        ``TypeError`` if a value is not JSON: nothing is written in either case. A write
+        failure raises :class:`SessionWriteError` unless an earlier write failed already."""
+        if isinstance(record, UnknownRecord) and record.type in ("session", "message"):
+            raise ValueError(f"a record cannot have type {record.type!r}; use append_message for messages")
+        self._write(record_json(record), record=True)
 
     def size(self) -> int:
         """The file's size now, in bytes."""
         return os.fstat(self._fd).st_size
 
-    def write_header(self, header: dict[str, Any]) -> None:
+    def write_header(self, header: JSONObject) -> None:
         """Write the header line of a new session file."""
         self._write(header, record=False)
 
@@ -116,7 +112,7 @@ class SessionWriter:
             if size and os.pread(self._fd, 1, size - 1) != b"\n":
                 self._append(b"\n")
 
-    def _write(self, obj: dict[str, Any], *, record: bool) -> None:
+    def _write(self, obj: JSONObject, *, record: bool) -> None:
         line = encode_line(self._scrubber.scrub(obj))
         with self._lock:
             if self._closed:

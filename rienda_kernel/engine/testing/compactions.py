@@ -16,13 +16,12 @@ that is a note, as it is for a rewritten answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ..cancel import CancelToken
 from ..hooks import HookChain
 from ..sessions.compaction.view import Compacted, request_messages
+from ..sessions.messages import Message
 from ..sessions.reading import LoadedSession
+from ..sessions.records import CompactionRecord
 from ..sessions.seen import recover
 
 __all__ = ["replay_compactions"]
@@ -31,84 +30,69 @@ __all__ = ["replay_compactions"]
 def replay_compactions(chain: HookChain, loaded: LoadedSession, notes: list[str]) -> list[str]:
     """The differences of ``loaded``'s compactions replayed through ``chain`` (see the module
     docstring); what could not be checked goes to ``notes``."""
+    records = loaded.records_of(CompactionRecord)
     if not any("beforeCompact" in hook.points or "afterCompact" in hook.points for hook in chain.hooks) and not any(
-            record.get("type") == "compaction" and (record.get("by") or record.get("hooks")) for record in loaded.records):
+            record.by or record.hooks for record in records):
         return []  # no hook handles compaction now, and none acted then: nothing to compare
     differences: list[str] = []
     view: Compacted | None = None
     number = 0
-    for record in loaded.records:
-        if record.get("type") != "compaction" or not _whole(record.get("upto")):
+    for record in records:
+        if record.upto is None:
             continue
         number += 1
-        upto = min(record["upto"], len(loaded.messages))
-        where = f"compaction {number} ({record.get('reason')}, after message {upto})"
+        upto = min(record.upto, len(loaded.messages))
+        where = f"compaction {number} ({record.reason}, after message {upto})"
         differences += _compared(chain, record, request_messages(loaded.messages[:upto], view), where, notes)
-        if record.get("outcome") == "compacted":
-            try:
-                view = Compacted.from_record(record)
-            except ValueError:
-                notes.append(f"{where}: its record cannot be read back; the compactions after it were replayed "
-                             "against the view before it")
+        if record.view is not None:
+            view = record.view
     return differences
 
 
-def _compared(chain: HookChain, record: Mapping[str, Any], messages: list[Any], where: str,
+def _compared(chain: HookChain, record: CompactionRecord, messages: list[Message], where: str,
               notes: list[str]) -> list[str]:
-    asked = record.get("asked_instructions") if isinstance(record.get("asked_instructions"), str) else None
-    window = record.get("window") if _whole(record.get("window")) else None
-    gate = chain.before_compact(str(record.get("reason")), _count(record, "tokens_before"), window, messages, asked,
-                                CancelToken())
-    was_cancelled = record.get("by") if record.get("outcome") == "cancelled" else None
+    asked = record.asked_instructions
+    gate = chain.before_compact(record.reason, record.tokens_before, record.window, messages, asked, CancelToken())
+    was_cancelled = record.by if record.outcome == "cancelled" else None
     if gate.cancelled_by != was_cancelled:
         return [f"{where}: {_cancelled(was_cancelled)} when recorded, {_cancelled(gate.cancelled_by)} now"]
     if gate.cancelled_by is not None:
         return []
     lines = []
-    if gate.summary_by != record.get("summary_by"):
-        lines.append(f"{where}: the summary was {_supplied(record.get('summary_by'))} when recorded, "
+    if gate.summary_by != record.summary_by:
+        lines.append(f"{where}: the summary was {_supplied(record.summary_by)} when recorded, "
                      f"{_supplied(gate.summary_by)} now")
     instructions = gate.instructions or asked
-    if instructions != record.get("instructions") and record.get("outcome") == "compacted":
-        lines.append(f"{where}: the summariser's instructions now differ: {_short(record.get('instructions'))!r} -> "
+    if instructions != record.instructions and record.outcome == "compacted":
+        lines.append(f"{where}: the summariser's instructions now differ: {_short(record.instructions)!r} -> "
                      f"{_short(instructions)!r}")
-    if record.get("outcome") == "compacted" and isinstance(record.get("summary"), str):
-        lines += _after(chain, record, where, notes)
+    if record.view is not None and record.view.summary is not None:
+        lines += _after(chain, record, record.view.summary, where, notes)
     return lines
 
 
-def _after(chain: HookChain, record: Mapping[str, Any], where: str, notes: list[str]) -> list[str]:
-    """``afterCompact`` given the summary as it was before those hooks."""
-    saved = record["summary"]
-    seen = record.get("saw")
-    given = saved
-    if isinstance(seen, dict) and "summary" in seen:
+def _after(chain: HookChain, record: CompactionRecord, saved: str, where: str, notes: list[str]) -> list[str]:
+    """``afterCompact`` given the summary as it was before those hooks (``saved``: as kept)."""
+    seen = record.saw
+    given: str | None = saved
+    if seen is not None and "summary" in seen:
         given = recover(seen["summary"], saved)
         if given is None:
             notes.append(f"{where}: its summary was replayed as saved, not as afterCompact was given it (its hooks "
                          "removed part of it, and what a hook removes is never written)")
             return []
-    now = chain.after_compact(given, _count(record, "tokens_before"), _count(record, "tokens_draft"), CancelToken())
+    now = chain.after_compact(given or "", record.tokens_before, record.tokens_draft or 0, CancelToken())
     if (now or None) != (saved or None):
         return [f"{where}: the summary after afterCompact now differs: {_from_difference(saved, now)}"]
     return []
 
 
-def _cancelled(by: Any) -> str:
+def _cancelled(by: str | None) -> str:
     return f"cancelled by hook {by}" if by else "not cancelled"
 
 
-def _supplied(by: Any) -> str:
+def _supplied(by: str | None) -> str:
     return f"supplied by hook {by}" if by else "written by the summariser"
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _count(record: Mapping[str, Any], key: str) -> int:
-    value = record.get(key)
-    return value if _whole(value) else 0
 
 
 def _from_difference(was: str, now: str) -> str:
@@ -119,6 +103,6 @@ def _from_difference(was: str, now: str) -> str:
     return f"{cut + _short(was[start:])!r} -> {cut + _short(now[start:])!r}"
 
 
-def _short(text: Any) -> str:
-    text = "" if text is None else str(text)
+def _short(text: str | None) -> str:
+    text = "" if text is None else text
     return text if len(text) <= 80 else text[:77] + "..."

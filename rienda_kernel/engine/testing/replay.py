@@ -44,6 +44,7 @@ so a real conversation becomes a deterministic test of a hook.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,14 +52,15 @@ from typing import Any
 import yaml
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON
 from ..errors import ConfigError
-from ..events import HookDecision
+from ..events import Confirm, Event, HookDecision
 from .expectations import CallExpectation, Expectations, expectations_beside
 from .not_run import declares, recorded_as_unknown, why_not_run
 from ..gate.protocols import gate_run
 from ..hooks import HookChain, ModelResponse, declared_hooks
 from ..ctx.host import RunContext
-from ..sessions.messages import Message, ToolCall
+from ..sessions.messages import EMPTY_META, Message, MessageMeta, ToolCall
 from ..builtins.code_runner import in_thread
 from ..builtins.notebook import PythonNamespace, notebook_tools
 from ..builtins.agent import run_agent
@@ -108,7 +110,7 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
             inherited: tuple[list[str], set[str]] | None = None, load: Any = None,
             parent_call_id: str | None = None) -> ReplayReport:
     load = load or rienda.store.load
-    agent, _ = rienda.agent(agent_id or loaded.header.get("agent", "default"))
+    agent, _ = rienda.agent(agent_id or loaded.header.agent or "default")
     if inherited is None:
         inherited = inherited_hooks(rienda, loaded.header, load) if hooks is None else ([], set())
     names = list(hooks) if hooks is not None else list(dict.fromkeys([*inherited[0], *agent.hooks]))
@@ -131,7 +133,7 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
         if isinstance(event, HookDecision):
             decisions.append(event)
 
-    recorded = [r for r in loaded.records if r.get("type") == "confirm"]
+    recorded = loaded.records_of(Confirm)
     run = RunContext(workdir=rienda.workdir, ui=_AsRecorded(ui, observe, recorded, notes), session={"id": session_id},
                      agent=agent.to_ctx(), config=redact_config(rienda.config()), subagent=recorded_ctx(loaded.header))
     chain = HookChain(declared_hooks(catalog.hooks, names, closed), rienda.sandbox, run)
@@ -164,11 +166,11 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
                 notes.append(_note(f"the result of {call.name} [{call.id}]", "afterToolExecute", replayed.unchecked,
                                    replayed.now_result != replayed.recorded_result))
     compactions = replay_compactions(chain, loaded, notes)
-    used = {id(call.expectation) for call in calls}
-    unmatched = [entry.where for entry in expected.calls if id(entry) not in used] if expected else []
+    matched = {id(call.expectation) for call in calls}
+    unmatched = [entry.where for entry in expected.calls if id(entry) not in matched] if expected else []
     children = [call.child for call in calls if call.child is not None]
     return ReplayReport(session_id, names, calls, texts, unmatched, expected.path if expected else None, len(decisions),
-                        children, notes, loaded.header.get("agent"), parent_call_id, compactions)
+                        children, notes, loaded.header.agent or None, parent_call_id, compactions)
 
 
 def _sub_agent(replayed: CallReplay, recorded: Message | None, rienda: RunHost, run_tools: bool, ui: UI,
@@ -193,15 +195,13 @@ def _sub_agent(replayed: CallReplay, recorded: Message | None, rienda: RunHost, 
 
 def _failed_closed(loaded: LoadedSession) -> dict[str, str]:
     """The ledger's calls refused by a fail-closed hook's failure: call id -> the error."""
-    return {r["call_id"]: str(r.get("error")) for r in loaded.records
-            if r.get("type") == "hook_decision" and r.get("failed_closed") is True and isinstance(r.get("call_id"), str)}
+    return {r.call_id: str(r.error) for r in loaded.records_of(HookDecision) if r.failed_closed and r.call_id is not None}
 
 
 def _child_session(recorded: Message | None) -> str | None:
     """The sub-agent's session an ``agent`` call's recorded result names, if any."""
-    child = recorded.meta.get("subagent") if recorded is not None else None
-    session_id = child.get("session_id") if isinstance(child, dict) else None
-    return session_id if isinstance(session_id, str) else None
+    link = recorded.meta.subagent if recorded is not None else None
+    return link.session_id if link is not None else None
 
 
 class _AsRecorded(RelayUI):
@@ -210,10 +210,9 @@ class _AsRecorded(RelayUI):
     session file holds them scrubbed); one the recording holds no answer for goes to
     ``inner`` (with nobody to ask: no), with a note. An explicit policy still wins."""
 
-    def __init__(self, inner: UI, observe: Any, recorded: list[dict[str, Any]], notes: list[str]) -> None:
+    def __init__(self, inner: UI, observe: Callable[[Event], None], recorded: list[Confirm], notes: list[str]) -> None:
         super().__init__(inner, observe)
-        self._left = [(r.get("title"), r.get("body"), r.get("answer")) for r in recorded
-                      if isinstance(r.get("answer"), bool)]
+        self._left = [(r.title, r.body, r.answer) for r in recorded]
         self._notes = notes
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
@@ -231,12 +230,12 @@ _WITHHELD = "its hooks removed part of it when it was recorded, and what a hook 
 _OLDER = "the session was recorded by a Rienda that did not keep it"
 
 
-def _given(meta: dict[str, Any], name: str, saved: Any, old: bool) -> tuple[Any, str | None]:
+def _given(meta: MessageMeta, name: str, saved: JSON, old: bool) -> tuple[JSON, str | None]:
     """What the rewriting point was given for field ``name`` when the session was recorded
     (``meta["saw"]``, see :mod:`..sessions.seen`), and None; or, when the session does not
     hold it, the saved value and why."""
-    seen = meta.get("saw")
-    if not isinstance(seen, dict):
+    seen = meta.saw
+    if seen is None:
         return saved, (_OLDER if old else None)  # no hook handled the point: saved is what came
     if name not in seen:
         return saved, None  # the hooks left it as it was
@@ -252,22 +251,22 @@ def _note(what: str, point: str, why: str, differs: bool) -> str:
     return f"{what} was replayed from the saved text, not what {point} saw ({why}): {outcome}"
 
 
-def _rewritten_before(loaded: LoadedSession) -> set[Any]:
+def _rewritten_before(loaded: LoadedSession) -> set[int | str]:
     """In a session without ``meta["saw"]``, where its ledger says a hook rewrote the saved
     value: ``id()`` of each assistant message whose afterModelResponse rewrote, and the
     call id of each result afterToolExecute rewrote."""
-    found: set[Any] = set()
+    found: set[int | str] = set()
     answer_rewritten = False
     for _, entry in loaded.entries:
         if isinstance(entry, Message):
             if entry.role == "assistant" and answer_rewritten:
                 found.add(id(entry))
             answer_rewritten = False
-        elif entry.get("type") == "hook_decision" and entry.get("effect") == "rewrote":
-            if entry.get("point") == "afterModelResponse":
+        elif isinstance(entry, HookDecision) and entry.effect == "rewrote":
+            if entry.point == "afterModelResponse":
                 answer_rewritten = True
-            elif entry.get("point") == "afterToolExecute" and isinstance(entry.get("call_id"), str):
-                found.add(entry["call_id"])
+            elif entry.point == "afterToolExecute" and entry.call_id is not None:
+                found.add(entry.call_id)
     return found
 
 
@@ -279,7 +278,7 @@ def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run
     shows was to a tool the agent did not declare then either. A tool that cannot run (gone,
     skipped when loaded, its MCP server not started or no longer offering it, no longer
     declared by the agent) is never replaced by the recorded result: ``not_run`` says why."""
-    meta = recorded.meta if recorded else {}
+    meta = recorded.meta if recorded else EMPTY_META
     recorded_result = ToolResult(recorded.text, recorded.is_error) if recorded else None
     gate = chain.before_tool_execute(call.id, call.name, call.arguments, CancelToken())
     unchecked = not_run = None
@@ -291,15 +290,15 @@ def _replay_call(chain: HookChain, call: ToolCall, recorded: Message | None, run
         now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, raw, CancelToken())
     elif run_tools and (tool is None or not declares(agent, call.name)) and not recorded_as_unknown(call, recorded):
         now_result, not_run = None, why_not_run(call.name, tool, catalog, agent, rienda)
-    elif recorded is not None and not meta.get("refused_by") and not meta.get("result_unseen"):
+    elif recorded is not None and not meta.refused_by and not meta.result_unseen:
         text, unchecked = _given(meta, "text", recorded.text, old)
         is_error, _ = _given(meta, "isError", recorded.is_error, old)
         given = ToolResult(text, is_error if isinstance(is_error, bool) else recorded.is_error)
         now_result = chain.after_tool_execute(call.id, call.name, gate.arguments, given, CancelToken())
     else:
         now_result = None  # it would run now (a gate's call: it ran unseen); run_tools shows what it returns
-    return CallReplay(call.id, call.name, meta.get("arguments", call.arguments), gate.arguments,
-                      meta.get("refused_by"), gate.refused_by, recorded_result, now_result, expectation, unchecked,
+    given_arguments = call.arguments if meta.arguments is None else meta.arguments
+    return CallReplay(call.id, call.name, given_arguments, gate.arguments, meta.refused_by, gate.refused_by, recorded_result, now_result, expectation, unchecked,
                       not_run, now_failed=gate.failed)
 
 
@@ -309,7 +308,7 @@ def session_script(rienda: RunHost, session_id: str) -> str:
     loaded = rienda.store.load(session_id)
     items = []
     for message in loaded.messages:
-        if message.role != "assistant" or message.meta.get("interrupted") or message.meta.get("error"):
+        if message.role != "assistant" or message.meta.interrupted or message.meta.error:
             continue
         item: dict[str, Any] = {"text": message.text}
         if message.thinking:
@@ -317,7 +316,7 @@ def session_script(rienda: RunHost, session_id: str) -> str:
         if message.tool_calls:
             item["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
         items.append(item)
-    header = f"# Scripted model made from session {session_id} (agent {loaded.header.get('agent')}).\n"
+    header = f"# Scripted model made from session {session_id} (agent {loaded.header.agent}).\n"
     return header + yaml.safe_dump(items, sort_keys=False, allow_unicode=True)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..events import Diagnostic
+from ..sessions.messages import MessageMeta
 
 if TYPE_CHECKING:
     from ..cancel import CancelToken
@@ -148,7 +149,7 @@ class ToolResult:
 
     text: str
     is_error: bool = False
-    meta: dict[str, Any] | None = field(default=None, compare=False)
+    meta: MessageMeta | None = field(default=None, compare=False)
     interrupted: bool = field(default=False, compare=False)
 
     def to_js(self) -> dict[str, Any]:

@@ -103,7 +103,7 @@ def test_a_providers_lone_surrogates_are_repaired_where_its_stream_enters_the_en
     [answer] = [m for m in result.messages if m.role == "assistant" and m.tool_calls]
     assert (answer.text, answer.thinking) == ("text \ufffd", "thinking \ufffd")
     assert answer.tool_calls == (ToolCall("id\ufffd", "word-count", {"path\ufffd": "notes\ufffd"}),)
-    assert answer.meta["vendor"] == {"x": {"thinking": [{"signature": "s\ufffd"}]}}
+    assert answer.meta.vendor == {"x": {"thinking": [{"signature": "s\ufffd"}]}}
 
 
 def test_a_session_file_with_escaped_surrogates_loads_and_shows_repaired(tmp_path):
@@ -116,7 +116,7 @@ def test_a_session_file_with_escaped_surrogates_loads_and_shows_repaired(tmp_pat
     engine = Rienda(home=home, workdir=tmp_path)
     loaded = engine.load_session("s1")
     assert [m.text for m in loaded.messages] == ["title \ufffd", "answer \ufffd"]
-    assert loaded.header["agent"] == "a\ufffd" and engine.sessions()[0].title == "title \ufffd"
+    assert loaded.header.agent == "a\ufffd" and engine.sessions()[0].title == "title \ufffd"
     for args in (["show", "s1"], ["sessions"]):
         done = rienda(home, tmp_path, *args)
         assert done.returncode == 0, done.stderr

@@ -11,7 +11,7 @@ import pytest
 
 from rienda_kernel.engine import CancelToken, NonInteractiveUI
 from rienda_kernel.engine.errors import ConfigError, ProviderError
-from rienda_kernel.engine.sessions.messages import Message, ToolCall
+from rienda_kernel.engine.sessions.messages import Message, MessageMeta, ToolCall
 from rienda_kernel.engine.providers import (
     NoticeChunk,
     TextChunk,
@@ -126,11 +126,11 @@ def test_a_resumed_conversation_is_sent_back_as_the_vendor_requires(server):
     messages = [
         Message.user("How many words?"),
         Message("assistant", "Counting both.", "Count first.", (first, second),
-                meta={"vendor": {"anthropic": {"thinking": [signed]}}}),
+                meta=MessageMeta(vendor={"anthropic": {"thinking": [signed]}})),
         Message.tool_result(first, "4", False),
         Message.tool_result(second, "arguments are not JSON", True),
         Message.user("And now?"),
-        Message("assistant", "", meta={"interrupted": True}),
+        Message("assistant", "", meta=MessageMeta(interrupted=True)),
         Message.user("Still there?"),
         Message("assistant", "Yes.", thinking="unsigned, from another vendor"),
         Message.user("Bye."),
@@ -302,7 +302,7 @@ def test_a_cut_answer_keeps_what_arrived_in_the_session(rig, server):
     result = engine.conversation("writer").run("Go", NonInteractiveUI())
     assert result.reason == "error" and "ended before message_stop" in result.error
     [_, partial] = engine.store.load(result.session_id).messages
-    assert partial.text == "Half an ans" and partial.meta.get("error") is True
+    assert partial.text == "Half an ans" and partial.meta.error is True
 
 
 def test_thinking_a_hook_rewrote_is_not_sent_back_under_the_old_signature(rig, server):

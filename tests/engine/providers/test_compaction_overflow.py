@@ -13,7 +13,7 @@ import json
 import pytest
 import yaml
 
-from rienda_kernel.engine import NonInteractiveUI
+from rienda_kernel.engine import CompactionRecord, NonInteractiveUI
 from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.sessions.compaction.view import SUMMARY_OPENING
 
@@ -90,8 +90,8 @@ def test_a_refusal_is_compacted_once_and_the_smaller_retry_holds_the_summary(rig
     sent = user_texts(vendor, retry)
     assert sent[0] == FIRST and sent[1].startswith(SUMMARY_OPENING) and "4)" in sent[1] and sent[-1] == "And once more?"
     assert "call_1" not in json.dumps(retry) and "call_2" in json.dumps(retry)  # folded, kept with its result
-    [made] = [r for r in engine.store.load(session_id).records if r.get("type") == "compaction"]
-    assert (made["outcome"], made["reason"]) == ("compacted", "overflow") and made["folded_count"] > 0
+    [made] = engine.store.load(session_id).records_of(CompactionRecord)
+    assert (made.outcome, made.reason) == ("compacted", "overflow") and made.folded_count > 0
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
@@ -104,5 +104,5 @@ def test_a_summary_cut_off_at_the_length_limit_is_kept_as_far_as_it_goes(rig, ve
                            {"events": cut_off(vendor, "## Goal\n- count the words")}, {"events": text("Yes, 4.")}]
         result = engine.conversation("counter", session_id).run("And once more?", NonInteractiveUI())
     assert (result.reason, result.error) == ("end_turn", None), engine.store.load(session_id).records
-    [made] = [r for r in engine.store.load(session_id).records if r.get("type") == "compaction"]
-    assert (made["outcome"], made["summary"]) == ("compacted", "## Goal\n- count the words")
+    [made] = engine.store.load(session_id).records_of(CompactionRecord)
+    assert (made.outcome, made.view and made.view.summary) == ("compacted", "## Goal\n- count the words")

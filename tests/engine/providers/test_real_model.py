@@ -109,7 +109,7 @@ def test_a_length_cut_off_on_the_real_server_names_the_endpoint(rig, llama, keyl
     result = engine.conversation("small").run("Tell me a long story.", NonInteractiveUI())
     assert result.reason == "error" and "raise max_tokens under providers: local:" in result.error
     [partial] = [m for m in result.messages if m.role == "assistant"]
-    assert partial.meta.get("error") and partial.text  # the text so far is kept
+    assert partial.meta.error and partial.text  # the text so far is kept
 
 
 def test_cancel_mid_stream_stops_the_run_and_keeps_the_text_so_far(rig, llama, keyless):
@@ -118,7 +118,7 @@ def test_cancel_mid_stream_stops_the_run_and_keeps_the_text_so_far(rig, llama, k
     result = engine.conversation("small").run("Tell me a long story.", OnFirstText(cancel.cancel), cancel)
     assert result.reason == "interrupted"
     [partial] = [m for m in result.messages if m.role == "assistant"]
-    assert partial.meta.get("interrupted") and partial.text
+    assert partial.meta.interrupted and partial.text
 
 
 def test_the_server_killed_mid_stream_is_an_error_naming_the_url(rig, keyless, tmp_path):
@@ -131,7 +131,7 @@ def test_the_server_killed_mid_stream_is_an_error_naming_the_url(rig, keyless, t
     assert result.reason == "error"
     assert result.error.startswith(f"{origin}/v1/chat/completions: ")
     [partial] = [m for m in result.messages if m.role == "assistant"]
-    assert partial.meta.get("error") and partial.text
+    assert partial.meta.error and partial.text
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
@@ -238,4 +238,4 @@ def test_an_answer_that_fills_the_window_ends_in_the_same_one_line(rig, small, k
     assert f"the answer was cut off when the request and the answer filled the context window ({N_CTX} of " \
            f"{N_CTX} tokens)" in result.error and "raise max_tokens" not in result.error
     [partial] = [m for m in result.messages if m.role == "assistant"]
-    assert partial.meta.get("error") and partial.text  # the text so far is kept
+    assert partial.meta.error and partial.text  # the text so far is kept

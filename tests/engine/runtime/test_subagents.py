@@ -37,7 +37,7 @@ def run(engine, agent="lead", prompt="Go.", ui=None):
 def child_session(rig, result, index=0):
     """The session id the lead's ``index``-th agent call recorded."""
     agent_results = [m for m in result.messages if m.role == "tool" and m.name == "agent"]
-    return agent_results[index].meta["subagent"]["session_id"]
+    return agent_results[index].meta.subagent.session_id
 
 
 def test_S01_S08_the_agent_tool_returns_the_childs_last_text_and_the_sessions_are_linked_both_ways(rig, engine):
@@ -49,8 +49,8 @@ def test_S01_S08_the_agent_tool_returns_the_childs_last_text_and_the_sessions_ar
     assert (result.reason, result.text) == ("end_turn", "Helper said hi.")
     [(call, answer)] = result.tool_calls
     assert (answer.text, answer.is_error) == ("Hi from the helper.", False)
-    child_id = answer.meta["subagent"]["session_id"]
-    assert answer.meta["subagent"]["agent"] == "helper"
+    child_id = answer.meta.subagent.session_id
+    assert answer.meta.subagent.agent == "helper"
     header = session_lines(rig.home, child_id)[0]
     assert (header["agent"], header["parent_session_id"], header["parent_call_id"], header["depth"]) == (
         "helper", result.session_id, call.id, 1)
@@ -235,8 +235,8 @@ def test_S03_the_agent_call_itself_passes_the_leads_before_tool_execute_which_ma
     write_script(rig.workdir, "helper", [{"text": "hi"}])
     result, _ = run(engine)
     (_, refused), (_, answered) = result.tool_calls
-    assert (refused.text, refused.is_error, refused.meta.get("subagent")) == ("no delegating to forbidden", True, None)
-    child_id = answered.meta["subagent"]["session_id"]
+    assert (refused.text, refused.is_error, refused.meta.subagent) == ("no delegating to forbidden", True, None)
+    child_id = answered.meta.subagent.session_id
     first = [l for l in session_lines(rig.home, child_id) if l["type"] == "message"][0]
     assert first["text"] == "Say hi. Be brief."
     assert not [p for p in (rig.home / "sessions").iterdir() if '"forbidden"' in p.read_text().splitlines()[0]]
@@ -342,10 +342,10 @@ def test_S01_a_child_ending_in_error_is_an_error_result_with_its_message(rig, en
     result, ui = run(engine)
     [(_, answer)] = result.tool_calls
     assert answer.is_error and answer.text == "sub-agent helper failed: scripted failure: the vendor is down"
-    assert answer.meta["subagent"]["agent"] == "helper"
+    assert answer.meta.subagent.agent == "helper"
     assert (result.reason, result.text) == ("end_turn", "recovered")
     assert "top afterRun 1" in logs(ui)
-    assert session_lines(rig.home, answer.meta["subagent"]["session_id"])[-1]["reason"] == "error"
+    assert session_lines(rig.home, answer.meta.subagent.session_id)[-1]["reason"] == "error"
 
 
 def test_S01_a_child_whose_setup_fails_is_an_error_result_and_saves_no_session(rig, engine):
@@ -463,7 +463,7 @@ def test_S01_an_interrupt_during_a_grandchilds_tool_stops_the_whole_tree_after_r
     # every level's session ends interrupted, and stays linked
     lead_tool = [m for m in result.messages if m.role == "tool"][0]
     assert lead_tool.text == "interrupted before the tool finished"
-    middle_id = lead_tool.meta["subagent"]["session_id"]
+    middle_id = lead_tool.meta.subagent.session_id
     middle = session_lines(rig.home, middle_id)
     bottom_id = [l for l in middle if l["type"] == "message" and l["role"] == "tool"][0]["meta"]["subagent"]["session_id"]
     for session_id in (result.session_id, middle_id, bottom_id):

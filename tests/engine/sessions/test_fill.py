@@ -13,7 +13,7 @@ from rienda_kernel.engine.sessions.fill import (
     estimate_message,
     estimate_tokens,
 )
-from rienda_kernel.engine.sessions.messages import Message, ToolCall, Usage
+from rienda_kernel.engine.sessions.messages import Message, MessageMeta, ToolCall, Usage
 from rienda_kernel.frontend.terminal import usage_summary
 
 from ...helpers.cli import rienda
@@ -38,7 +38,7 @@ def test_the_fill_is_the_last_reported_turn_plus_an_estimate_of_what_came_after(
     call = ToolCall("c1", "read", {"path": "a"})
     history = [Message.user("Hi"), Message("assistant", "x", usage=Usage(100, 10)), Message.user("Read a"),
                Message("assistant", "", tool_calls=(call,), usage=Usage(150, 20)),
-               Message.tool_result(call, "one two three " * 50, False), Message("assistant", "cut", meta={"error": True})]
+               Message.tool_result(call, "one two three " * 50, False), Message("assistant", "cut", meta=MessageMeta(error=True))]
     after = estimate_message(history[4]) + estimate_message(history[5])
     assert context_fill(history, 8192) == ContextFill(150 + 20 + after, 8192, after)
 

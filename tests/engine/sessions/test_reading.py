@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from rienda_kernel.engine.secrets import Scrubber
-from rienda_kernel.engine.sessions.messages import Message, ToolCall
+from rienda_kernel.engine.sessions.messages import Message, MessageMeta, ToolCall
+from rienda_kernel.engine.sessions.records import record_json
 from rienda_kernel.engine.sessions.store import SessionStore
 
 
@@ -31,7 +32,7 @@ def test_each_line_keeps_its_own_bound_and_its_own_surrogate_repair(tmp_path):
     assert [m.text for m in loaded.messages] == ["one", "two", "a\ufffd", "three \u00e9", "b\ufffd c\ufffd"]
     assert loaded.messages[-1].tool_calls == (ToolCall("c\ufffd", "read", {"p": "x\ufffd"}),)
     assert loaded.warnings == [f"{writer.path}:3: nested more than 200 levels deep; skipped"]
-    assert loaded.records == [two_hundred]
+    assert [record_json(r) for r in loaded.records] == [two_hundred]
     assert (loaded.message_lines, loaded.record_lines) == ([2, 4, 5, 6, 8], [7])
 
 
@@ -67,7 +68,7 @@ def test_the_fast_path_reads_each_message_line_as_the_field_by_field_checks_do(t
     store = SessionStore(tmp_path, scrubber=Scrubber({}))
     with store.create("a", "p/m") as writer:
         writer.append_message(Message("assistant", "w", "t", (ToolCall("c", "n", {"a": [1]}),)))
-        writer.append_message(Message.tool_result(ToolCall("c", "n", {}), "r", True, {"saw": {}}))
+        writer.append_message(Message.tool_result(ToolCall("c", "n", {}), "r", True, MessageMeta(saw={})))
     with open(writer.path, "a", encoding="utf-8") as file:
         for shape in SHAPES:
             file.write(json.dumps({"type": "message", **shape}) + "\n")
@@ -108,7 +109,7 @@ def test_numbers_and_keys_read_as_json_reads_them(tmp_path):
     loaded = store.load(writer.id)
     expected = [json.loads(line) for line in RECORDS_JSON_READS_ITS_WAY]
     expected[5] = {"type": "note", "key \ufffd": "\U0001f600"}  # and repaired
-    assert repr(loaded.records) == repr(expected) and loaded.warnings == []
+    assert repr([record_json(r) for r in loaded.records]) == repr(expected) and loaded.warnings == []
     assert loaded.messages[-1].tool_calls[0].arguments == {"n": 12345678901234567890123, "m": -1234567890123456789}
     assert type(loaded.messages[-1].tool_calls[0].arguments["m"]) is int
 

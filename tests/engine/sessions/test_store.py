@@ -10,7 +10,9 @@ from datetime import datetime, timezone
 import pytest
 
 from rienda_kernel.engine.errors import ConfigError
-from rienda_kernel.engine.sessions.messages import Message, ToolCall, Usage
+from rienda_kernel.engine.events import HookDecision
+from rienda_kernel.engine.sessions.records import UnknownRecord, parse_record, record_json
+from rienda_kernel.engine.sessions.messages import Message, MessageMeta, ToolCall, Usage
 from rienda_kernel.engine.secrets import Scrubber
 from rienda_kernel.engine.sessions.store import (
     SessionError,
@@ -94,17 +96,17 @@ def test_messages_and_records_round_trip_in_order(store):
     messages = [Message.user("list files"), assistant_turn(), Message.tool_result(call, "a.txt", False)]
     with store.create("a", "p/m") as writer:
         writer.append_message(messages[0])
-        writer.append_record({"type": "hook_decision", "hook": "guard", "effect": "none"})
+        writer.append_record(HookDecision(hook="guard", point="beforeRun", effect="none"))
         writer.append_message(messages[1])
-        writer.append_record({"type": "log", "text": "ran"})
+        writer.append_record(parse_record({"type": "log", "text": "ran"}))
         writer.append_message(messages[2])
     loaded = store.load(writer.id)
     assert loaded.messages == messages
     assert loaded.records == [
-        {"type": "hook_decision", "hook": "guard", "effect": "none"},
-        {"type": "log", "text": "ran"},
+        HookDecision(hook="guard", point="beforeRun", effect="none"),
+        UnknownRecord("log", {"type": "log", "text": "ran"}),
     ]
-    assert loaded.header["id"] == writer.id
+    assert loaded.header.id == writer.id
     assert loaded.warnings == []
     assert loaded.entries == [(2, messages[0]), (3, loaded.records[0]), (4, messages[1]),
                               (5, loaded.records[1]), (6, messages[2])]
@@ -113,10 +115,10 @@ def test_messages_and_records_round_trip_in_order(store):
 
 def test_a_record_needs_a_type_and_cannot_pose_as_a_message(store):
     with store.create("a", "p/m") as writer:
-        with pytest.raises(ValueError, match="string 'type'"):
-            writer.append_record({"text": "no type"})
         with pytest.raises(ValueError, match="append_message"):
-            writer.append_record({"type": "message", "role": "user"})
+            writer.append_record(UnknownRecord("session", {"type": "session"}))
+        with pytest.raises(ValueError, match="append_message"):
+            writer.append_record(UnknownRecord("message", {"type": "message", "role": "user"}))
     assert len(lines_of(writer.path)) == 1
 
 
@@ -140,7 +142,7 @@ def test_concurrent_appends_never_interleave(store):
     def append(worker: int) -> None:
         for index in range(200):
             writer.append_message(Message.user(f"{worker}-{index} " + "x" * (index * 37 % 5000)))
-            writer.append_record({"type": "log", "worker": worker, "index": index})
+            writer.append_record(parse_record({"type": "log", "worker": worker, "index": index}))
 
     threads = [threading.Thread(target=append, args=(worker,)) for worker in range(6)]
     for thread in threads:
@@ -259,7 +261,7 @@ def test_a_missing_wrong_or_newer_header_is_an_error_naming_the_file(store, firs
 def test_list_gives_titles_counts_and_skips_broken_files(store):
     assert store.list() == []
     with store.create("coder", "openai/gpt-4o", session_id="20240101-000000-000000-aaaa") as first:
-        first.append_record({"type": "log", "text": "start"})
+        first.append_record(parse_record({"type": "log", "text": "start"}))
         first.append_message(Message.user("\n  Fix the failing build please\nthen run the tests"))
         first.append_message(Message("assistant", "ok"))
     with store.create("default", "scripted/s.yaml", session_id="20240102-000000-000000-bbbb") as second:
@@ -273,7 +275,7 @@ def test_list_gives_titles_counts_and_skips_broken_files(store):
     assert [info.id for info in infos] == [first.id, second.id, "20240103-000000-000000-cccc"]
     assert (infos[0].agent, infos[0].model, infos[0].messages) == ("coder", "openai/gpt-4o", 2)
     assert infos[0].title == "Fix the failing build please"
-    assert infos[0].created == store.load(first.id).header["created"]
+    assert infos[0].created == store.load(first.id).header.created
     assert (infos[1].messages, infos[1].title) == (1, "y" * 60)
     assert (infos[2].messages, infos[2].title) == (0, "")
 
@@ -314,7 +316,7 @@ def test_secrets_never_reach_the_session_file(tmp_path):
         writer.append_message(Message.user(f"my key is {SECRET}, keep it safe"))
         writer.append_message(Message("assistant", "calling", tool_calls=(call,)))
         writer.append_message(Message.tool_result(call, f"echo: {SECRET}", False))
-        writer.append_record({"type": "log", "text": f"env {SECRET}", SECRET: "as a key"})
+        writer.append_record(parse_record({"type": "log", "text": f"env {SECRET}", SECRET: "as a key"}))
     text = writer.path.read_text(encoding="utf-8")
     assert SECRET not in text
     assert "Bearer zzz" not in text
@@ -323,7 +325,7 @@ def test_secrets_never_reach_the_session_file(tmp_path):
     arguments = loaded.messages[1].tool_calls[0].arguments
     assert arguments["headers"]["Authorization"] == "[redacted]"
     assert arguments["body"] == "token [redacted]"
-    assert loaded.records == [{"type": "log", "text": "env [redacted]", "[redacted]": "as a key"}]
+    assert [record_json(r) for r in loaded.records] == [{"type": "log", "text": "env [redacted]", "[redacted]": "as a key"}]
 
 
 def test_the_default_scrubber_reads_the_environment(tmp_path, monkeypatch):
@@ -392,7 +394,10 @@ def test_resume_replay_and_script_survive_every_ill_typed_line(rig):
         file.writelines(line + "\n" for line, _ in ILL_TYPED)
         file.write('{"type": "approval", "title": ["not", "text"], "body": {}}\n')
     resumed = rienda.conversation(session_id=session_id)
-    assert len(resumed.warnings) == len(ILL_TYPED)
+    # each ill-typed message, and the approval record, is one warning naming its line (issue 40)
+    assert len(resumed.warnings) == len(ILL_TYPED) + 1
+    assert resumed.warnings[-1] == (f"{path}:{2 + 2 + len(ILL_TYPED) + 1}: a 'approval' record this version cannot "
+                                    "read; left out ('title' must be a string, got ['not', 'text'])")
     assert resumed.run("again", NonInteractiveUI()).text == "second"
     assert replay_session(rienda, session_id).calls == []
     assert session_script(rienda, session_id).count("- text:") == 2
@@ -402,7 +407,7 @@ def test_an_ill_typed_header_field_is_ignored_with_a_warning(store):
     store.directory.mkdir()
     (store.directory / "s.jsonl").write_text('{"type": "session", "version": 1, "id": "s", "agent": 7}\n')
     loaded = store.load("s")
-    assert "agent" not in loaded.header
+    assert loaded.header.agent == ""
     assert loaded.warnings == [f"{store.directory / 's.jsonl'}:1: the header's 'agent' is not a string (int); ignored"]
 
 
@@ -436,6 +441,7 @@ from pathlib import Path
 from rienda_kernel.engine.errors import SessionWriteError
 from rienda_kernel.engine.sessions.messages import Message
 from rienda_kernel.engine.secrets import Scrubber
+from rienda_kernel.engine.sessions.records import parse_record
 from rienda_kernel.engine.sessions.store import SessionStore
 
 store, limit = SessionStore(Path(sys.argv[1]), scrubber=Scrubber({})), int(sys.argv[2])
@@ -449,7 +455,7 @@ try:
     except SessionWriteError as exc:
         seen.append(str(exc))
     seen.append(writer.failure is not None)
-    writer.append_record({"type": "note", "text": "y" * 1000})  # after a failure: dropped quietly
+    writer.append_record(parse_record({"type": "note", "text": "y" * 1000}))  # after a failure: dropped quietly
     writer.append_message(Message("assistant", "fits"))
     seen.append(writer.failure is None)
 except SessionWriteError as exc:
@@ -505,7 +511,7 @@ def test_a_message_read_back_is_the_message_written(store):
     call = ToolCall("c1", "read", {"path": "a", "n": [1, None]})
     messages = [Message.user("hi"), Message("assistant", "a", "why", (call,), usage=Usage(3, 4)),
                 Message("assistant", "b", "because", (call,)),
-                Message.tool_result(call, "r", True, meta={"refused_by": "guard"}),
+                Message.tool_result(call, "r", True, meta=MessageMeta(refused_by="guard")),
                 Message("assistant", "", "", (call, ToolCall("c2", "x", "not json")))]
     with store.create("a", "p/m") as writer:
         for message in messages:

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from rienda_kernel.engine import Message, NonInteractiveUI, ToolCall
+from rienda_kernel.engine import Message, MessageMeta, NonInteractiveUI, ToolCall
 from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.sessions.pairing import ENDED, for_vendors, unanswered, unique_calls
 
@@ -64,7 +64,7 @@ def test_a_session_killed_mid_tool_resumes_with_each_vendor(killed_mid_tool, ven
     assert [(m.role, m.tool_call_id, m.is_error) for m in saved] == [
         ("user", None, False), ("assistant", None, False), ("tool", "call_long", True),
         ("tool", "call_after", True), ("user", None, False), ("assistant", None, False)]
-    assert saved[2].text == ENDED and saved[2].meta == {"run_ended": True}
+    assert saved[2].text == ENDED and saved[2].meta == MessageMeta(run_ended=True)
     assert any("an earlier run ended before shell [call_long], read [call_after] finished" in e.body
                for e in ui.events if e.type == "notify")
     shown = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "show", session_id], cwd=work,

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from rienda_kernel.engine import NonInteractiveUI
+from rienda_kernel.engine import MessageMeta, NonInteractiveUI
 from rienda_kernel.engine.testing.replay import replay_session, session_script
 
 from ...helpers.homes import session_lines
@@ -31,8 +31,8 @@ def test_the_ledger_saves_refusals_chained_rewrites_and_throws(rig):
     assert all(d["duration_ms"] >= 0 for d in decisions)
     assert "broken hook" in next(d for d in decisions if d["effect"] == "threw")["error"]
     tool_results = [m for m in result.messages if m.role == "tool"]
-    assert tool_results[0].meta == {"arguments": {"url": "https://example.org", "text": "hi [tagged]"}}
-    assert tool_results[1].meta == {"refused_by": "deny-rm"}
+    assert tool_results[0].meta == MessageMeta(arguments={"url": "https://example.org", "text": "hi [tagged]"})
+    assert tool_results[1].meta == MessageMeta(refused_by="deny-rm")
 
 
 def test_replay_with_the_same_chain_finds_no_difference(rig):

@@ -32,7 +32,7 @@ def test_the_magics_nest_a_childs_run_and_its_confirm_gets_buttons(python_kernel
     assert "<details>" in final["text/html"] and "answer:</b> Cleaner done." in final["text/html"]
     assert value_of(fe, "r.text") == "Lead done."
     assert value_of(fe, "[c.name for c in r.tool_calls]") == ["agent"]
-    child = value_of(fe, "r.messages[-2].meta['subagent']['session_id']")
+    child = value_of(fe, "r.messages[-2].meta.subagent.session_id")
     assert (home / "sessions" / f"{child}.jsonl").exists()
     assert "Traceback" not in streams(seen + rest)
 

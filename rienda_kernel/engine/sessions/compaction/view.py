@@ -9,7 +9,7 @@ says which are sent from then on. A view is, in order:
    result in ``pruned`` sent as its stub (``[pruned: NAME, N characters]``).
 
 Each record describes the whole view (not a change to the previous one), so resuming needs
-only the last record: :func:`last_compaction`. Message numbers are positions in the
+only the last record (:meth:`..reading.LoadedSession.compaction_view`). Message numbers are positions in the
 session's messages (file order, records not counted). A record this reader cannot use is
 skipped with a warning, as a damaged line is: the view is then the previous record's.
 """
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from ..messages import Message
+from ...common.json_value import JSON, JSONObject
 
-__all__ = ["SUMMARY_OPENING", "Compacted", "last_compaction", "pinned", "pruned_stub", "request_messages",
-           "summary_message"]
+from ..messages import Message, MessageMeta
+
+__all__ = ["SUMMARY_OPENING", "Compacted", "pruned_stub", "request_messages", "summary_message"]
 
 SUMMARY_OPENING = "[The conversation so far was compacted by Rienda; this summary replaces its earlier messages.]\n\n"
 
@@ -46,14 +46,14 @@ class Compacted:
     pruned: Mapping[int, str] = field(default_factory=dict)
     answers: int = 0
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         """The fields a ``compaction`` record holds for the view."""
         return {"upto": self.upto, "tail_from": self.tail_from, "head": list(self.head), "summary": self.summary,
                 "pruned": {str(index): stub for index, stub in sorted(self.pruned.items())},
                 "answers": self.answers}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Compacted:
+    def from_record(cls, record: Mapping[str, JSON]) -> Compacted:
         """The view a record describes; ValueError naming the first field that is wrong."""
         upto, tail_from, answers = (_count(record, key) for key in ("upto", "tail_from", "answers"))
         head = record.get("head", [])
@@ -76,7 +76,7 @@ class Compacted:
 
 def summary_message(summary: str, answers: int = 0) -> Message:
     """The summary as the request sends it: a user message opening with :data:`SUMMARY_OPENING`."""
-    return Message("user", SUMMARY_OPENING + summary, meta={"compaction": True, "answers": answers})
+    return Message("user", SUMMARY_OPENING + summary, meta=MessageMeta(compaction=True, answers=answers))
 
 
 def request_messages(history: Sequence[Message], view: Compacted | None) -> list[Message]:
@@ -97,42 +97,15 @@ def request_messages(history: Sequence[Message], view: Compacted | None) -> list
     return sent
 
 
-def last_compaction(records: Sequence[Mapping[str, Any]], messages: int,
-                    warnings: list[str] | None = None) -> Compacted | None:
-    """The view of the last usable ``compaction`` record among ``records`` (None: the
-    session was never compacted). A record that is malformed, or names messages the
-    session (``messages`` long) does not hold, is passed over with a warning."""
-    for record in reversed(records):
-        if record.get("type") != "compaction" or record.get("outcome", "compacted") != "compacted":
-            continue
-        try:
-            view = Compacted.from_record(record)
-            if view.upto > messages:
-                raise ValueError(f"it covers {view.upto} messages and the session holds {messages}")
-        except ValueError as exc:
-            if warnings is not None:
-                warnings.append(f"a compaction record was skipped ({exc}); the view before it is used")
-            continue
-        return view
-    return None
-
-
-def pinned(records: Sequence[Mapping[str, Any]], messages: Sequence[Message]) -> set[int]:
-    """The message numbers the ``pin`` records name (prompts only; any other is passed over)."""
-    numbers = (record.get("message") for record in records if record.get("type") == "pin")
-    return {number for number in numbers if _is_count(number) and number < len(messages)
-            and messages[number].role == "user"}
-
-
 def _unmeasured(message: Message) -> Message:
     return message if message.usage is None else replace(message, usage=None)
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: JSON) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _count(record: Mapping[str, Any], key: str) -> int:
+def _count(record: Mapping[str, JSON], key: str) -> int:
     value = record.get(key, 0 if key == "answers" else None)
     if not _is_count(value):
         raise ValueError(f"{key!r} must be a whole number >= 0, got {value!r:.40}")

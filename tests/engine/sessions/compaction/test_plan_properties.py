@@ -111,7 +111,7 @@ def _check_results(history: list[Message], view: Compacted | None, sent: list[Me
         for call, answer in zip(message.tool_calls, answers, strict=True):
             assert answer.role == "tool" and answer.tool_call_id == call.id, (call, answer)
             if call.id not in saved:
-                assert answer.meta.get("run_ended"), answer
+                assert answer.meta.run_ended, answer
                 continue
             index, original = saved[call.id]
             expected = replace(original, text=pruned[index]) if index in pruned else original

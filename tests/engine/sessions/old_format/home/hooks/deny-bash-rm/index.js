@@ -1,0 +1,1 @@
+module.exports = { beforeToolExecute(ctx, call) { if (/rm -rf/.test(call.arguments.command || "")) return { allow: false, reason: "no rm -rf here" }; } };

@@ -1,0 +1,1 @@
+module.exports = { afterModelResponse: (ctx, r) => ({ text: r.text.replace(/\b\d{16}\b/g, "[card]") }) };

@@ -1,0 +1,1 @@
+module.exports = { afterRun() { throw new Error("thrower failed on purpose"); } };

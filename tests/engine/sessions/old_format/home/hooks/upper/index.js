@@ -1,0 +1,1 @@
+module.exports = { afterToolExecute: (ctx, c, r) => ({ text: r.text.toUpperCase() }) };

@@ -1,0 +1,3 @@
+module.exports = { description: "Echoes.", parameters: { type: "object",
+  properties: { url: { type: "string" }, text: { type: "string" } } },
+  execute: (ctx, a) => "got " + JSON.stringify(a) };
