@@ -37,7 +37,7 @@ def add_compact_commands(commands: Any) -> None:
 
 
 def _compact(args: argparse.Namespace) -> int:
-    from ..engine import Interrupted, Rienda, rienda_home, run_interruptibly
+    from ..engine import Rienda, rienda_home
     from ..frontend.output import check_folder
     from ..frontend.terminal import JsonLinesUI, TerminalUI
 
@@ -48,20 +48,13 @@ def _compact(args: argparse.Namespace) -> int:
         ui = JsonLinesUI(policy, None) if args.json else TerminalUI(policy, None)
         for warning in conversation.warnings:
             print(f"warning: {warning}", file=sys.stderr)
-
-        def compact(cancel: Any) -> Any:
-            try:
-                return conversation.compact(ui, args.instructions, cancel)
-            except Interrupted:
-                return None
-
-        event, stopped_by = run_interruptibly(compact, signals=_STOPS)
+        made = conversation.compact_by_hand(ui, args.instructions, signals=_STOPS)
     finally:
         rienda.close()
-    if event is None or stopped_by:
+    if made.event is None or made.stopped_by:
         print("rienda: interrupted; the session is as it was", file=sys.stderr)
-        return 128 + (stopped_by or signal.SIGINT)
-    return 0 if event.outcome in ("compacted", "nothing") else 1
+        return 128 + (made.stopped_by or signal.SIGINT)
+    return 0 if made.kept_going else 1
 
 
 def _pin(args: argparse.Namespace) -> int:
@@ -74,6 +67,5 @@ def _pin(args: argparse.Namespace) -> int:
         index = conversation.pin(args.number)
     finally:
         rienda.close()
-    prompts = sum(1 for message in conversation.messages[:index + 1] if message.role == "user")
-    print(f"pinned prompt {prompts} of session {conversation.session_id}: every compaction keeps it verbatim")
+    print(f"pinned prompt {conversation.prompt_number(index)} of session {conversation.session_id}: every compaction keeps it verbatim")
     return 0

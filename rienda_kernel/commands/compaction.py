@@ -7,16 +7,7 @@ in ``rienda chat`` (see docs/compaction.md). The one line each says is the engin
 
 from __future__ import annotations
 
-from ..engine import (
-    CancelToken,
-    Compaction,
-    Diagnostic,
-    Interrupted,
-    Log,
-    NonInteractiveUI,
-    RiendaError,
-    run_interruptibly,
-)
+from ..engine import Diagnostic, Log, NonInteractiveUI, RiendaError
 from .session import TurnSession
 from .tables import CommandOutput
 
@@ -33,19 +24,12 @@ def compact_command(session: TurnSession, args: list[str]) -> CommandOutput:
     :class:`Compaction`. :class:`CompactionFailed` (its line) unless it compacted or there
     was nothing to compact."""
     instructions = args[0].strip() if args and args[0].strip() else None
-    conversation = session.conversation
     ui = NonInteractiveUI(policy=session.turn_policy())  # records the events: the hooks' logs are shown
-
-    def work(cancel: CancelToken) -> Compaction | None:
-        try:
-            return conversation.compact(ui, instructions, cancel)
-        except Interrupted:
-            return None
-
-    event, _ = run_interruptibly(work)
+    made = session.conversation.compact_by_hand(ui, instructions)
+    event = made.event
     if event is None:
         raise CompactionFailed("the compaction was interrupted; the session is as it was")
-    if event.outcome not in ("compacted", "nothing"):
+    if not made.kept_going:
         raise CompactionFailed(event.message)
     lines = [f"[{e.source}] {e.text}" for e in ui.events if isinstance(e, Log)]
     lines += [f"warning: {e.message}" for e in ui.events if isinstance(e, Diagnostic)]
@@ -59,8 +43,7 @@ def pin_command(session: TurnSession, args: list[str]) -> CommandOutput:
         raise CompactionFailed(f"{session.prefix}pin takes a prompt's number (1 for the first), got {args[0]!r}")
     conversation = session.conversation
     index = conversation.pin(int(args[0]) if args else None)
-    number = sum(1 for message in conversation.messages[:index + 1] if message.role == "user")
-    return CommandOutput(f"Pinned prompt {number} of session {conversation.session_id}: every compaction keeps it "
+    return CommandOutput(f"Pinned prompt {conversation.prompt_number(index)} of session {conversation.session_id}: every compaction keeps it "
                          "verbatim.", value=index)
 
 

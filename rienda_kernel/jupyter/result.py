@@ -74,8 +74,8 @@ class TurnResult:
 
 
 def _subagent_session(answer: Message | None) -> str | None:
-    child = answer.meta.get("subagent") if answer is not None else None
-    return child.get("session_id") if isinstance(child, dict) else None
+    link = answer.meta.subagent if answer is not None else None
+    return link.session_id if link is not None else None
 
 
 def current_cell() -> object:

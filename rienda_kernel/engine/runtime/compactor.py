@@ -15,7 +15,7 @@ summariser, the record. A :class:`Compactor` (one per run) is its one owner: it 
    the run's requests are made from the new view from then on.
 
 Every outcome (compacted, cancelled, rejected, failed, nothing) is one :class:`Compaction`
-event (:class:`Outcome`); all but ``nothing`` are recorded (a :class:`CompactionRecord`). A
+event (said and recorded by a :class:`_Report`); all but ``nothing`` are recorded (a :class:`CompactionRecord`). A
 compaction never raises but for :class:`Interrupted` and a session file that cannot be
 written (a manual one says that as ``failed`` too).
 """
@@ -49,7 +49,7 @@ from ..secrets import scrub_text
 from ..tools.model import Catalog
 from ..ui import UI, WrappingUI
 
-__all__ = ["AUTO_TARGET", "CompactionState", "Compactable", "Compactor", "Outcome", "request_fill", "said_failed",
+__all__ = ["AUTO_TARGET", "CompactionState", "Compactable", "Compactor", "request_fill", "said_failed",
            "sent_messages", "tool_specs", "window_of"]
 
 AUTO_TARGET = 0.75  # an automatic compaction that only prunes must bring the request under this share of the threshold
@@ -190,7 +190,7 @@ class Compactor:
             return self._nothing(reason, before, window, keep)
         gate = self.chain.before_compact(reason, before, window, sent_messages(setup), instructions, cancel)
         acted = _gate_lines(gate)
-        outcome = Outcome(setup, reason, before, window, acted, instructions)
+        outcome = _Report(setup, reason, before, window, acted, instructions)
         if gate.cancelled_by is not None:
             why = f" ({gate.reason})" if gate.reason else ""
             return outcome.recorded("cancelled", before, f"compaction cancelled by hook {gate.cancelled_by}{why}",
@@ -201,7 +201,7 @@ class Compactor:
             return outcome.recorded("failed", before, f"compaction failed: the summariser's model failed: {exc}")
         return self._check_and_keep(outcome, plan, gate, made, cancel)
 
-    def _check_and_keep(self, outcome: Outcome, plan: Plan, gate: CompactGate, made: str | None,
+    def _check_and_keep(self, outcome: _Report, plan: Plan, gate: CompactGate, made: str | None,
                         cancel: CancelToken) -> Compaction:
         """``afterCompact`` on the summary ``made``, then the new view kept, or rejected when
         it does not make the request smaller."""
@@ -253,7 +253,7 @@ def _tried(made: Compaction | None) -> str:
             "rejected": "and its compaction did not make it smaller"}.get(made.outcome, "and its compaction failed")
 
 
-class Outcome:
+class _Report:
     """What one compaction came to, said and recorded: the event every front end gets and
     the ``compaction`` record (all but ``nothing``). Every record says how many messages
     the session held (``upto``) and the instructions it was ``asked`` with (a manual

@@ -4,12 +4,14 @@ and the setup of each run in it (:meth:`Conversation.run`). Made by
 
 from __future__ import annotations
 
+import signal
+from dataclasses import dataclass
 from typing import Any
 
 from ..builtins import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
 from .seams import Link, RunHost
 from .subagents import Subagents, fit_agent_tool
-from ..cancel import CancelToken
+from ..cancel import CancelToken, run_interruptibly
 from ..ctx.host import RunContext
 from ..errors import ConfigError, Interrupted, ProviderError, SessionWriteError
 from ..events import Compaction, Notify, RunEnd
@@ -30,9 +32,24 @@ from ..sessions.reading import LoadedSession
 from ..sessions.records import PinRecord
 from ..sessions.store import SessionWriter, new_session_id
 
-__all__ = ["DEFAULT_MAX_TURNS", "Conversation"]
+__all__ = ["DEFAULT_MAX_TURNS", "Conversation", "ManualCompaction"]
 
 DEFAULT_MAX_TURNS = 50
+
+
+@dataclass(frozen=True)
+class ManualCompaction:
+    """A compaction by hand: its event (None: a stop cut it short, and the session is as it
+    was) and the signal that stopped it, if one did."""
+
+    event: Compaction | None
+    stopped_by: int | None = None
+
+    @property
+    def kept_going(self) -> bool:
+        """Whether it compacted, or found nothing to compact (not cancelled, rejected,
+        failed or stopped): a command's exit 0."""
+        return self.event is not None and not self.stopped_by and self.event.outcome in ("compacted", "nothing")
 
 
 class Conversation:
@@ -118,6 +135,25 @@ class Conversation:
         finally:
             self._known_size = setup.writer.size()
             setup.writer.close()
+
+    def compact_by_hand(self, ui: UI, instructions: str | None = None,
+                        signals: tuple[int, ...] = (signal.SIGINT,)) -> ManualCompaction:
+        """What every front end does for a compaction by hand (``rienda compact``,
+        ``%rienda compact``, ``/compact``): :meth:`compact` on a thread that each of
+        ``signals`` stops (:func:`..cancel.run_interruptibly`), never raising for a stop."""
+
+        def work(cancel: CancelToken) -> Compaction | None:
+            try:
+                return self.compact(ui, instructions, cancel)
+            except Interrupted:
+                return None
+
+        event, stopped_by = run_interruptibly(work, signals=signals)
+        return ManualCompaction(event, stopped_by)
+
+    def prompt_number(self, index: int) -> int:
+        """The prompt number (1 for the first) of the message numbered ``index``."""
+        return sum(1 for message in self.messages[:index + 1] if message.role == "user")
 
     def pin(self, number: int | None = None) -> int:
         """Keep prompt ``number`` (1 = the session's first prompt; None: the last) verbatim

@@ -301,10 +301,10 @@ def _after_refusal(setup: TurnSetup, turn: _Turn, partial: Partial,
     cause = partial.cause
     refused = isinstance(cause, ContextOverflow) and not (partial.response.text or partial.response.thinking)
     if not isinstance(cause, ContextOverflow) or not refused:
-        raise _ended(setup, turn, partial, cancel, None) from None  # as raised
+        raise _ended(setup, turn, partial, cancel, None) from None  # the error as raised, not as a Partial's cause
     made = turn.compactor.after_refusal(cause, cancel)
     if made is None or made.outcome != "compacted":
-        raise _ended(setup, turn, partial, cancel, made) from None
+        raise _ended(setup, turn, partial, cancel, made) from None  # the one line, not a Partial's cause
     try:  # once: a second refusal for the length is the one line, never another compaction
         return _request(setup, turn.chain, turn.run, cancel)
     except Partial as again:
