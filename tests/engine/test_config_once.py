@@ -44,7 +44,12 @@ from pathlib import Path
 
 home, work = Path(sys.argv[1]), Path(sys.argv[2])
 opened = collections.Counter()
-sys.addaudithook(lambda event, args: opened.update([event]) if event == "open" and str(args[0]).endswith("config.yaml") else None)
+
+def audit(event, args):
+    if event == "open" and str(args[0]).endswith("config.yaml"):
+        opened.update([event])
+
+sys.addaudithook(audit)
 
 from rienda_kernel.engine import GateOptions, NonInteractiveUI, Rienda, answer_hook_event
 from rienda_kernel.engine.home import config
@@ -60,7 +65,8 @@ def profile(frame, event, arg):
         calls[parsers[frame.f_code]] += 1
 
 def counted(work_once):
-    opened.clear(), calls.clear()
+    opened.clear()
+    calls.clear()
     threading.setprofile(profile)
     sys.setprofile(profile)
     try:

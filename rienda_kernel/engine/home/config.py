@@ -12,8 +12,8 @@ default model. A setting of the wrong type, or a key given twice (at any depth),
 (with the closest known key) and is ignored; a setting left empty is not set.
 ``providers`` entries are checked by the provider registry when a model uses them;
 ``gate`` by a gate when it reads it (:func:`..gate.decision.gate_settings`);
-``compaction`` and ``mcp_servers`` here, with their lines (:mod:`..sessions.compaction.settings`,
-:mod:`..tools.mcp.settings`). Checking has no side effect: the MCP servers' secrets
+``compaction`` and ``mcp_servers`` here, with their lines
+(:mod:`..sessions.compaction.settings`, :mod:`..tools.mcp.settings`). Checking has no side effect: the MCP servers' secrets
 become the process's where config.yaml is read to be used (:func:`read_config`,
 ``Rienda.config()``).
 """
@@ -113,7 +113,7 @@ class Config:
     ``allow``, false: ``deny``), else None. ``providers`` maps each endpoint's name to its
     entry, checked by the provider registry when a model uses it. ``diagnostics``: its
     unknown keys. ``raw``: the settings as written (unknown keys kept), for
-    :meth:`for_extensions` only."""
+    :meth:`for_extensions` only. ``path``: the file (an absent one is an empty Config)."""
 
     path: Path
     default_model: str | None = None
@@ -148,7 +148,8 @@ def read_config(home: Path) -> tuple[JSONObject, list[Diagnostic]]:
     """``home/config.yaml`` read to be used, for a program that wants the mapping: its
     settings as written (unknown keys kept, a front end may read its own; empty ones
     dropped) and a diagnostic per unknown key. ConfigError as for :func:`check_config`.
-    From now on the MCP servers' secrets are the process's (:func:`.tools.mcp.settings.remember_secrets`)."""
+    From now on the MCP servers' secrets are the process's
+    (:func:`..tools.mcp.settings.remember_secrets`)."""
     config = check_config(home)
     remember_secrets(config.mcp_servers.values())
     return config.raw, list(config.diagnostics)
@@ -193,7 +194,8 @@ def check_config(home: Path) -> Config:
         path, default_model=data.get("default_model"), confirm=_confirm(data),
         providers=provider_endpoints(data.get("providers")), compaction=compaction,
         gate=_gate(data.get("gate") or {}), mcp_servers=servers,
-        limits=Limits(data.get("max_turns"), data.get("max_depth"), data.get("load_timeout")),
+        limits=Limits(data.get("max_turns"), data.get("max_depth"),
+                      None if data.get("load_timeout") is None else float(data["load_timeout"])),
         diagnostics=tuple(diagnostics), raw=data)
 
 

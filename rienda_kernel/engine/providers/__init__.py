@@ -2,10 +2,12 @@
 
 ``provider_for("scripted/demo.yaml", config)`` returns the provider and the model name it
 gets (``demo.yaml``); ``config`` is config.yaml's :class:`~..home.config.Config` (its
-``providers``), or a mapping of the same settings. A ``providers:`` entry's unknown key is named (with "did you mean")
-before anything it leaves missing: ``ap: openai`` is not reported as an ``api`` missing. Built-in providers register exactly like any other, in
-:data:`PROVIDERS`. Each built-in's module is imported when a provider of its kind is first
-made: a run against an OpenAI-compatible endpoint never loads the Anthropic one.
+``providers``), or a mapping of the same settings. A ``providers:`` entry is checked when a
+model uses it: its unknown key is named (with "did you mean") before anything it leaves
+missing (``ap: openai`` is not reported as an ``api`` missing). Built-in providers
+register exactly like any other, in :data:`PROVIDERS`. Each built-in's module is imported
+when a provider of its kind is first made: a run against an OpenAI-compatible endpoint
+never loads the Anthropic one.
 """
 
 from __future__ import annotations

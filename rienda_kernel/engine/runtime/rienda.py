@@ -138,7 +138,7 @@ class Rienda:
         load_timeout = config.limits.load_timeout
         catalog = self.loader.discover(self.home, tools=tools, hooks=hooks, cancel=cancel,
                                        builtin_tools={**BUILTIN_TOOLS, **extra},
-                                       load_timeout=DEFAULT_LOAD_TIMEOUT if load_timeout is None else float(load_timeout))
+                                       load_timeout=DEFAULT_LOAD_TIMEOUT if load_timeout is None else load_timeout)
         if config.mcp_servers or self._mcp is not None:
             self._mcp = self._mcp or servers_for(self.workdir)
             catalog = with_mcp_tools(catalog, self._mcp, config.mcp_servers, tools, mcp_servers, cancel)
@@ -246,11 +246,12 @@ class Rienda:
     def find_tool(self, name: str, ui: UI) -> Tool:
         """Tool ``name``, loading only it (``rienda call``); ConfigError naming what exists
         when there is none (the diagnostics of every tool file go to ``ui`` then)."""
-        catalog = self.catalog(tools=[name], hooks=[])  # the other extensions are not loaded
-        if name not in catalog.tools and (problem := missing_tool(name, catalog, self.config().mcp_servers)):
+        config = self.config()
+        catalog = self.catalog(tools=[name], hooks=[], config=config)  # the other extensions are not loaded
+        if name not in catalog.tools and (problem := missing_tool(name, catalog, config.mcp_servers)):
             raise ConfigError(f"no tool named {name!r}: {problem}")
         if name not in catalog.tools:
-            catalog = self.catalog(hooks=[])  # every tool, to say what exists and what is broken
+            catalog = self.catalog(hooks=[], config=config)  # every tool, to say what exists and what is broken
             for diagnostic in catalog.diagnostics:
                 ScrubbingUI.around(ui).emit(diagnostic)
             raise ConfigError(f"no tool named {name!r} in {self.home / 'tools'} or the built-ins "
