@@ -19,7 +19,6 @@ leaves (exit 143). Every error is one line, and the chat goes on.
 
 from __future__ import annotations
 
-import difflib
 import os
 import signal
 import sys
@@ -32,7 +31,7 @@ from typing import IO
 
 from ..commands.session import TurnSession
 from ..commands.vocabulary import CommandError, run_rienda_command, subcommands
-from ..engine import CancelToken, RiendaError, run_interruptibly
+from ..engine import CancelToken, RiendaError, did_you_mean, run_interruptibly
 from ..frontend.output import OutputStream, error_line
 from ..frontend.terminal import CHAT_ALLOW_HINT, SHOW_SEE_ALL, TerminalUI, usage_summary
 
@@ -161,8 +160,7 @@ class Chat:
             _say(f"{CHAT_PREFIX}{name}: {NOTEBOOK_ONLY[name]}")
             return
         if name not in offered():
-            close = difflib.get_close_matches(name, [*offered(), *LEAVE], n=1)
-            hint = f" (did you mean {CHAT_PREFIX}{close[0]}?)" if close else ""
+            hint = did_you_mean(name, [*offered(), *LEAVE], shown=lambda command: CHAT_PREFIX + command)
             _say(f"unknown command {CHAT_PREFIX}{name}{hint}; {CHAT_PREFIX}help lists them")
             return
         try:

@@ -17,13 +17,12 @@ how the front end spells a command).
 
 from __future__ import annotations
 
-import difflib
 import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..engine import CONFIRM_POLICIES, NonInteractiveUI, RiendaError
+from ..engine import CONFIRM_POLICIES, NonInteractiveUI, RiendaError, did_you_mean
 from ..frontend.output import check_output_file, error_line
 from .compaction import compact_command, pin_command, prompt_numbers
 from .session import TurnSession
@@ -172,9 +171,7 @@ def subcommands() -> dict[str, Subcommand]:
 
 def _unknown(name: str) -> str:
     names = [sub.name for sub in SUBCOMMANDS]
-    close = difflib.get_close_matches(name, names, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown command {name!r}{hint}; try: {', '.join(names)}"
+    return f"unknown command {name!r}{did_you_mean(name, names)}; try: {', '.join(names)}"
 
 
 # ---------------------------------------------------------------- the commands
@@ -237,9 +234,7 @@ def _confirm(session: TurnSession, args: list[str]) -> CommandOutput:
     if args:
         value = args[0].lower()
         if value not in (*CONFIRM_POLICIES, RESET):
-            choices = [*CONFIRM_POLICIES, RESET]
-            close = difflib.get_close_matches(value, choices, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(value, [*CONFIRM_POLICIES, RESET])
             raise CommandError(f"confirm takes {', '.join(CONFIRM_POLICIES)} or {RESET}, got {args[0]!r}{hint}")
         session.set_confirm(None if value == RESET else value)
     policy = session.confirm_policy

@@ -22,13 +22,14 @@ receives (events, and the title and body of a confirm it asks) never holds a sec
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections.abc import Callable
 from dataclasses import fields, replace
-from typing import Any, Literal, NamedTuple, Protocol, get_args
+from typing import Literal, NamedTuple, Protocol, get_args
 
 from .cancel import CancelToken
+from .common.hints import did_you_mean
+from .common.json_value import JSON
 from .errors import ConfigError
 from .events import Confirm, Event, How, Via
 from .secrets import scrub
@@ -72,14 +73,14 @@ def typed_answer(line: str) -> Answer:
     return Answer(word in ("y", "yes"), "user", "y/N")
 
 
-def confirm_policy(value: Any, where: str) -> ConfirmPolicy:
+def confirm_policy(value: JSON, where: str) -> ConfirmPolicy:
     """``value`` as a :data:`ConfirmPolicy` (case and spaces ignored); ConfigError naming
     ``where`` (``$RIENDA_CONFIRM``, ``config.yaml:3 confirm``...) when it is not one."""
     word = value.strip().lower() if isinstance(value, str) else value
-    if word in CONFIRM_POLICIES:
-        return word
-    close = difflib.get_close_matches(str(word), CONFIRM_POLICIES, n=1, cutoff=0.5)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    for policy in CONFIRM_POLICIES:
+        if word == policy:
+            return policy
+    hint = did_you_mean(word, CONFIRM_POLICIES, cutoff=0.5)
     raise ConfigError(f"{where} must be one of {', '.join(CONFIRM_POLICIES)}, got {value!r}{hint}")
 
 

@@ -90,11 +90,12 @@ def _decided(event: GateEvent, options: GateOptions, reply: GateReply) -> Verdic
     env = dict(os.environ) if options.env is None else dict(options.env)
     engine.store.scrubber = Scrubber({**os.environ, **env})  # the asking process's secrets too
     try:
-        settings = gate_settings(engine.config(), options.agent, options.timeout, options.confirm)
+        config = engine.config()
+        settings = gate_settings(config, options.agent, options.timeout, options.confirm)
         session_id = session_id_for(event)
         try:
-            decision = decide_within(lambda cancel: decide_call(engine, event, settings, session_id, cancel, env),
-                                     settings.timeout)
+            decision = decide_within(lambda cancel: decide_call(engine, event, settings, session_id, cancel, env,
+                                                                config=config), settings.timeout)
         except Exception as exc:  # noqa: BLE001 - a deny, recorded like any decision
             decision = Decision(event, settings.agent, _denied(exc), event.arguments, "gate")
             reply.timed_out = isinstance(exc, GateTimeout)

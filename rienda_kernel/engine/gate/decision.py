@@ -34,11 +34,11 @@ from ..cancel import CancelToken
 from ..ctx.host import RunContext
 from ..errors import ConfigError, RiendaError, SandboxError
 from ..events import Confirm, Event, HookDecision
+from ..home.config import DEFAULT_GATE_TIMEOUT as DEFAULT_TIMEOUT, Config
 from ..hooks import HookChain
 from ..runtime.seams import RunHost
 from ..sandbox.chain import ChainRule, HookSource, Outcome
 from ..sandbox.protocol import HostHandler, SandboxLike
-from ..secrets import redact_config
 from ..tools.model import Hook, ToolResult
 from ..ui import UI, Answer, ConfirmPolicy, confirm_policy
 from .protocols import CAN_ASK, GateEvent, Verdict, agent_arguments
@@ -46,7 +46,6 @@ from .protocols import CAN_ASK, GateEvent, Verdict, agent_arguments
 __all__ = ["DEFAULT_TIMEOUT", "Decision", "GateSettings", "GateTimeout", "GateUI", "decide_call",
            "decide_within", "gate_settings"]
 
-DEFAULT_TIMEOUT = 10.0  # seconds; below every agent's own hook timeout (a hook it kills fails open in three)
 _GRACE = 2.0  # after a timeout, how long the cancelled hooks get to stop before the deny goes out anyway
 
 
@@ -64,22 +63,20 @@ class GateSettings:
     confirm: ConfirmPolicy = "ask"
 
 
-def gate_settings(config: dict[str, Any], agent: str | None, timeout: float | None,
+def gate_settings(config: Config, agent: str | None, timeout: float | None,
                   confirm: str | None) -> GateSettings:
     """The settings: the command's options, else config.yaml's ``gate:`` mapping
-    (``agent``, ``timeout``, ``confirm``), else the defaults. ConfigError for a bad value."""
-    section = config.get("gate") or {}
-    if not isinstance(section, dict):
-        raise ConfigError("config.yaml: gate must be a mapping of agent, timeout, confirm")
-    unknown = sorted(set(section) - {"agent", "timeout", "confirm"})
-    if unknown:
-        raise ConfigError(f"config.yaml: gate has unknown settings {', '.join(unknown)} (agent, timeout, confirm)")
-    chosen_agent = agent or section.get("agent") or "gate"
-    chosen_timeout = timeout if timeout is not None else section.get("timeout", DEFAULT_TIMEOUT)
+    (``agent``, ``timeout``, ``confirm``: :attr:`.Config.gate`), else the defaults.
+    ConfigError for a bad value."""
+    section = config.gate
+    if section.unknown:
+        raise ConfigError(f"config.yaml: gate has unknown settings {', '.join(section.unknown)} "
+                          "(agent, timeout, confirm)")
+    chosen_timeout = timeout if timeout is not None else section.timeout
     if isinstance(chosen_timeout, bool) or not isinstance(chosen_timeout, (int, float)) or chosen_timeout <= 0:
         raise ConfigError(f"config.yaml: gate.timeout must be a positive number of seconds, got {chosen_timeout!r}")
-    policy = confirm_policy(confirm or section.get("confirm", "ask"), "the gate's confirm policy")
-    return GateSettings(str(chosen_agent), float(chosen_timeout), policy)
+    policy = confirm_policy(confirm or section.confirm, "the gate's confirm policy")
+    return GateSettings(agent or section.agent or "gate", float(chosen_timeout), policy)
 
 
 @dataclass
@@ -116,17 +113,18 @@ class GateUI(UI):
 
 
 def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, session_id: str,
-                cancel: CancelToken, env: Mapping[str, str] | None = None) -> Decision:
+                cancel: CancelToken, env: Mapping[str, str] | None = None, *, config: Config | None = None) -> Decision:
     """The decision on ``event`` (see the module's contracts); ``session_id`` is the
     Rienda session it is recorded in (``ctx.session.id``), ``env`` what ``ctx.env``
-    shows (None: this process's environment)."""
-    agent, _ = rienda.agent(settings.agent)
-    config = rienda.config()
+    shows (None: this process's environment), ``config`` the config.yaml ``settings``
+    came from (None: read now)."""
+    config = rienda.config() if config is None else config
+    agent, _ = rienda.agent(settings.agent, config)
     hooks = _hooks(rienda, list(agent.hooks), config, cancel)
     ui = GateUI(settings.confirm, event.agent in CAN_ASK)
     run = RunContext(workdir=_workdir(event, rienda.workdir), ui=ui,
                      session={"id": session_id, "gate": event.ctx()}, agent=agent.to_ctx(),
-                     config=redact_config(config), env=dict(os.environ) if env is None else dict(env))
+                     config=config.for_extensions(), env=dict(os.environ) if env is None else dict(env))
     observed = _Observed(rienda.sandbox)
     chain = HookChain(hooks, observed, run)  # type: ignore[arg-type] - a chain uses only call_chain
     if event.phase == "after":
@@ -192,7 +190,7 @@ def decide_within(work: Callable[[CancelToken], Decision], timeout: float) -> De
     return box["value"]
 
 
-def _hooks(rienda: RunHost, names: list[str], config: dict[str, Any], cancel: CancelToken) -> list[Hook]:
+def _hooks(rienda: RunHost, names: list[str], config: Config, cancel: CancelToken) -> list[Hook]:
     catalog = rienda.catalog(tools=[], hooks=names, cancel=cancel, config=config)
     missing = [name for name in names if name not in catalog.hooks]
     if missing:

@@ -27,7 +27,6 @@ chosen when it runs (:mod:`.providers.choice`).
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from typing import Any
 
 from .front_matter import AgentError, compose, item_lines, kind, split_front_matter
 from ..tools.model import NAME_RULE
+from ..common.hints import LEADING_HINT, did_you_mean
 from ..errors import ConfigError
 from ..events import Diagnostic
 
@@ -190,8 +190,7 @@ def _check_fail_closed(path: Path, hooks: tuple[str, ...], closed: tuple[str, ..
     """``fail_closed``: names the agent's ``hooks`` list too (it marks how they run)."""
     for index, name in enumerate(closed):
         if name not in hooks:
-            close = difflib.get_close_matches(name, hooks, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
+            hint = did_you_mean(name, hooks, form=LEADING_HINT)
             raise AgentError(path, where[index] if index < len(where) else 1,
                              f"fail_closed lists {name!r}, which hooks does not ({hint}fail_closed marks hooks the "
                              f"agent runs: {', '.join(hooks) or 'none'})")
@@ -208,9 +207,7 @@ def _unknown(data: dict[Any, Any], lines: dict[Any, int]) -> list[tuple[int, str
     found = []
     for key in data:
         if key not in _KEYS:
-            close = difflib.get_close_matches(str(key), _KEYS, n=1)
-            found.append((lines.get(key) or lines.get(str(key), 1),
-                          f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")))
+            found.append((lines.get(key) or lines.get(str(key), 1), f"unknown key {key!r}{did_you_mean(key, _KEYS)}"))
     return found
 
 
@@ -287,8 +284,7 @@ def load_agent(home: Path, agent_id: str, *, default_model: str | None = None) -
         if agent_id == DEFAULT_AGENT_ID:
             return builtin_default_agent(default_model), []
         available, broken = _available_ids(folder)
-        close = difflib.get_close_matches(agent_id, available + broken, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        hint = did_you_mean(agent_id, available + broken, form=LEADING_HINT)
         failing = f"; failed to load: {', '.join(broken)} (the agents listing says why)" if broken else ""
         raise ConfigError(f"no agent {agent_id!r}: {path} does not exist ({hint}available: {', '.join(available)}"
                           f"{failing})")

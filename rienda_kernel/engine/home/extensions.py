@@ -14,7 +14,6 @@ shadows it.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cancel import CancelToken
+from ..common.hints import did_you_mean
 from ..errors import ConfigError, ExtensionError
 from ..events import Diagnostic
 from ..sandbox.protocol import SandboxLike
@@ -169,12 +169,10 @@ def _schema_problems(parameters: Any) -> list[str]:
 def _check_hook(path: Path, name: str, text: str, kinds: dict[str, str], found: list[Diagnostic]) -> Hook | None:
     for export, kind in kinds.items():
         if export not in HOOK_POINTS:
-            hint = _closest_point(export)
             found.append(Diagnostic(
                 "extensions:hook",
-                f"{path}: export {export!r} is not a hook point and will never run"
-                + (f" (did you mean {hint!r}?)" if hint else "")
-                + f"; the points are {', '.join(HOOK_POINTS)}",
+                f"{path}: export {export!r} is not a hook point and will never run{did_you_mean(export, HOOK_POINTS)}"
+                f"; the points are {', '.join(HOOK_POINTS)}",
                 path=str(path)))
         elif kind != "function":
             found.append(Diagnostic(
@@ -187,11 +185,6 @@ def _check_hook(path: Path, name: str, text: str, kinds: dict[str, str], found: 
             path=str(path)))
         return None
     return Hook(name, str(path), text, points)
-
-
-def _closest_point(export: str) -> str | None:
-    matches = difflib.get_close_matches(export, HOOK_POINTS, n=1, cutoff=0.6)
-    return matches[0] if matches else None
 
 
 def check_declared(agent: Any, catalog: Catalog, elsewhere: tuple[str, ...] = (), where_elsewhere: str = "") -> None:

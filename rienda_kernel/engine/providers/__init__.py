@@ -1,20 +1,25 @@
 """Model providers, keyed by the part of ``model`` before the first ``/``.
 
 ``provider_for("scripted/demo.yaml", config)`` returns the provider and the model name it
-gets (``demo.yaml``). A ``providers:`` entry's unknown key is named (with "did you mean")
-before anything it leaves missing: ``ap: openai`` is not reported as an ``api`` missing. Built-in providers register exactly like any other, in
-:data:`PROVIDERS`. Each built-in's module is imported when a provider of its kind is first
-made: a run against an OpenAI-compatible endpoint never loads the Anthropic one.
+gets (``demo.yaml``); ``config`` is config.yaml's :class:`~..home.config.Config` (its
+``providers``), or a mapping of the same settings. A ``providers:`` entry is checked when a
+model uses it: its unknown key is named (with "did you mean") before anything it leaves
+missing (``ap: openai`` is not reported as an ``api`` missing). Built-in providers
+register exactly like any other, in :data:`PROVIDERS`. Each built-in's module is imported
+when a provider of its kind is first made: a run against an OpenAI-compatible endpoint
+never loads the Anthropic one.
 """
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..common.hints import LEADING_HINT, did_you_mean
+from ..common.json_value import JSON
 from ..errors import ConfigError
+from ..home.config import Config, provider_endpoints
 from .options import CONNECTION_OPTIONS, check_options
 from .base import (
     Chunk,
@@ -59,16 +64,16 @@ def _builtin(name: str) -> Any:
     return getattr(importlib.import_module(f".{module}", __name__), cls)
 
 
-def _default_factory(name: str) -> Callable[[Mapping[str, Any]], Provider]:
-    return lambda config: _builtin(name)()
+def _default_factory(name: str) -> Callable[[Mapping[str, JSON]], Provider]:
+    return lambda endpoints: _builtin(name)()
 
 
 def _endpoint_builder(api: str) -> Callable[[Mapping[str, Any], str], Provider]:
     return lambda options, name: _builtin(api).from_options(options, name)
 
 
-# name -> factory(config) building the provider from the user's configuration.
-PROVIDERS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {name: _default_factory(name) for name in _BUILTIN}
+# name -> factory(endpoints) building the provider; ``endpoints``: config.yaml's ``providers:`` entries by name.
+PROVIDERS: dict[str, Callable[[Mapping[str, JSON]], Provider]] = {name: _default_factory(name) for name in _BUILTIN}
 
 
 # api -> builder(options, name) for named endpoints in config.yaml (``providers: NAME: {api: ...}``).
@@ -77,30 +82,31 @@ ENDPOINT_APIS: dict[str, Callable[[Mapping[str, Any], str], Provider]] = {
 }
 
 
-def provider_for(model_id: str, config: Mapping[str, Any]) -> tuple[Provider, str]:
+def provider_for(model_id: str, config: Config | Mapping[str, JSON]) -> tuple[Provider, str]:
     """The provider for ``provider/model`` and the model name; ConfigError if unknown.
 
     ``providers: NAME: {api, base_url, api_key_env, ...}`` in config.yaml defines a named
-    endpoint (``model: NAME/...``), or configures a built-in provider of that name.
+    endpoint (``model: NAME/...``), or configures a built-in provider of that name; its
+    entry is checked here, when a model uses it. ``config``: the :class:`Config`, or a
+    mapping of the same settings (a program's own, read as config.yaml's would be).
     """
     prefix, slash, name = model_id.partition("/")
     if not slash or not prefix or not name:
         raise ConfigError(f"model {model_id!r} must be provider/model, e.g. scripted/script.yaml")
-    endpoints = config.get("providers") or {}
+    endpoints = config.providers if isinstance(config, Config) else provider_endpoints(config.get("providers"))
     if prefix in endpoints:
         return _endpoint(prefix, endpoints[prefix]), name
     try:
         factory = PROVIDERS[prefix]
     except KeyError as exc:
-        names = sorted(set(PROVIDERS) | {name for name in endpoints if isinstance(name, str)})
-        close = difflib.get_close_matches(prefix, names, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        names = sorted(set(PROVIDERS) | set(endpoints))
+        hint = did_you_mean(prefix, names, form=LEADING_HINT)
         raise ConfigError(f"model {model_id!r}: no provider named {prefix!r} ({hint}known: {', '.join(names)}; "
                           "add one under providers: in config.yaml)") from exc
-    return factory(config), name
+    return factory(endpoints), name
 
 
-def _endpoint(name: str, entry: Any) -> Provider:
+def _endpoint(name: str, entry: JSON) -> Provider:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"config.yaml: providers.{name} must be a mapping (api, base_url, api_key_env...)")
     options = dict(entry)

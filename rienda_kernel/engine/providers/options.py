@@ -19,11 +19,11 @@ Two kinds:
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..common.hints import did_you_mean
 from ..errors import ConfigError
 
 __all__ = ["CONNECTION_OPTIONS", "REQUEST_OPTIONS", "Checker", "check_options", "mapping", "vendor_options"]
@@ -117,8 +117,7 @@ def check_options(options: Mapping[str, Any], checkers: Mapping[str, Checker], w
     unknown option (with the closest known one) or the first bad value."""
     unknown = sorted(set(options) - set(checkers))
     if unknown:
-        hints = [f"{name} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(name, checkers, n=1))
-                 else name for name in unknown]
+        hints = [name + did_you_mean(name, checkers, shown=str) for name in unknown]
         raise ConfigError(f"{where}: unknown option(s) {', '.join(hints)}; known: {', '.join(sorted(checkers))}")
     checked = {}
     for name, value in options.items():

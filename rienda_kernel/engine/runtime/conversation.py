@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass
-from typing import Any
 
 from ..builtins import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
 from .seams import Link, RunHost
@@ -16,15 +15,14 @@ from ..ctx.host import RunContext
 from ..errors import ConfigError, Interrupted, ProviderError, SessionWriteError
 from ..events import Compaction, Notify, RunEnd
 from ..home.agents import Agent
-from ..home.config import read_config
+from ..home.config import Config
 from ..home.extensions import check_declared
 from ..hooks import inert_fail_closed
 from .loop import RunResult, TurnSetup, compact_session, run_prompt
 from .compactor import CompactionState, said_failed
-from ..sessions.compaction.settings import compaction_settings
 from ..providers import provider_for
 from ..providers.choice import choose_default_model
-from ..secrets import redact_config, scrub_text
+from ..secrets import scrub_text
 from ..tools.mcp.catalog import declared_tools
 from ..ui import ScrubbingUI, UI
 from ..sessions.messages import Message
@@ -181,14 +179,14 @@ class Conversation:
         if self.parent_session_id and self.link is None:
             raise ConfigError(f"session {self.session_id} is a sub-agent's run, started by session "
                               f"{self.parent_session_id}: resume that session instead")
-        config, config_diagnostics = read_config(self.rienda.home)
-        agent, diagnostics = self.rienda.agent(self.agent_id)
+        config = self.rienda.config()
+        agent, diagnostics = self.rienda.agent(self.agent_id, config)
         if agent.hooks or agent.tools:
             self.rienda.wake_sandbox()  # workers a quiet period released start again now
         catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)
-        for diagnostic in config_diagnostics + diagnostics:
+        for diagnostic in [*config.diagnostics, *diagnostics]:
             ui.emit(diagnostic)
-        agent = declared_tools(agent, catalog, config)  # MCP names checked, mcp__SERVER expanded
+        agent = declared_tools(agent, catalog, config.mcp_servers)  # MCP names checked, mcp__SERVER expanded
         check_declared(agent, catalog, NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST)
         for diagnostic in inert_fail_closed(agent.path or agent.id, agent.fail_closed, catalog.hooks):
             ui.emit(diagnostic)
@@ -204,7 +202,7 @@ class Conversation:
             ui=ui,
             session={"id": self.session_id},
             agent={**agent.to_ctx(), "model": model_id},
-            config=redact_config(config),
+            config=config.for_extensions(),
             subagent=link.ctx() if link else None,
             subagents=Subagents.of(self.rienda, agent, config, catalog, writer.id, ui, link, self.max_turns),
         )
@@ -213,9 +211,9 @@ class Conversation:
                          self.rienda.sandbox_on_use, run, writer, self.messages, link.approvals if link else self.approvals,
                          max_turns=max_turns, inherited_hooks=link.hooks if link else (), compaction=self.compaction)
 
-    def _compaction_settings(self, config: dict[str, Any]) -> None:
-        """``compaction:`` of config.yaml (checked when it was read), and its summariser."""
-        settings = compaction_settings(config.get("compaction"), str(self.rienda.home / "config.yaml"))
+    def _compaction_settings(self, config: Config) -> None:
+        """``compaction:`` of config.yaml, and its summariser."""
+        settings = config.compaction
         self.compaction.settings = settings
         self.compaction.summariser = None
         if settings.model:
@@ -229,10 +227,9 @@ class Conversation:
         self.model = choice.model
         return choice.model
 
-    def _max_turns(self, agent: Agent, config: dict[str, Any]) -> int:
-        """This conversation's override, else the agent's, else config.yaml's (checked by
-        :func:`.config.read_config`), else 50."""
-        return self.max_turns or agent.max_turns or config.get("max_turns") or DEFAULT_MAX_TURNS
+    def _max_turns(self, agent: Agent, config: Config) -> int:
+        """This conversation's override, else the agent's, else config.yaml's, else 50."""
+        return self.max_turns or agent.max_turns or config.limits.max_turns or DEFAULT_MAX_TURNS
 
     def _open_writer(self, agent: Agent, model_id: str) -> SessionWriter:
         """The session, held for one run: created on the first, reloaded if it changed."""

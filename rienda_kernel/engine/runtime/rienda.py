@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..home.agents import Agent, list_agents, load_agent
 from ..cancel import CancelToken
-from ..home.config import read_config, rienda_home
+from ..home.config import Config, check_config, rienda_home
 from ..errors import ArgumentsError, ConfigError
 from ..events import Diagnostic
 from ..builtins.standard import BUILTIN_TOOLS
@@ -26,13 +26,13 @@ from ..ctx.host import RunContext
 from ..providers import provider_for
 from ..sandbox.protocol import SandboxLike
 from ..sandbox.workers import Sandbox, shared_sandbox
-from ..secrets import redact_config
 from .conversation import DEFAULT_MAX_TURNS, Conversation
 from .seams import Link
 from ..sessions.reading import LoadedSession
 from ..sessions.store import SessionInfo, SessionStore
 from ..tools.model import NAME_RULE, Catalog, Tool, ToolResult
 from ..tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
+from ..tools.mcp.settings import remember_secrets
 from ..ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
 
 if TYPE_CHECKING:
@@ -113,30 +113,35 @@ class Rienda:
             self._mcp.close()
 
     # -- what exists ------------------------------------------------------------------------
-    def config(self) -> dict[str, Any]:
-        """The checked config.yaml (ConfigError if malformed or a setting is of the wrong type)."""
-        return read_config(self.home)[0]
+    def config(self) -> Config:
+        """config.yaml, read and checked now (ConfigError if malformed or a setting is of the
+        wrong type): one read per call, so a caller that needs it twice passes it on. From
+        now on its MCP servers' secrets are the process's (no output shows them)."""
+        config = check_config(self.home)
+        remember_secrets(config.mcp_servers.values())
+        return config
 
     def config_diagnostics(self) -> list[Diagnostic]:
         """What config.yaml holds that Rienda ignores (unknown keys); ConfigError as for :meth:`config`."""
-        return read_config(self.home)[1]
+        return list(self.config().diagnostics)
 
     def catalog(self, tools: list[str] | None = None, hooks: list[str] | None = None,
-                cancel: CancelToken | None = None, config: dict[str, Any] | None = None,
+                cancel: CancelToken | None = None, config: Config | None = None,
                 extra_tools: Mapping[str, Tool] | None = None, mcp_servers: bool = False) -> Catalog:
         """Built-in tools (with this front end's extra ones, or ``extra_tools`` instead)
-        plus the user's tools and hooks: all of them, or only those named. ``config`` is the
-        parsed config.yaml when the caller has it (read otherwise). MCP tools: those named, or
+        plus the user's tools and hooks: all of them, or only those named. ``config`` is
+        config.yaml when the caller has it (read otherwise). MCP tools: those named, or
         every server's with ``mcp_servers`` and no ``tools``: a server starts when first needed
         (:mod:`.tools.mcp`) and runs until :meth:`close`."""
         config = self.config() if config is None else config
         extra = self.extra_tools if extra_tools is None else extra_tools
+        load_timeout = config.limits.load_timeout
         catalog = self.loader.discover(self.home, tools=tools, hooks=hooks, cancel=cancel,
                                        builtin_tools={**BUILTIN_TOOLS, **extra},
-                                       load_timeout=float(config.get("load_timeout", DEFAULT_LOAD_TIMEOUT)))
-        if config.get("mcp_servers") or self._mcp is not None:
+                                       load_timeout=DEFAULT_LOAD_TIMEOUT if load_timeout is None else load_timeout)
+        if config.mcp_servers or self._mcp is not None:
             self._mcp = self._mcp or servers_for(self.workdir)
-            catalog = with_mcp_tools(catalog, self._mcp, config, tools, mcp_servers, cancel)
+            catalog = with_mcp_tools(catalog, self._mcp, config.mcp_servers, tools, mcp_servers, cancel)
         return catalog
 
     def confirm_policy(self, explicit: ConfirmPolicy | None = None) -> ConfirmPolicy:
@@ -148,21 +153,19 @@ class Rienda:
             return confirm_policy(explicit, "the confirm policy")
         if os.environ.get(CONFIRM_ENV, "").strip():
             return confirm_policy(os.environ[CONFIRM_ENV], f"${CONFIRM_ENV}")
-        config = self.config()
-        if "confirm" in config:
-            return config["confirm"]
-        if "auto_approve" in config:
-            return "allow" if config["auto_approve"] else "deny"
-        return "ask"
+        return self.config().confirm or "ask"
 
     def agents(self) -> tuple[list[Agent], list[Diagnostic]]:
         """The agents, with the diagnostics of the agent files and of config.yaml."""
-        config, config_diagnostics = read_config(self.home)
-        agents, diagnostics = list_agents(self.home, default_model=config.get("default_model"))
-        return agents, config_diagnostics + diagnostics
+        config = self.config()
+        agents, diagnostics = list_agents(self.home, default_model=config.default_model)
+        return agents, [*config.diagnostics, *diagnostics]
 
-    def agent(self, agent_id: str) -> tuple[Agent, list[Diagnostic]]:
-        return load_agent(self.home, agent_id, default_model=self.config().get("default_model"))
+    def agent(self, agent_id: str, config: Config | None = None) -> tuple[Agent, list[Diagnostic]]:
+        """Agent ``agent_id`` (its model, when it names none, config.yaml's ``default_model``;
+        ``config``: config.yaml when the caller has it, read otherwise)."""
+        config = self.config() if config is None else config
+        return load_agent(self.home, agent_id, default_model=config.default_model)
 
     def models(self) -> list[str]:
         """What a model setting can start with: each provider's prefix (``openai/``...,
@@ -170,10 +173,10 @@ class Rienda:
         from ..providers import PROVIDERS
 
         try:
-            endpoints = self.config().get("providers") or {}
+            endpoints = set(self.config().providers)
         except ConfigError:
-            endpoints = {}
-        prefixes = sorted(set(PROVIDERS) | {name for name in endpoints if isinstance(name, str)})
+            endpoints = set()
+        prefixes = sorted(set(PROVIDERS) | endpoints)
         named = sorted({agent.model for agent in self.agents()[0] if agent.model})
         return [f"{prefix}/" for prefix in prefixes] + named
 
@@ -243,11 +246,12 @@ class Rienda:
     def find_tool(self, name: str, ui: UI) -> Tool:
         """Tool ``name``, loading only it (``rienda call``); ConfigError naming what exists
         when there is none (the diagnostics of every tool file go to ``ui`` then)."""
-        catalog = self.catalog(tools=[name], hooks=[])  # the other extensions are not loaded
-        if name not in catalog.tools and (problem := missing_tool(name, catalog, self.config())):
+        config = self.config()
+        catalog = self.catalog(tools=[name], hooks=[], config=config)  # the other extensions are not loaded
+        if name not in catalog.tools and (problem := missing_tool(name, catalog, config.mcp_servers)):
             raise ConfigError(f"no tool named {name!r}: {problem}")
         if name not in catalog.tools:
-            catalog = self.catalog(hooks=[])  # every tool, to say what exists and what is broken
+            catalog = self.catalog(hooks=[], config=config)  # every tool, to say what exists and what is broken
             for diagnostic in catalog.diagnostics:
                 ScrubbingUI.around(ui).emit(diagnostic)
             raise ConfigError(f"no tool named {name!r} in {self.home / 'tools'} or the built-ins "
@@ -272,7 +276,7 @@ class Rienda:
 
         run = RunContext(workdir=self.workdir, ui=ScrubbingUI.around(ui), session={"id": None},
                          agent={"id": None, "description": "", "model": None, "tools": [tool.name], "hooks": []},
-                         config=redact_config(self.config()))
+                         config=self.config().for_extensions())
         return invoke_tool(tool, arguments, run, self.sandbox, cancel or CancelToken())
 
     def hook_call(self, name: str, point: str, payload: str | dict[str, Any], *, agent_id: str = "default",

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..cancel import CancelToken
     from ..events import Diagnostic
     from ..home.agents import Agent
+    from ..home.config import Config
     from .loop import RunResult
     from ..sandbox.protocol import SandboxLike
     from ..sessions.store import SessionStore
@@ -50,17 +51,18 @@ class RunHost(Protocol):
     def wake_sandbox(self) -> None:
         """Start again the V8 workers a quiet period released, if the sandbox exists."""
 
-    def config(self) -> dict[str, Any]:
-        """The checked config.yaml."""
+    def config(self) -> Config:
+        """config.yaml, read and checked now."""
 
-    def agent(self, agent_id: str) -> tuple[Agent, list[Diagnostic]]:
-        """Agent ``agent_id`` (ConfigError when it cannot be loaded)."""
+    def agent(self, agent_id: str, config: Config | None = None) -> tuple[Agent, list[Diagnostic]]:
+        """Agent ``agent_id`` (ConfigError when it cannot be loaded); ``config``: config.yaml
+        when the caller has it (read otherwise)."""
 
     def agents(self) -> tuple[list[Agent], list[Diagnostic]]:
         """Every agent of the home."""
 
     def catalog(self, tools: list[str] | None = None, hooks: list[str] | None = None,
-                cancel: CancelToken | None = None, config: dict[str, Any] | None = None,
+                cancel: CancelToken | None = None, config: Config | None = None,
                 extra_tools: Mapping[str, Tool] | None = None) -> Catalog:
         """The tools and hooks named (see :meth:`.rienda.Rienda.catalog`)."""
 
@@ -76,7 +78,7 @@ class Limit:
     set_by: str
 
     @classmethod
-    def of(cls, agent: Agent, config: dict[str, Any], link: Link | None) -> Limit:
+    def of(cls, agent: Agent, config: Config, link: Link | None) -> Limit:
         """A top-level run's (its agent's ``max_depth``, config.yaml's, the default), or a
         child's: its lead's, lowered by the child's own ``max_depth``."""
         if link is not None:
@@ -86,8 +88,8 @@ class Limit:
             return link.limit
         if agent.max_depth is not None:
             return cls(agent.max_depth, f"max_depth: {agent.max_depth} in {agent.path or agent.id}")
-        if "max_depth" in config:
-            return cls(config["max_depth"], f"max_depth: {config['max_depth']} in config.yaml")
+        if config.limits.max_depth is not None:
+            return cls(config.limits.max_depth, f"max_depth: {config.limits.max_depth} in config.yaml")
         return cls(DEFAULT_MAX_DEPTH, f"max_depth: {DEFAULT_MAX_DEPTH}, the default")
 
 

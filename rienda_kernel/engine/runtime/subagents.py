@@ -58,6 +58,7 @@ from ..ui import UI, Answer, ScrubbingUI
 if TYPE_CHECKING:
     from ..cancel import CancelToken
     from ..home.agents import Agent
+    from ..home.config import Config
     from ..sessions.reading import LoadedSession
     from ..ui import Approvals
 
@@ -115,7 +116,7 @@ class Subagents:
     max_turns: int | None
 
     @classmethod
-    def of(cls, rienda: RunHost, agent: Agent, config: dict[str, Any], catalog: Catalog, session_id: str, ui: UI,
+    def of(cls, rienda: RunHost, agent: Agent, config: Config, catalog: Catalog, session_id: str, ui: UI,
            link: Link | None, max_turns: int | None) -> Subagents:
         """The sub-agents of a run of ``agent`` in ``session_id`` (``ui``: its front end), a
         top-level run or, with ``link``, a child's."""

@@ -20,7 +20,6 @@ warning naming ``file:line`` and is skipped; everything else loads.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import threading
@@ -31,6 +30,7 @@ from secrets import token_hex
 
 from ..errors import SessionBusy, SessionError
 from ..common import bounded
+from ..common.hints import closest
 from ..common.text import repair
 from ..common.json_value import JSONObject
 from ..secrets import Scrubber
@@ -357,6 +357,6 @@ class SessionStore:
         if not ids:
             hint = "there are no sessions yet"
         else:
-            close = difflib.get_close_matches(session_id, ids, n=3, cutoff=0.6)
+            close = closest(session_id, ids, n=3)
             hint = ("closest: " + ", ".join(close)) if close else f"{len(ids)} other sessions, none with a similar id"
         raise SessionError(f"no session {session_id!r} in {self.directory} ({hint})")

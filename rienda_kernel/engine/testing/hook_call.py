@@ -23,13 +23,13 @@ Contracts:
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..common import imports
+from ..common.hints import did_you_mean
 from ..home.agents import Agent
 from ..cancel import CancelToken, run_interruptibly
 from ..errors import ConfigError, Interrupted, PayloadError
@@ -43,7 +43,7 @@ from ..common import bounded
 from ..sessions.messages import Message, ToolCall
 from ..sandbox.chain import ChainRule, HookSource, Outcome, chain_by_calls
 from ..sandbox.protocol import HostHandler, JSValue, SandboxLike
-from ..secrets import redact_config, scrub
+from ..secrets import scrub
 from ..sessions.store import new_session_id
 from ..tools.model import ToolResult
 from ..ui import UI, RelayUI
@@ -198,18 +198,18 @@ def prepare_hook_call(rienda: RunHost, name: str, point: str, payload: str | dic
     to ``point``; ``ctx`` gets ``rienda``'s workdir, agent ``agent_id`` and ``session_id``
     (default: a new id). Raises ConfigError or PayloadError (see the module's contract)."""
     if point not in HOOK_POINTS:
-        close = difflib.get_close_matches(point, HOOK_POINTS, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"{point!r} is not a hook point{hint}; the points are {', '.join(HOOK_POINTS)}")
-    hook = _usable_hook(rienda.catalog(), name, point)
-    agent, _ = rienda.agent(agent_id)
+        raise ConfigError(f"{point!r} is not a hook point{did_you_mean(point, HOOK_POINTS)}; "
+                          f"the points are {', '.join(HOOK_POINTS)}")
+    config = rienda.config()
+    hook = _usable_hook(rienda.catalog(config=config), name, point)
+    agent, _ = rienda.agent(agent_id, config)
     hook = declared_hooks({name: hook}, [name], agent.fail_closed)[0]  # fail-closed as this agent runs it
     session_id = session_id or new_session_id()
     fitted = fit_payload(point, payload, _defaults(point, agent, session_id))
     call = fitted.get("call", fitted)  # a gate's recorded call: ctx.session.gate as the gate gave it
     gate = recorded_gate(rienda.store, session_id, call.get("id")) if point.endswith("ToolExecute") else None
     context = {"workdir": rienda.workdir, "session": {"id": session_id, **({"gate": gate} if gate else {})},
-               "agent": agent.to_ctx(), "config": redact_config(rienda.config())}
+               "agent": agent.to_ctx(), "config": config.for_extensions()}
     return HookInvocation(hook, point, fitted, rienda.sandbox, context)
 
 
@@ -254,9 +254,8 @@ def _problem(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         known = list(error.schema["properties"])
         unknown = sorted(set(error.instance) - set(known))[0]
-        close = difflib.get_close_matches(unknown, known, n=1)
         field = f"{where}.{unknown}" if where else unknown
-        return f"unknown field {field!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+        return f"unknown field {field!r}{did_you_mean(unknown, known)}"
     if error.validator == "required":
         missing = next(key for key in error.validator_value if key not in error.instance)
         return f"field {f'{where}.{missing}' if where else missing!r} is missing"

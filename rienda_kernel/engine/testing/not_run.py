@@ -38,7 +38,7 @@ def why_not_run(name: str, tool: Tool | None, catalog: Catalog, agent: Agent, ri
     if tool is not None:
         where = agent.path or f"the built-in agent {agent.id!r}"
         return f"{where} no longer declares tool {name!r} (its tools: {', '.join(agent.tools) or 'none'})"
-    problem = missing_tool(name, catalog, rienda.config())
+    problem = missing_tool(name, catalog, rienda.config().mcp_servers)
     if problem:
         return f"tool {name!r}: {problem}"
     skipped = catalog.diagnostics_of("tools", name)

@@ -69,7 +69,7 @@ from ..runtime.seams import RunHost
 from ..runtime.subagents import inherited_hooks, recorded_ctx
 from .compactions import replay_compactions
 from .report import CallReplay, ReplayReport
-from ..secrets import redact_config, scrub_text
+from ..secrets import scrub_text
 from ..sessions.seen import recover
 from ..sessions.reading import LoadedSession
 from ..sessions.store import read_session
@@ -110,7 +110,8 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
             inherited: tuple[list[str], set[str]] | None = None, load: Any = None,
             parent_call_id: str | None = None) -> ReplayReport:
     load = load or rienda.store.load
-    agent, _ = rienda.agent(agent_id or loaded.header.agent or "default")
+    config = rienda.config()
+    agent, _ = rienda.agent(agent_id or loaded.header.agent or "default", config)
     if inherited is None:
         inherited = inherited_hooks(rienda, loaded.header, load) if hooks is None else ([], set())
     names = list(hooks) if hooks is not None else list(dict.fromkeys([*inherited[0], *agent.hooks]))
@@ -118,7 +119,7 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
     # Only the chain's hooks are loaded, and the session's tools when they run again (the
     # notebook's in a fresh Python namespace of the replay's own, never a notebook's).
     used = sorted({call.name for message in loaded.messages for call in message.tool_calls})
-    catalog = rienda.catalog(tools=used if run_tools else [], hooks=names,
+    catalog = rienda.catalog(tools=used if run_tools else [], hooks=names, config=config,
                              extra_tools=notebook_tools(PythonNamespace(run=in_thread)) if run_tools else None)
     missing = [name for name in names if name not in catalog.hooks]
     if missing:
@@ -135,7 +136,7 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
 
     recorded = loaded.records_of(Confirm)
     run = RunContext(workdir=rienda.workdir, ui=_AsRecorded(ui, observe, recorded, notes), session={"id": session_id},
-                     agent=agent.to_ctx(), config=redact_config(rienda.config()), subagent=recorded_ctx(loaded.header))
+                     agent=agent.to_ctx(), config=config.for_extensions(), subagent=recorded_ctx(loaded.header))
     chain = HookChain(declared_hooks(catalog.hooks, names, closed), rienda.sandbox, run)
     failed_then = _failed_closed(loaded)
     results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}

@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from rienda_kernel.engine import ConfigError, read_config, redact_config, scrub_text
+from rienda_kernel.engine import ConfigError, check_config, read_config, redact_config, scrub_text
 from rienda_kernel.engine.tools.mcp.names import expand_declared, split_name
-from rienda_kernel.engine.tools.mcp.settings import ServerSpec, server_specs
+from rienda_kernel.engine.tools.mcp.settings import ServerSpec
 
 
 def config(home, text: str):
@@ -38,7 +38,7 @@ def test_a_stdio_and_an_http_server_are_read_as_given(tmp_path):
             headers: {Authorization: Bearer abcdefgh12345}
         """)
     assert diagnostics == []
-    specs = server_specs(settings)
+    specs = check_config(tmp_path).mcp_servers
     assert specs["time"] == ServerSpec("time", command="python", args=("-m", "mcp_server_time", "--local-timezone",
                                                                           "UTC"), env=(("TZ", "UTC"),), cwd="/srv")
     assert specs["time"].kind == "stdio" and specs["docs"].kind == "http"
@@ -86,7 +86,7 @@ def test_an_unknown_key_is_a_diagnostic_with_the_closest_key_and_is_ignored(tmp_
         (5, "unknown key 'arg' in mcp_servers.time (did you mean 'args'?); ignored "
             "(the keys are type, command, args, env, cwd, url, headers, start_timeout)")]
     assert diagnostics[0].message.startswith(f"{tmp_path / 'config.yaml'}:5:")
-    assert server_specs(settings)["time"].args == ()
+    assert check_config(tmp_path).mcp_servers["time"].args == ()
 
 
 def test_a_misspelt_mcp_servers_is_named_with_the_setting_it_may_mean(tmp_path):

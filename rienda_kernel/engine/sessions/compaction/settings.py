@@ -13,11 +13,11 @@ refuses for its length ends the run (manual compaction still works). Anything el
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from ...common.hints import did_you_mean
+from ...common.json_value import JSON
 from ...errors import ConfigError
 
 __all__ = ["CompactionSettings", "compaction_settings"]
@@ -47,7 +47,7 @@ class CompactionSettings:
         return 20_000 if window is None else min(20_000, window // 4)
 
 
-def compaction_settings(value: Any, where: str) -> CompactionSettings:
+def compaction_settings(value: JSON, where: str) -> CompactionSettings:
     """The settings of ``compaction:`` (``value``, None when absent) read from ``where``."""
     if value is None or value is True:
         return CompactionSettings()
@@ -57,9 +57,8 @@ def compaction_settings(value: Any, where: str) -> CompactionSettings:
         raise ConfigError(f"{where}: compaction must be false, or a mapping of {', '.join(_KEYS)}; got {value!r:.60}")
     for key in value:
         if key not in _KEYS:
-            close = difflib.get_close_matches(str(key), _KEYS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"{where}: compaction: unknown key {key!r}{hint}; known: {', '.join(_KEYS)}")
+            raise ConfigError(f"{where}: compaction: unknown key {key!r}{did_you_mean(key, _KEYS)}; "
+                              f"known: {', '.join(_KEYS)}")
     auto = value.get("auto", True)
     if not isinstance(auto, bool):
         raise ConfigError(f"{where}: compaction.auto must be true or false, got {auto!r:.40}")
@@ -70,7 +69,7 @@ def compaction_settings(value: Any, where: str) -> CompactionSettings:
     return CompactionSettings(auto, counts["reserve"], counts["keep_recent_tokens"], model)
 
 
-def _count(value: Any, where: str) -> int | None:
+def _count(value: JSON, where: str) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:

@@ -13,13 +13,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...cancel import CancelToken
 from ...errors import ConfigError
 from .names import expand_declared, servers_wanted, split_name
-from .settings import server_specs
+from .settings import ServerSpec, remember_secrets
 
 __all__ = ["declared_tools", "missing_tool", "servers_for", "with_mcp_tools"]
 
@@ -31,11 +31,12 @@ def servers_for(workdir: Any) -> Any:
     return McpServers(workdir)
 
 
-def with_mcp_tools(catalog: Any, servers: Any, config: dict[str, Any], tools: Sequence[str] | None,
+def with_mcp_tools(catalog: Any, servers: Any, specs: Mapping[str, ServerSpec], tools: Sequence[str] | None,
                    all_servers: bool, cancel: CancelToken | None) -> Any:
     """``catalog`` with the MCP tools asked for, from ``servers`` (the Rienda's
-    :class:`.servers.McpServers`, which also stops the servers config.yaml no longer names)."""
-    specs = server_specs(config, str(catalog.home / "config.yaml"))
+    :class:`.servers.McpServers`, which also stops the servers config.yaml, ``specs``, no
+    longer names). The servers' secrets are the process's from here on (they may start)."""
+    remember_secrets(specs.values())
     wanted = servers_wanted(None if tools is None and all_servers else (tools or []), specs)
     found, diagnostics = servers.tools(specs, wanted, cancel)
     if not found and not diagnostics:
@@ -45,24 +46,23 @@ def with_mcp_tools(catalog: Any, servers: Any, config: dict[str, Any], tools: Se
                                diagnostics=[*catalog.diagnostics, *diagnostics], shadowed=tuple(sorted(shadowed)))
 
 
-def declared_tools(agent: Any, catalog: Any, config: dict[str, Any]) -> Any:
-    """``agent`` with its MCP declarations checked and expanded; ConfigError naming the
-    agent file and what is missing, as for an unknown tool."""
-    specs = server_specs(config)
+def declared_tools(agent: Any, catalog: Any, specs: Mapping[str, ServerSpec]) -> Any:
+    """``agent`` with its MCP declarations checked and expanded (``specs``: config.yaml's
+    servers); ConfigError naming the agent file and what is missing, as for an unknown tool."""
     for name in agent.tools:
-        if name not in catalog.tools and (problem := missing_tool(name, catalog, config)):
+        if name not in catalog.tools and (problem := missing_tool(name, catalog, specs)):
             where = agent.path or f"the built-in agent {agent.id!r}"
             raise ConfigError(f"{where}: declares tool {name!r}, which does not exist ({problem})")
     expanded = expand_declared(agent.tools, catalog.tools, specs)
     return agent if expanded == agent.tools else dataclasses.replace(agent, tools=expanded)
 
 
-def missing_tool(name: str, catalog: Any, config: dict[str, Any]) -> str | None:
-    """Why the MCP name ``name`` is not usable (None: it is, or it is not an MCP name)."""
+def missing_tool(name: str, catalog: Any, specs: Mapping[str, ServerSpec]) -> str | None:
+    """Why the MCP name ``name`` is not usable (None: it is, or it is not an MCP name;
+    ``specs``: config.yaml's servers)."""
     parts = split_name(name)
     if parts is None:
         return None
-    specs = server_specs(config)
     server, tool = parts
     if server not in specs:
         configured = ", ".join(sorted(specs)) or "none"

@@ -21,28 +21,30 @@ with the closest known key, and is ignored. Unknown keys are checked before miss
 ``comand:`` without ``command:`` is an error naming ``comand`` ("did you mean
 'command'?"), not one saying that ``command`` is missing.
 
-From the moment the file is read (:func:`..secrets.remember`), every ``headers`` value is a
-secret, and so is what the process environment's rule finds in ``env``
-(:func:`..secrets.secrets_in`: a secret-named variable's value, a URL's password): no
-output shows them. Other ``env`` values (a path, a mode) are shown as they are.
+Checking has no side effect. Every ``headers`` value is a secret, and so is what the
+process environment's rule finds in ``env`` (:func:`..secrets.secrets_in`: a
+secret-named variable's value, a URL's password): :attr:`ServerSpec.secrets`. Whoever
+reads config.yaml to use it (``Rienda.config()``, :func:`..home.config.read_config`) and
+whoever starts the servers hands them to :func:`remember_secrets`, so that no output
+shows them from then on. Other ``env`` values (a path, a mode) are shown as they are.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from ...common.hints import did_you_mean
+from ...common.json_value import JSON
 from ...errors import ConfigError
 from ...events import Diagnostic
 from ...secrets import remember, secrets_in
 
-__all__ = ["DEFAULT_START_TIMEOUT", "ServerSpec", "check_mcp_servers", "server_specs"]
+__all__ = ["DEFAULT_START_TIMEOUT", "ServerSpec", "parse_mcp_servers", "remember_secrets"]
 
 DEFAULT_START_TIMEOUT = 30.0
 SERVER_NAME = re.compile(r"(?!.*__)[A-Za-z0-9_-]{0,63}[A-Za-z0-9-]")
@@ -75,29 +77,31 @@ class ServerSpec:
         """What the server is, for messages: its command line or its URL (never env or headers)."""
         return " ".join((self.command or "", *self.args)) if self.command is not None else str(self.url)
 
-
-def server_specs(config: Mapping[str, Any], where: str = "config.yaml") -> dict[str, ServerSpec]:
-    """The servers of an already checked configuration (:func:`check_mcp_servers`), by name."""
-    servers = config.get("mcp_servers") or {}
-    specs = {}
-    for name, entry in servers.items():
-        entry = entry or {}
-        specs[name] = ServerSpec(
-            name=name, command=entry.get("command"), args=tuple(str(a) for a in entry.get("args") or ()),
-            env=tuple(sorted((entry.get("env") or {}).items())), cwd=entry.get("cwd"), url=entry.get("url"),
-            headers=tuple((entry.get("headers") or {}).items()),
-            start_timeout=float(entry.get("start_timeout") or DEFAULT_START_TIMEOUT), where=where)
-    return specs
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What no output may show: every ``headers`` value, and the secrets of ``env`` by
+        the process environment's rule (:func:`..secrets.secrets_in`)."""
+        return (*secrets_in(dict(self.env)), *(value for _, value in self.headers))
 
 
-def check_mcp_servers(path: Path, text: str, value: Any) -> list[Diagnostic]:
-    """Check ``mcp_servers`` (``value``, parsed from ``text`` read from ``path``): the
-    diagnostics of its unknown keys; ConfigError for anything else wrong. Remembers every
-    ``headers`` value, and the secrets of each ``env`` (:func:`..secrets.secrets_in`), as secrets."""
-    lines = _Lines(path, text)
+def remember_secrets(specs: Iterable[ServerSpec]) -> None:
+    """Make the servers' :attr:`~ServerSpec.secrets` the process's secrets from now on
+    (:func:`..secrets.remember`): the one side effect of MCP settings, done by whoever uses them."""
+    for spec in specs:
+        for secret in spec.secrets:
+            remember(secret)
+
+
+def parse_mcp_servers(path: Path, root: yaml.Node | None, value: JSON) -> tuple[dict[str, ServerSpec],
+                                                                                   list[Diagnostic]]:
+    """The servers of ``mcp_servers`` (``value``, in the document ``root`` read from
+    ``path``) by name, and the diagnostics of their unknown keys; ConfigError for anything
+    else wrong. No side effect (see :func:`remember_secrets`)."""
+    lines = _Lines(path, root)
     if not isinstance(value, dict):
         raise ConfigError(f"{lines.at()}: mcp_servers must be a mapping of server names to their settings "
                           "(command and args, or url)")
+    specs: dict[str, ServerSpec] = {}
     diagnostics: list[Diagnostic] = []
     for name, entry in value.items():
         where = lines.at(name)
@@ -109,19 +113,32 @@ def check_mcp_servers(path: Path, text: str, value: Any) -> list[Diagnostic]:
             raise ConfigError(f"{where}: mcp_servers.{name} must be a mapping (command and args, or url), "
                               f"got {_shown(entry)}")
         diagnostics += _check_server(name, entry, lines)
-    return diagnostics
+        specs[name] = _spec(name, entry, where)
+    return specs, diagnostics
 
 
-def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagnostic]:
-    at = lambda *keys: lines.at(name, *keys)  # noqa: E731 - the line of a key of this server
+def _spec(name: str, entry: dict[JSON, JSON], where: str) -> ServerSpec:
+    """The server of a checked entry (its unknown keys left out)."""
+    return ServerSpec(
+        name=name, command=entry.get("command"), args=tuple(str(a) for a in entry.get("args") or ()),
+        env=tuple(sorted((entry.get("env") or {}).items())), cwd=entry.get("cwd"), url=entry.get("url"),
+        headers=tuple((entry.get("headers") or {}).items()),
+        start_timeout=float(entry.get("start_timeout") or DEFAULT_START_TIMEOUT), where=where)
+
+
+_At = Callable[..., str]  # the ``<file>:<line>`` of a key of one server, by its path of keys
+
+
+def _check_server(name: str, entry: dict[JSON, JSON], lines: _Lines) -> list[Diagnostic]:
+    def at(*keys: object) -> str:
+        return lines.at(name, *keys)
+
     label = f"mcp_servers.{name}"
     diagnostics = []
     unknown = []  # (key, what is wrong with it), checked before anything missing
     for key in entry:
         if key not in _KEYS:
-            close = difflib.get_close_matches(str(key), _KEYS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            unknown.append((key, f"{at(key)}: unknown key {key!r} in {label}{hint}"))
+            unknown.append((key, f"{at(key)}: unknown key {key!r} in {label}{did_you_mean(key, _KEYS)}"))
             diagnostics.append(Diagnostic("config", f"{unknown[-1][1]}; ignored (the keys are {', '.join(_KEYS)})",
                                           path=str(lines.path), line=lines.line(name, key)))
     kind = entry.get("type")
@@ -130,7 +147,7 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
     if "command" in entry and "url" in entry:
         raise ConfigError(f"{at('url')}: {label} has both command and url; a server is started (command) "
                           "or reached (url), not both")
-    needed = _TYPES.get(kind) if kind else ("url" if "url" in entry else "command")
+    needed = _TYPES[kind] if kind else ("url" if "url" in entry else "command")
     if needed not in entry:
         missing = f"{label} needs {needed}" + (" (the program to start)" if needed == "command"
                                                else " (the server's http:// or https:// URL)")
@@ -165,19 +182,17 @@ def _check_server(name: str, entry: dict[Any, Any], lines: _Lines) -> list[Diagn
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
         raise ConfigError(f"{at('start_timeout')}: {label}.start_timeout must be a positive number of seconds, "
                           f"got {_shown(timeout)}")
-    for secret in (*secrets_in(entry.get("env") or {}), *(entry.get("headers") or {}).values()):
-        remember(secret)
     return diagnostics
 
 
-def _string(entry: dict[Any, Any], key: str, label: str, at: Any, nonempty: bool = False) -> None:
+def _string(entry: dict[JSON, JSON], key: str, label: str, at: _At, nonempty: bool = False) -> None:
     value = entry.get(key)
     if not isinstance(value, str) or (nonempty and not value.strip()):
         raise ConfigError(f"{at(key)}: {label}.{key} must be a{' non-empty' if nonempty else ''} string, "
                           f"got {_shown(value)}")
 
 
-def _strings(entry: dict[Any, Any], key: str, label: str, at: Any) -> None:
+def _strings(entry: dict[JSON, JSON], key: str, label: str, at: _At) -> None:
     """``entry[key]``, when set, must map names to strings."""
     value = entry.get(key)
     if value is None:
@@ -190,26 +205,27 @@ def _strings(entry: dict[Any, Any], key: str, label: str, at: Any) -> None:
                               + (f" (quote it: '{item}')" if isinstance(item, (int, float)) else ""))
 
 
-def _shown(value: Any) -> str:
+_SCALARS: dict[type, str] = {str: "the string", bool: "the boolean", int: "the number", float: "the number"}
+_COLLECTIONS: dict[type, str] = {list: "a list", dict: "a mapping"}
+
+
+def _shown(value: JSON) -> str:
     if value is None:
         return "nothing"
-    kind = {str: "the string", bool: "the boolean", int: "the number", float: "the number"}.get(type(value))
+    kind = _SCALARS.get(type(value))
     if kind:
         return f"{kind} {value!r:.60}"
-    return {list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+    return _COLLECTIONS.get(type(value), type(value).__name__)
 
 
 class _Lines:
     """The 1-based line of each key under ``mcp_servers`` (the top-level key's line when a
-    deeper one cannot be found), for messages ``<file>:<line>``."""
+    deeper one cannot be found), for messages ``<file>:<line>``, from the document's node
+    as :func:`..home.yaml_file.load` left it (merge keys merged: a key given both by a
+    merge and by its mapping is found where the mapping gives it, the value that counts)."""
 
-    def __init__(self, path: Path, text: str) -> None:
+    def __init__(self, path: Path, root: yaml.Node | None) -> None:
         self.path = path
-        self._root: yaml.Node | None = None
-        try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:  # pragma: no cover - read_config parsed the same text
-            root = None
         self._root = _child(root, "mcp_servers")
         self._top = self._root_key_line(root)
 
@@ -221,7 +237,7 @@ class _Lines:
                     return key.start_mark.line + 1
         return 1
 
-    def line(self, *keys: Any) -> int:
+    def line(self, *keys: object) -> int:
         node, line = self._root, self._top
         for key in keys:
             found = _key_node(node, key)
@@ -231,13 +247,15 @@ class _Lines:
             node = found[1]
         return line
 
-    def at(self, *keys: Any) -> str:
+    def at(self, *keys: object) -> str:
         return f"{self.path}:{self.line(*keys)}"
 
 
-def _key_node(node: yaml.Node | None, key: Any) -> tuple[yaml.Node, yaml.Node] | None:
+def _key_node(node: yaml.Node | None, key: object) -> tuple[yaml.Node, yaml.Node] | None:
+    """The key and value nodes of ``key`` in the mapping ``node``: the last given (the one
+    that counts when a merge gave it too)."""
     if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
+        for key_node, value_node in reversed(node.value):
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(key):
                 return key_node, value_node
     return None
