@@ -44,7 +44,7 @@ def texts() -> dict[str, str]:
     listing = [{"name": p.name, "size": p.stat().st_size, "path": str(p.relative_to(REPO))}
                for p in sorted((REPO / "rienda_kernel").rglob("*.py"))]
     return {"prose": (REPO / "README.md").read_text()[:6000],
-            "python": (REPO / "rienda_kernel" / "engine" / "loop.py").read_text()[:6000],
+            "python": (REPO / "rienda_kernel" / "engine" / "runtime" / "loop.py").read_text()[:6000],
             "json": json.dumps(listing, indent=2)[:6000],
             "shell": shell[:6000],
             "yaml": "\n".join(p.read_text() for p in sorted(REPO.rglob("*.yaml"))
