@@ -32,12 +32,10 @@ from typing import Any
 
 from ..cancel import CancelToken
 from ..ctx.host import RunContext
-from ..errors import ConfigError, RiendaError, SandboxError
+from ..errors import ConfigError, RiendaError
 from ..events import Confirm, Event, HookDecision
-from ..hooks import HookChain
+from ..hooks import HookChain, HookOutcome
 from ..runtime.seams import RunHost
-from ..sandbox.chain import ChainRule, HookSource, Outcome
-from ..sandbox.protocol import HostHandler, SandboxLike
 from ..secrets import redact_config
 from ..tools.model import Hook, ToolResult
 from ..ui import UI, Answer, ConfirmPolicy, confirm_policy
@@ -127,8 +125,8 @@ def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, sessi
     run = RunContext(workdir=_workdir(event, rienda.workdir), ui=ui,
                      session={"id": session_id, "gate": event.ctx()}, agent=agent.to_ctx(),
                      config=redact_config(config), env=dict(os.environ) if env is None else dict(env))
-    observed = _Observed(rienda.sandbox)
-    chain = HookChain(hooks, observed, run)  # type: ignore[arg-type] - a chain uses only call_chain
+    outcomes: list[HookOutcome] = []
+    chain = HookChain(hooks, rienda.sandbox, run, outcomes.append)
     if event.phase == "after":
         return _after(chain, event, agent.id, ui, cancel)
     gate = chain.before_tool_execute(event.call_id, event.name, event.arguments, cancel)
@@ -145,7 +143,7 @@ def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, sessi
         if ui.asked:
             question = "; ".join(f"{title}: {body}" if body else title for title, body in ui.asked)
             decision.verdict = Verdict("ask", question, shaped)
-        elif rewritten or observed.allowed:
+        elif rewritten or any(_allows(outcome) for outcome in outcomes):
             decision.verdict = Verdict("allow", None, shaped)
     return decision
 
@@ -239,22 +237,9 @@ def _result_failed(response: Any) -> bool:
     return isinstance(response, dict) and (response.get("is_error") is True or response.get("isError") is True)
 
 
-class _Observed:
-    """The sandbox, noting whether a hook returned ``allow: true`` (an explicit allow,
-    which the chain itself carries no further)."""
-
-    def __init__(self, sandbox: SandboxLike) -> None:
-        self._sandbox = sandbox
-        self.allowed = False
-
-    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
-                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
-                   frozen: Sequence[tuple[int, str]] = (),
-                   on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
-        def step(index: int, outcome: Outcome) -> None:
-            if (not isinstance(outcome, SandboxError) and outcome.kind == "object"
-                    and isinstance(outcome.value, dict) and outcome.value.get("allow") is True):
-                self.allowed = True
-            on_step(index, outcome)
-
-        self._sandbox.call_chain(links, export, payload, rule, host_for, cancel, frozen, step)
+def _allows(outcome: HookOutcome) -> bool:
+    """Whether the hook returned ``allow: true``: an explicit allow, which the chain itself
+    carries no further."""
+    returned = outcome.returned
+    return (returned is not None and returned.kind == "object" and isinstance(returned.value, dict)
+            and returned.value.get("allow") is True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,12 +37,11 @@ from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Outp
 from ..gate.record import recorded_gate
 from ..runtime.seams import RunHost
 from ..tools.model import HOOK_POINTS, Catalog, Hook
-from ..hooks import HookChain, ModelResponse, declared_hooks
+from ..hooks import HookChain, HookOutcome, ModelResponse, declared_hooks
 from ..ctx.host import RunContext
 from ..common import bounded
 from ..sessions.messages import Message, ToolCall
-from ..sandbox.chain import ChainRule, HookSource, Outcome, chain_by_calls
-from ..sandbox.protocol import HostHandler, JSValue, SandboxLike
+from ..sandbox.protocol import ChainRunner, JSValue
 from ..secrets import redact_config, scrub
 from ..sessions.store import new_session_id
 from ..tools.model import ToolResult
@@ -158,7 +157,7 @@ class HookCall:
 class HookInvocation:
     """One hook point ready to call: the hook as loaded, the fitted payload, the ``ctx``."""
 
-    def __init__(self, hook: Hook, point: str, payload: dict[str, Any], sandbox: SandboxLike,
+    def __init__(self, hook: Hook, point: str, payload: dict[str, Any], sandbox: ChainRunner,
                  context: dict[str, Any]) -> None:
         self.hook = hook
         self.point = point
@@ -170,13 +169,12 @@ class HookInvocation:
         """Call the export once; ``ui`` sees every event and answers ``ctx.confirm``.
         Raises only :class:`Interrupted` (``cancel`` was set)."""
         events: list[Event] = []
-        witness = _Witness(self._sandbox)
+        reported: list[HookOutcome] = []
         run = RunContext(ui=RelayUI(ui, events.append), **self._context)
-        chain = HookChain([self.hook], witness, run)  # type: ignore[arg-type] - a chain uses only call_chain
+        chain = HookChain([self.hook], self._sandbox, run, reported.append)
         outcome = _CALLERS[self.point](chain, self.payload, cancel or CancelToken())
-        decision = next(e for e in events if isinstance(e, HookDecision))
-        returned = None if decision.effect == "threw" or decision.failed_closed else witness.returned
-        return HookCall(self.hook.name, self.point, self.payload, returned, decision, outcome,
+        decision = next(e for e in events if isinstance(e, HookDecision))  # as the front end saw it: scrubbed
+        return HookCall(self.hook.name, self.point, self.payload, reported[0].returned, decision, outcome,
                         tuple(e for e in events if not isinstance(e, HookDecision)))
 
     def run_interruptibly(self, ui: UI) -> HookCall | None:
@@ -281,25 +279,6 @@ def _usable_hook(catalog: Catalog, name: str, point: str) -> Hook:
     if point not in hook.points:
         raise ConfigError(f"hook {name} ({hook.path}) does not export {point}; it handles {', '.join(hook.points)}")
     return hook
-
-
-class _Witness:
-    """The sandbox, keeping what the handler returned (the chain keeps only its effect)."""
-
-    def __init__(self, sandbox: SandboxLike) -> None:
-        self._sandbox = sandbox
-        self.returned: JSValue | None = None
-
-    def call(self, *args: Any, **kwargs: Any) -> JSValue:
-        self.returned = self._sandbox.call(*args, **kwargs)
-        return self.returned
-
-    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
-                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
-                   frozen: Sequence[tuple[int, str]] = (),
-                   on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
-        """The one hook's point as one :meth:`call`, so that its returned value is kept."""
-        chain_by_calls(self.call, links, export, payload, rule, host_for, cancel, frozen, on_step)
 
 
 # -- calling each point through the chain ---------------------------------------------------
