@@ -38,7 +38,7 @@ from ..hooks import HookChain, HookOutcome
 from ..runtime.seams import RunHost
 from ..secrets import redact_config
 from ..tools.model import Hook, ToolResult
-from ..ui import UI, Answer, ConfirmPolicy, confirm_policy
+from ..ui import UI, Answer, ConfirmPolicy, ScrubbingUI, confirm_policy
 from .protocols import CAN_ASK, GateEvent, Verdict, agent_arguments
 
 __all__ = ["DEFAULT_TIMEOUT", "Decision", "GateSettings", "GateTimeout", "GateUI", "decide_call",
@@ -122,7 +122,7 @@ def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, sessi
     config = rienda.config()
     hooks = _hooks(rienda, list(agent.hooks), config, cancel)
     ui = GateUI(settings.confirm, event.agent in CAN_ASK)
-    run = RunContext(workdir=_workdir(event, rienda.workdir), ui=ui,
+    run = RunContext(workdir=_workdir(event, rienda.workdir), ui=ScrubbingUI(ui),
                      session={"id": session_id, "gate": event.ctx()}, agent=agent.to_ctx(),
                      config=redact_config(config), env=dict(os.environ) if env is None else dict(env))
     outcomes: list[HookOutcome] = []

@@ -44,7 +44,7 @@ from ..sessions.seen import saw
 from ..sessions.writer import SessionWriter
 from ..secrets import scrub_text
 from ..tools.model import Catalog
-from ..ui import WrappingUI
+from ..ui import EventSink
 
 __all__ = ["AUTO_TARGET", "CompactionState", "Compactable", "compact", "due", "request_fill", "sent_messages", "tool_specs",
            "window_of"]
@@ -203,8 +203,11 @@ def _summary(setup: Compactable, plan: Plan, gate: CompactGate, window: int | No
     return response.text.strip()
 
 
-class _Quiet(WrappingUI):
-    """The run's UI without the summariser's streamed text (it is not the agent's answer)."""
+class _Quiet:
+    """The run's events without the summariser's streamed text (it is not the agent's answer)."""
+
+    def __init__(self, front: EventSink) -> None:
+        self.front = front
 
     def emit(self, event: Event) -> None:
         if not isinstance(event, (TextDelta, ThinkingDelta)):

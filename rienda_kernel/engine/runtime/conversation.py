@@ -25,7 +25,7 @@ from ..providers import provider_for
 from ..providers.choice import choose_default_model
 from ..secrets import redact_config, scrub_text
 from ..tools.mcp.catalog import declared_tools
-from ..ui import ScrubbingUI, UI
+from ..ui import EventSink, FrontEnd, ScrubbingUI
 from ..sessions.messages import Message
 from ..sessions.reading import LoadedSession
 from ..sessions.store import SessionWriter, new_session_id
@@ -82,7 +82,7 @@ class Conversation:
         self.compaction.pins = pinned(loaded.records, loaded.messages)
         self._known_size = loaded.size
 
-    def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
+    def run(self, prompt: str, ui: FrontEnd, cancel: CancelToken | None = None) -> RunResult:
         """Run one prompt. Never raises for the run's own failures: the result's
         ``reason`` and ``error`` say what happened (bad setup is ``error`` too). Every
         event reaches ``ui`` scrubbed of secrets."""
@@ -103,7 +103,7 @@ class Conversation:
             self._known_size = setup.writer.size()
             setup.writer.close()
 
-    def compact(self, ui: UI, instructions: str | None = None, cancel: CancelToken | None = None) -> Compaction:
+    def compact(self, ui: FrontEnd, instructions: str | None = None, cancel: CancelToken | None = None) -> Compaction:
         """Compact the session now (``reason`` ``manual``), through the agent's hooks; the
         :class:`Compaction` it came to (said to ``ui`` too). A session that holds nothing yet,
         or a setup that fails, is a ``failed`` one naming why. Never raises but for a stop."""
@@ -138,7 +138,7 @@ class Conversation:
         self.compaction.pins.add(index)
         return index
 
-    def _not_compacted(self, ui: UI, why: str) -> Compaction:
+    def _not_compacted(self, ui: EventSink, why: str) -> Compaction:
         event = Compaction("failed", "manual", 0, 0, message=f"compaction failed: {why}")
         ui.emit(event)
         return event
@@ -147,7 +147,7 @@ class Conversation:
         """Nothing to release: a run releases the session when it ends. Kept so that front
         ends can say when they are done with a conversation."""
 
-    def _setup(self, ui: UI, cancel: CancelToken) -> TurnSetup:
+    def _setup(self, ui: ScrubbingUI, cancel: CancelToken) -> TurnSetup:
         if self.parent_session_id and self.link is None:
             raise ConfigError(f"session {self.session_id} is a sub-agent's run, started by session "
                               f"{self.parent_session_id}: resume that session instead")
@@ -192,7 +192,7 @@ class Conversation:
             provider, name = provider_for(settings.model, config)
             self.compaction.summariser = (provider, name, settings.model)
 
-    def _choose_model(self, ui: UI) -> str:
+    def _choose_model(self, ui: EventSink) -> str:
         """The built-in default agent's model when nothing names one; said in one line."""
         choice = choose_default_model(self.rienda.home / "config.yaml")
         ui.emit(Notify(source="rienda", title="model", body=choice.line()))

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from ..cancel import CancelToken
+from ..common.json_value import JSONObject
 from ..events import Confirm, Event, HookDecision
 from ..ui import Answer, Approvals, ScrubbingUI
 
 __all__ = ["RunUI"]
 
+_Append = Callable[[JSONObject], None]  # appends one record to the run's session (its writer's append_record)
+
 
 class RunUI(ScrubbingUI):
-    """The front end's (scrubbing) UI, plus the session's memory: hook decisions are saved,
-    and a request allowed "for this session" (same title and body) is not asked again.
-    Events and questions are scrubbed once, by ``front`` (the ScrubbingUI the run got);
-    decisions are saved with the run's ``depth`` (0 at the top, n in a sub-agent's run)."""
+    """The front end's (scrubbing) UI, plus the session's memory: hook decisions and
+    confirms are saved (``record``), and a request allowed "for this session" (same title
+    and body) is not asked again. Events and questions are scrubbed once, by ``front`` (the
+    ScrubbingUI the run got), so they pass here as they are; decisions are saved with the
+    run's ``depth`` (0 at the top, n in a sub-agent's run)."""
 
-    def __init__(self, front: ScrubbingUI, record: Any, approvals: set[tuple[str, str]] | Approvals,
+    def __init__(self, front: ScrubbingUI, record: _Append, approvals: set[tuple[str, str]] | Approvals,
                  depth: int = 0) -> None:
         super().__init__(front)
         self._record = record
@@ -36,5 +40,3 @@ class RunUI(ScrubbingUI):
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         return Answer(*self.front.ask(title, body, cancel))
-
-

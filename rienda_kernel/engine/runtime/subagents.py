@@ -50,7 +50,7 @@ from ..hooks import chain_hooks, declared_hooks
 from ..builtins.agent import DESCRIPTION, NAME, PARAMETERS, run_agent
 from ..tools.model import BuiltinHost, BuiltinTool, Catalog, Hook, ToolResult
 from .seams import Limit, Link, RunHost
-from ..ui import UI, Answer, ScrubbingUI
+from ..ui import Answer, ScrubbingUI
 
 if TYPE_CHECKING:
     from ..cancel import CancelToken
@@ -75,7 +75,7 @@ class ChildUI(ScrubbingUI):
     before it, and neither names a session (none was made). A run's events come in order,
     from the thread running it."""
 
-    def __init__(self, front: UI, link: Link) -> None:
+    def __init__(self, front: ScrubbingUI, link: Link) -> None:
         super().__init__(front)
         self.link = link
         self._session_id: str | None = None
@@ -105,15 +105,15 @@ class Subagents:
     agent: Agent  # the run's agent
     session_id: str
     hooks: tuple[Hook, ...]  # the run's whole chain
-    front: UI
+    front: ScrubbingUI
     depth: int
     path: tuple[str, ...]
     limit: Limit
     max_turns: int | None
 
     @classmethod
-    def of(cls, rienda: RunHost, agent: Agent, config: dict[str, Any], catalog: Catalog, session_id: str, ui: UI,
-           link: Link | None, max_turns: int | None) -> Subagents:
+    def of(cls, rienda: RunHost, agent: Agent, config: dict[str, Any], catalog: Catalog, session_id: str,
+           ui: ScrubbingUI, link: Link | None, max_turns: int | None) -> Subagents:
         """The sub-agents of a run of ``agent`` in ``session_id`` (``ui``: its front end), a
         top-level run or, with ``link``, a child's."""
         own = declared_hooks(catalog.hooks, agent.hooks, agent.fail_closed)

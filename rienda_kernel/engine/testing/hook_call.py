@@ -45,7 +45,7 @@ from ..sandbox.protocol import ChainRunner, JSValue
 from ..secrets import redact_config, scrub
 from ..sessions.store import new_session_id
 from ..tools.model import ToolResult
-from ..ui import UI, RelayUI
+from ..ui import FrontEnd, RelayUI, ScrubbingUI
 
 if TYPE_CHECKING:
     import jsonschema
@@ -165,19 +165,19 @@ class HookInvocation:
         self._sandbox = sandbox
         self._context = context
 
-    def run(self, ui: UI, cancel: CancelToken | None = None) -> HookCall:
+    def run(self, ui: FrontEnd, cancel: CancelToken | None = None) -> HookCall:
         """Call the export once; ``ui`` sees every event and answers ``ctx.confirm``.
         Raises only :class:`Interrupted` (``cancel`` was set)."""
         events: list[Event] = []
         reported: list[HookOutcome] = []
-        run = RunContext(ui=RelayUI(ui, events.append), **self._context)
+        run = RunContext(ui=ScrubbingUI(RelayUI(ui, events.append)), **self._context)
         chain = HookChain([self.hook], self._sandbox, run, reported.append)
         outcome = _CALLERS[self.point](chain, self.payload, cancel or CancelToken())
         decision = next(e for e in events if isinstance(e, HookDecision))  # as the front end saw it: scrubbed
         return HookCall(self.hook.name, self.point, self.payload, reported[0].returned, decision, outcome,
                         tuple(e for e in events if not isinstance(e, HookDecision)))
 
-    def run_interruptibly(self, ui: UI) -> HookCall | None:
+    def run_interruptibly(self, ui: FrontEnd) -> HookCall | None:
         """:meth:`run` on a worker thread while the calling (main) thread waits, so Ctrl-C
         stops the hook wherever it is; None when it was stopped."""
         def work(cancel: CancelToken) -> HookCall | None:
