@@ -38,7 +38,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "builtins.code_runner": ("CodeRunner", "Runner"),
     "builtins.notebook": ("PythonNamespace", "notebook_tools", "with_error"),
     "builtins.standard": ("BUILTIN_TOOLS",),
-    "cancel": ("CancelToken", "run_interruptibly", "signals_wake"),
+    "cancel": ("CancelToken", "run_interruptibly", "settle", "signals_wake"),
     "errors": ("ArgumentsError", "ConfigError", "ContextOverflow", "ExtensionError", "Interrupted", "OutOfMemory",
                "PayloadError", "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
                "SessionWriteError"),

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..cancel import CancelToken
+from ..cancel import CancelToken, on_thread, wait_for
 from ..ctx.host import RunContext
 from ..errors import ConfigError, RiendaError
 from ..events import Confirm, Event, HookDecision
@@ -169,25 +168,12 @@ def decide_within(work: Callable[[CancelToken], Decision], timeout: float) -> De
     """``work(cancel)`` on a thread of its own, bounded: its Decision, what it raised, or
     :class:`GateTimeout` once ``timeout`` seconds pass (the hooks are cancelled then)."""
     cancel = CancelToken()
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def target() -> None:
-        try:
-            box["value"] = work(cancel)
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=target, name="rienda-gate", daemon=True).start()
-    if not done.wait(timeout):
+    decision = on_thread(lambda: work(cancel), "rienda-gate")
+    if not wait_for(decision, timeout=timeout):
         cancel.cancel()
-        done.wait(_GRACE)
+        wait_for(decision, timeout=_GRACE)
         raise GateTimeout(f"no decision within {timeout:g} s (the gate's timeout); the hooks were stopped")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return decision.result()
 
 
 def _hooks(rienda: RunHost, names: list[str], config: dict[str, Any], cancel: CancelToken) -> list[Hook]:
