@@ -118,7 +118,8 @@ class HookChain:
 
     ``sandbox`` is only what the chain calls (:class:`.sandbox.protocol.ChainRunner`: every
     sandbox is one); ``on_outcome``, when given, hears each hook's :class:`HookOutcome`
-    right after its decision is recorded, before the next hook's outcome is judged.
+    right after its decision is recorded, before the next hook's outcome is judged, on the
+    thread that runs the chain; it must not raise.
     """
 
     def __init__(self, hooks: Sequence[Hook], sandbox: ChainRunner, run: RunContext,

@@ -71,9 +71,9 @@ class MainThreadPump:
                   signalled: int | None = None) -> bool:
         """Run jobs until ``done()``; Ctrl-C calls ``on_interrupt`` and keeps waiting for
         the turn to wind down. Returns whether an interrupt happened. Whoever makes
-        ``done()`` true then calls :meth:`wake`. The wait is on the job queue and on ``signalled`` (readable
-        at every signal, whichever thread got it: the signal's handler then runs here):
-        no polling."""
+        ``done()`` true then calls :meth:`wake`. The wait is on the job queue and on
+        ``signalled`` (readable at every signal, whichever thread got it: the signal's
+        handler then runs here): no polling."""
         interrupted = False
         while True:
             try:  # the check is inside: Ctrl-C may land on any bytecode of the loop

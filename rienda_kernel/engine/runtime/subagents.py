@@ -66,8 +66,8 @@ __all__ = ["ChildUI", "Subagents", "fit_agent_tool",
 class ChildUI(ScrubbingUI):
     """A child run's window on the top-level front end ``front`` (which scrubs): every
     event tagged with the child's depth and its session's id, its ``RunStart`` with the
-    parent session and call; every question titled with the sub-agent's name. Policy and
-    person are ``front``'s.
+    parent session and call; every question titled with the sub-agent's name, then put
+    to ``front``, whose policy is the child's.
 
     The session's id is known at the child's ``RunStart``; what the child reports before
     it (while its agent is set up) is held until then and goes out first, with the id. A
