@@ -221,7 +221,7 @@ def settle(future: Future[_T], work: Callable[[], _T]) -> None:
         future.set_result(value)
 
 
-def on_thread(work: Callable[[], _T], name: str) -> Future[_T]:
+def on_thread(work: Callable[[], _T], *, name: str) -> Future[_T]:
     """``work()`` on a daemon thread of its own, named ``name``: the future of its outcome
     (:func:`settle`)."""
     future: Future[_T] = Future()

@@ -129,15 +129,15 @@ def test_settle_runs_nothing_for_a_future_cancelled_before_it_started():
 
 def test_on_thread_runs_the_work_on_a_thread_of_its_own_and_the_reader_gets_its_error():
     names: list[str] = []
-    future = on_thread(lambda: names.append(threading.current_thread().name) or "done", "rienda-test")
+    future = on_thread(lambda: names.append(threading.current_thread().name) or "done", name="rienda-test")
     assert future.result(timeout=30) == "done" and names == ["rienda-test"]
     with pytest.raises(ConfigError, match="broken"):
-        on_thread(raising(ConfigError("broken")), "rienda-test").result(timeout=30)
+        on_thread(raising(ConfigError("broken")), name="rienda-test").result(timeout=30)
 
 
 def test_wait_for_returns_at_the_outcome_a_stop_or_the_timeout_whichever_comes_first():
     release = threading.Event()
-    future = on_thread(lambda: "released" if release.wait(60) else "never released", "rienda-test")
+    future = on_thread(lambda: "released" if release.wait(60) else "never released", name="rienda-test")
     assert wait_for(future, timeout=0.01) is False  # the timeout: not done, and nothing cancelled
     cancel = CancelToken()
     threading.Thread(target=cancel.cancel).start()

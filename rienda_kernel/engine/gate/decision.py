@@ -168,7 +168,7 @@ def decide_within(work: Callable[[CancelToken], Decision], timeout: float) -> De
     """``work(cancel)`` on a thread of its own, bounded: its Decision, what it raised, or
     :class:`GateTimeout` once ``timeout`` seconds pass (the hooks are cancelled then)."""
     cancel = CancelToken()
-    decision = on_thread(lambda: work(cancel), "rienda-gate")
+    decision = on_thread(lambda: work(cancel), name="rienda-gate")
     if not wait_for(decision, timeout=timeout):
         cancel.cancel()
         wait_for(decision, timeout=_GRACE)
