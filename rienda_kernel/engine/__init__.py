@@ -38,7 +38,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "builtins.code_runner": ("CodeRunner", "Runner"),
     "builtins.notebook": ("PythonNamespace", "notebook_tools", "with_error"),
     "builtins.standard": ("BUILTIN_TOOLS",),
-    "cancel": ("CancelToken", "run_interruptibly", "signals_wake"),
+    "cancel": ("CancelToken", "run_interruptibly", "settle", "signals_wake"),
     "errors": ("ArgumentsError", "ConfigError", "ContextOverflow", "ExtensionError", "Interrupted", "OutOfMemory",
                "PayloadError", "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
                "SessionWriteError"),
@@ -70,8 +70,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "testing.report": ("ReplayReport",),
     "tools.invoke": ("OUTPUT_CAP",),
     "tools.model": ("HOOK_POINTS", "NAME_RULE", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "ToolResult"),
-    "ui": ("ASK_PROMPT", "CONFIRM_POLICIES", "Answer", "ConfirmPolicy", "How", "NonInteractiveUI", "Person",
-           "ScrubbingUI", "UI", "Via", "confirm_policy", "typed_answer"),
+    "ui": ("ASK_PROMPT", "CONFIRM_POLICIES", "Answer", "Asker", "ConfirmPolicy", "EventSink", "FrontEnd", "How",
+           "NonInteractiveUI", "Person", "PersonAsker", "Recorder", "ScrubbingUI", "UI", "Via", "confirm_policy",
+           "typed_answer"),
 }
 
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -10,6 +10,12 @@ Front ends call :meth:`CancelToken.cancel` at every interrupt (Ctrl-C, the kerne
 button, SIGTERM). The first stops the run; the work that must still have its chance after
 a stop (``afterRun``, ``afterModelResponse`` reviewing a partial answer) runs under a
 token from :meth:`CancelToken.for_wind_down`, which the next interrupt stops.
+
+A result handed from one thread to another is a :class:`concurrent.futures.Future`:
+:func:`settle` runs the work into one (on whatever thread runs it), :func:`on_thread`
+starts a thread for it, and :func:`wait_for` waits for it, for a token and for a timeout,
+whichever comes first. The waiting thread then reads ``future.result()``: the value, or
+the exception the work raised, raised again there.
 """
 
 from __future__ import annotations
@@ -20,12 +26,16 @@ import select
 import signal
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any
+from types import FrameType
+from typing import TypeVar
 
 from .errors import Interrupted
 
-__all__ = ["CancelToken", "abandon_on_cancel", "run_interruptibly", "signals_wake"]
+__all__ = ["CancelToken", "abandon_on_cancel", "on_thread", "run_interruptibly", "settle", "signals_wake", "wait_for"]
+
+_T = TypeVar("_T")
 
 
 class CancelToken:
@@ -87,7 +97,11 @@ class CancelToken:
                 key = self._next_key
                 self._next_key += 1
                 self._callbacks[key] = callback
-                return lambda: self._callbacks.pop(key, None)
+
+                def unregister() -> None:
+                    self._callbacks.pop(key, None)
+
+                return unregister
         callback()
         return lambda: None
 
@@ -100,8 +114,8 @@ class CancelToken:
             raise Interrupted("stopped")
 
 
-def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | None = None, *,
-                      signals: tuple[int, ...] = (signal.SIGINT,)) -> tuple[Any, int | None]:
+def run_interruptibly(work: Callable[[CancelToken], _T], cancel: CancelToken | None = None, *,
+                      signals: tuple[int, ...] = (signal.SIGINT,)) -> tuple[_T, int | None]:
     """Run ``work(cancel)`` in a thread while the calling (main) thread waits, so that each
     of ``signals`` that arrives (SIGINT is Ctrl-C; add SIGTERM to treat it alike) cancels the
     token once more instead of abandoning the work; returns (its result, the number of the
@@ -117,46 +131,35 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
     another thread (one blocked in a system call) still wakes it.
     """
     cancel = cancel or CancelToken()
-    box: dict[str, Any] = {}
-    done = threading.Event()
+    outcome: Future[_T] = Future()
     arrived: list[int] = []
     bell = _Bell()
+    outcome.add_done_callback(lambda _: bell.ring())  # on the worker thread, once the outcome is set
 
-    def target() -> None:
-        try:
-            box["value"] = work(cancel)
-        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, raised there
-            box["error"] = exc
-        finally:
-            done.set()
-            bell.ring()
-
-    def noted(signum: int, _frame: Any) -> None:
+    def noted(signum: int, _frame: FrameType | None) -> None:
         arrived.append(signum)
         bell.ring()  # a write to a pipe: no lock a handler could find held
 
     previous = _handle(signals, noted)
-    worker = threading.Thread(target=target, name="rienda-run", daemon=True)
+    worker = threading.Thread(target=settle, args=(outcome, lambda: work(cancel)), name="rienda-run", daemon=True)
     worker.start()
     try:
         with signals_wake(bell.fd):
-            _wait_for_the_work(bell, done, arrived, cancel)
+            _wait_for_the_work(bell, outcome, arrived, cancel)
     finally:
         for signum, handler in previous.items():  # None: a handler not set from Python
             signal.signal(signum, signal.default_int_handler if handler is None and signum == signal.SIGINT
                           else signal.SIG_DFL if handler is None else handler)
-        if done.is_set():
+        if outcome.done():
             worker.join()  # it rang last: the bell may close
             bell.close()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value"), (arrived[0] if arrived else None)
+    return outcome.result(), (arrived[0] if arrived else None)
 
 
-def _wait_for_the_work(bell: _Bell, done: threading.Event, arrived: list[int], cancel: CancelToken) -> None:
+def _wait_for_the_work(bell: _Bell, outcome: Future[_T], arrived: list[int], cancel: CancelToken) -> None:
     """Sleep on ``bell`` until the work is done; each signal noted meanwhile cancels once more."""
     handled = 0
-    while not done.is_set() or handled < len(arrived):
+    while not outcome.done() or handled < len(arrived):
         try:
             bell.wait()
         except KeyboardInterrupt:
@@ -184,7 +187,7 @@ def signals_wake(fd: int | None) -> Iterator[None]:
         signal.set_wakeup_fd(previous)
 
 
-def abandon_on_cancel(work: Callable[[], Any], cancel: CancelToken, what: str) -> Any:
+def abandon_on_cancel(work: Callable[[], _T], cancel: CancelToken, what: str) -> _T:
     """``work()`` (a system call that may block: opening a FIFO nobody writes, reading a
     file another process holds a lease on, a hung network file system) on another thread,
     while the calling thread waits for it or for ``cancel``, whichever comes first.
@@ -196,28 +199,51 @@ def abandon_on_cancel(work: Callable[[], Any], cancel: CancelToken, what: str) -
     handing work to a waiting thread costs far less than starting one.
     """
     cancel.raise_if_cancelled()
-    box: dict[str, Any] = {}
-    finished = threading.Event()
-
-    def job() -> None:
-        try:
-            box["value"] = work()
-        except BaseException as exc:  # noqa: BLE001 - raised again on the waiting thread
-            box["error"] = exc
-        finally:
-            finished.set()
-
-    unregister = cancel.on_cancel(finished.set)
-    try:
-        _BLOCKING.run(job)
-        finished.wait()
-    finally:
-        unregister()
-    if "error" in box:
-        raise box["error"]
-    if "value" in box:
-        return box["value"]
+    outcome: Future[_T] = Future()
+    _BLOCKING.run(lambda: settle(outcome, work))
+    if wait_for(outcome, cancel):
+        return outcome.result()
     raise Interrupted(f"{what} interrupted")
+
+
+def settle(future: Future[_T], work: Callable[[], _T]) -> None:
+    """Run ``work()`` on this thread and set ``future`` to its outcome: what it returned,
+    or what it raised (a BaseException too: a KeyboardInterrupt or SystemExit in the work
+    is raised again by ``future.result()`` on the thread that reads it, never lost here).
+    Does nothing when ``future`` was cancelled before it started."""
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        value = work()
+    except BaseException as exc:  # noqa: BLE001 - handed to the thread that reads the future, raised there
+        future.set_exception(exc)
+    else:
+        future.set_result(value)
+
+
+def on_thread(work: Callable[[], _T], *, name: str) -> Future[_T]:
+    """``work()`` on a daemon thread of its own, named ``name``: the future of its outcome
+    (:func:`settle`)."""
+    future: Future[_T] = Future()
+    threading.Thread(target=settle, args=(future, work), name=name, daemon=True).start()
+    return future
+
+
+def wait_for(future: Future[_T], cancel: CancelToken | None = None, timeout: float | None = None) -> bool:
+    """Block until ``future`` is done, ``cancel`` is set or ``timeout`` seconds pass,
+    whichever comes first (no polling); whether ``future`` is done. Cancels nothing: what
+    to do with work that is not done is the caller's."""
+    if future.done():
+        return True
+    woken = threading.Event()
+    future.add_done_callback(lambda _: woken.set())
+    forget = cancel.on_cancel(woken.set) if cancel is not None else None
+    try:
+        woken.wait(timeout)
+    finally:
+        if forget is not None:
+            forget()
+    return future.done()
 
 
 class _BlockingThreads:
@@ -283,7 +309,11 @@ class _Bell:
         os.close(self._write)
 
 
-def _handle(signals: tuple[int, ...], handler: Callable[[int, Any], None]) -> dict[int, Any]:
+# A signal's handler as signal.signal takes and returns it.
+_Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+
+
+def _handle(signals: tuple[int, ...], handler: Callable[[int, FrameType | None], None]) -> dict[int, _Handler]:
     """Install ``handler`` for ``signals`` when on the main thread; the handlers it replaced."""
     if threading.current_thread() is not threading.main_thread():
         return {}

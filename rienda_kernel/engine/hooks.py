@@ -20,7 +20,10 @@ Contracts (Rienda's hooks documentation):
   further hook is consulted (the sandbox stops the chain there: the rule it runs names the
   fail-closed links). At the other points it is skipped like any other.
 - Every hook call is recorded as a :class:`HookDecision` event (the decision ledger), as
-  soon as its outcome is known.
+  soon as its outcome is known, and then reported to the chain's ``on_outcome``, if any,
+  as a :class:`HookOutcome`: the hook, what its handler returned or failed with, and that
+  decision. A caller that needs more than the ledger (the gate: did a hook say ``allow:
+  true``; ``rienda hook``: the value returned) reads it there.
 
 The rules of what a returned field replaces live in :mod:`.sandbox.chain`, which the
 sandbox follows too: the sandbox's ``call_chain`` runs one point's hooks (the product's as
@@ -30,21 +33,21 @@ one job: one round trip to a worker process, each hook still in a fresh runtime 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from .cancel import CancelToken
+from .common.json_value import JSON, JSONObject
 from .errors import SandboxError
-from .events import Diagnostic, HookDecision
+from .events import Diagnostic, Event, HookDecision, HookEffect
 from .home.agents import AGENT_SOURCE
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
-from .sandbox.chain import ChainRule, Outcome, merge, refuses
-from .sandbox.protocol import SandboxLike
+from .sandbox.chain import ChainRule, JSValue, Outcome, merge, refuses
+from .sandbox.protocol import ChainRunner
 from .tools.model import Hook, ToolResult
 
-__all__ = ["CompactGate", "HookChain", "ModelResponse", "ToolGate", "chain_hooks", "declared_hooks",
+__all__ = ["CompactGate", "HookChain", "HookOutcome", "ModelResponse", "ToolGate", "chain_hooks", "declared_hooks",
            "inert_fail_closed"]
 
 
@@ -77,7 +80,7 @@ class ToolGate:
     the error of the fail-closed hook whose failure refused it)."""
 
     allowed: bool
-    arguments: Any
+    arguments: JSON
     reason: str | None = None
     refused_by: str | None = None
     failed: str | None = None
@@ -111,12 +114,20 @@ class ModelResponse:
 
 
 class HookChain:
-    """The hooks one agent declares, bound to a run's context and the sandbox."""
+    """The hooks one agent declares, bound to a run's context and what runs them.
 
-    def __init__(self, hooks: Sequence[Hook], sandbox: SandboxLike, run: RunContext) -> None:
+    ``sandbox`` is only what the chain calls (:class:`.sandbox.protocol.ChainRunner`: every
+    sandbox is one); ``on_outcome``, when given, hears each hook's :class:`HookOutcome`
+    right after its decision is recorded, before the next hook's outcome is judged, on the
+    thread that runs the chain; it must not raise.
+    """
+
+    def __init__(self, hooks: Sequence[Hook], sandbox: ChainRunner, run: RunContext,
+                 on_outcome: Callable[[HookOutcome], None] | None = None) -> None:
         self.hooks = list(hooks)
         self.sandbox = sandbox
         self.run = run
+        self.on_outcome = on_outcome
 
     # -- the six points ----------------------------------------------------------------
     def before_run(self, session_id: str, agent_id: str, model_id: str, cancel: CancelToken) -> None:
@@ -132,7 +143,8 @@ class HookChain:
         """The system prompt for this turn only."""
         snapshot = [{"role": m.role, "text": m.text} for m in messages]
         request = {"system": system, "model": model, "messages": snapshot}
-        return self._point("beforeModelRequest", [request], _SYSTEM, cancel, frozen=[(0, "messages")]).fields["system"]
+        return str(self._point("beforeModelRequest", [request], _SYSTEM, cancel, frozen=[(0, "messages")])
+                   .fields["system"])
 
     def after_model_response(self, response: ModelResponse, cancel: CancelToken) -> ModelResponse:
         payload = {"text": response.text, "thinking": response.thinking,
@@ -140,7 +152,7 @@ class HookChain:
         fields = self._point("afterModelResponse", [payload], _RESPONSE, cancel, frozen=[(0, "toolCalls")]).fields
         return ModelResponse(fields["text"], fields["thinking"], response.tool_calls)
 
-    def before_tool_execute(self, call_id: str, name: str, arguments: Any, cancel: CancelToken) -> ToolGate:
+    def before_tool_execute(self, call_id: str, name: str, arguments: JSON, cancel: CancelToken) -> ToolGate:
         call = {"id": call_id, "name": name, "arguments": arguments}
         end = self._point("beforeToolExecute", [call], _GATE, cancel, call_id=call_id)
         if end.refused_by is not None:
@@ -148,7 +160,7 @@ class HookChain:
         return ToolGate(True, end.fields["arguments"])
 
     def after_tool_execute(
-        self, call_id: str, name: str, arguments: Any, result: ToolResult, cancel: CancelToken
+        self, call_id: str, name: str, arguments: JSON, result: ToolResult, cancel: CancelToken
     ) -> ToolResult:
         call = {"id": call_id, "name": name, "arguments": arguments}
         fields = self._point("afterToolExecute", [call, result.to_js()], _RESULT, cancel, call_id=call_id).fields
@@ -171,17 +183,18 @@ class HookChain:
     def after_compact(self, summary: str, tokens_before: int, tokens_after: int, cancel: CancelToken) -> str:
         """``{summary, tokensBefore, tokensAfter}`` → the summary the session keeps."""
         payload = {"summary": summary, "tokensBefore": tokens_before, "tokensAfter": tokens_after}
-        return self._point("afterCompact", [payload], _SUMMARY, cancel).fields["summary"]
+        return str(self._point("afterCompact", [payload], _SUMMARY, cancel).fields["summary"])
 
     # -- machinery -----------------------------------------------------------------------
     def _handling(self, point: str) -> list[Hook]:
         return [hook for hook in self.hooks if point in hook.points]
 
     def _point(
-        self, point: str, payload: list[Any], rule: ChainRule, cancel: CancelToken,
+        self, point: str, payload: list[JSON], rule: ChainRule, cancel: CancelToken,
         frozen: Sequence[tuple[int, str]] = (), call_id: str | None = None,
     ) -> _End:
-        """Run the point's hooks in order; each outcome is judged and recorded as it comes.
+        """Run the point's hooks in order; each outcome is judged, recorded and reported as
+        it comes.
 
         The sandbox's ``call_chain`` runs it (the product's as one job, each hook still in a
         runtime of its own; the in-process one a ``call`` at a time); every sandbox follows
@@ -197,25 +210,30 @@ class HookChain:
         clock = [time.perf_counter()]
         heard = [0]  # how many hooks' outcomes came
 
-        def on_step(index: int, outcome: Outcome) -> None:
-            heard[0] = index + 1
+        def judged(index: int, outcome: Outcome) -> HookDecision:
+            """Hook ``index``'s outcome judged, its decision recorded."""
             hook = hooks[index]
             if isinstance(outcome, SandboxError) and rule.closes_on_failure(index):
-                self._failed_closed(hook, point, outcome, _Reply(None, _ms_since(clock[0])), call_id, end)
-                return
+                return self._failed_closed(hook, point, outcome, _ms_since(clock[0]), call_id, end)
             reply = self._judge(hook, point, outcome, clock[0], call_id)
             clock[0] = time.perf_counter()
-            if reply.value is None:
-                return
+            if isinstance(reply, HookDecision):
+                return reply
             if rule.refusable and refuses(reply.value, rule.stop):
                 reason = reply.value.get("reason")
                 end.reason = reason if isinstance(reason, str) and reason else None
                 end.refused_by = hook.name
-                self._decided(hook, point, reply, "refused", call_id=call_id, reason=end.reason)
-                return
-            updated = self._apply(hook, point, reply, end.fields, types, call_id=call_id)
+                return self._decided(hook, point, reply.duration_ms, "refused", call_id=call_id, reason=end.reason)
+            updated, decision = self._apply(hook, point, reply, end.fields, types, call_id)
             end.writers.update({key: hook.name for key in updated if updated[key] != end.fields[key]})
             end.fields = updated
+            return decision
+
+        def on_step(index: int, outcome: Outcome) -> None:
+            heard[0] = index + 1
+            decision = judged(index, outcome)
+            if self.on_outcome is not None:
+                self.on_outcome(HookOutcome(hooks[index], outcome, decision))
 
         def host(index: int) -> Host:
             return Host(self.run, f"hook:{hooks[index].name}.{point}", cancel)
@@ -229,57 +247,78 @@ class HookChain:
                     on_step(index, exc)
         return end
 
-    def _failed_closed(self, hook: Hook, point: str, error: SandboxError, reply: _Reply, call_id: str | None,
-                       end: _End) -> None:
+    def _failed_closed(self, hook: Hook, point: str, error: SandboxError, duration_ms: float, call_id: str | None,
+                       end: _End) -> HookDecision:
         """A fail-closed hook failed: the call is refused, saying which hook and why."""
         end.refused_by, end.failed = hook.name, str(error)
         end.reason = f"hook {hook.name} failed and fails closed, so the call is refused: {error}"
         self._emit(Diagnostic(f"hook:{hook.name}.{point}", f"hook {hook.name} failed in {point}; it fails closed, "
                               f"so the call was refused: {error}", path=hook.path))
-        self._decided(hook, point, reply, "refused", call_id=call_id, reason=end.reason, error=end.failed,
-                      failed_closed=True)
+        return self._decided(hook, point, duration_ms, "refused", call_id=call_id, reason=end.reason,
+                             error=end.failed, failed_closed=True)
 
-    def _judge(self, hook: Hook, point: str, outcome: Outcome, started: float, call_id: str | None) -> _Reply:
-        """A handler's outcome as a reply: its returned object, or None for no opinion (or
-        a failure, reported). Records the decision unless the object is still to apply."""
+    def _judge(self, hook: Hook, point: str, outcome: Outcome, started: float,
+               call_id: str | None) -> _Reply | HookDecision:
+        """A handler's outcome: the object it returned, still to apply (a :class:`_Reply`),
+        or the decision recorded for anything else (a failure, reported; nothing; a value
+        that is not an object, reported)."""
         source = f"hook:{hook.name}.{point}"
+        duration_ms = _ms_since(started)
         if isinstance(outcome, SandboxError):
-            reply = _Reply(None, _ms_since(started))
             self._emit(Diagnostic(source, f"hook {hook.name} threw in {point} and was skipped: {outcome}",
                                   path=hook.path))
-            self._decided(hook, point, reply, "threw", call_id=call_id, error=str(outcome))
-            return reply
-        reply = _Reply(outcome.value if outcome.kind == "object" else None, _ms_since(started))
+            return self._decided(hook, point, duration_ms, "threw", call_id=call_id, error=str(outcome))
+        if outcome.kind == "object":
+            return _Reply(outcome.value, duration_ms)
         if outcome.kind in ("undefined", "null"):
-            self._decided(hook, point, reply, "none", call_id=call_id)
-        elif outcome.kind != "object":
-            self._emit(Diagnostic(source, f"hook {hook.name} returned {outcome.kind} from {point}; "
-                                  "expected an object or nothing; ignored", path=hook.path))
-            self._decided(hook, point, reply, "invalid", call_id=call_id, error=f"returned {outcome.kind}")
-        return reply
+            return self._decided(hook, point, duration_ms, "none", call_id=call_id)
+        self._emit(Diagnostic(source, f"hook {hook.name} returned {outcome.kind} from {point}; "
+                              "expected an object or nothing; ignored", path=hook.path))
+        return self._decided(hook, point, duration_ms, "invalid", call_id=call_id, error=f"returned {outcome.kind}")
 
     def _apply(
-        self, hook: Hook, point: str, reply: _Reply, current: dict[str, Any],
-        types: dict[str, type], call_id: str | None = None,
-    ) -> dict[str, Any]:
-        """``current`` with the fields the reply replaces; records the decision."""
-        returned = reply.value
-        if returned is None:
-            return current
-        updated, problems = merge(current, returned, types)
+        self, hook: Hook, point: str, reply: _Reply, current: JSONObject,
+        types: dict[str, type], call_id: str | None,
+    ) -> tuple[JSONObject, HookDecision]:
+        """``current`` with the fields the reply replaces, and the decision recorded."""
+        updated, problems = merge(current, reply.value, types)
         if problems:
             self._emit(Diagnostic(f"hook:{hook.name}.{point}",
                                   f"hook {hook.name} {point}: {'; '.join(problems)}; ignored", path=hook.path))
         changes = _changes(current, updated)
-        self._decided(hook, point, reply, "rewrote" if changes else ("invalid" if problems else "none"),
-                      call_id=call_id, changes=changes, error="; ".join(problems) or None)
-        return updated
+        decision = self._decided(hook, point, reply.duration_ms,
+                                 "rewrote" if changes else ("invalid" if problems else "none"),
+                                 call_id=call_id, changes=changes, error="; ".join(problems) or None)
+        return updated, decision
 
-    def _decided(self, hook: Hook, point: str, reply: _Reply, effect: str, **details: Any) -> None:
-        self._emit(HookDecision(hook=hook.name, point=point, effect=effect, duration_ms=reply.duration_ms, **details))
+    def _decided(self, hook: Hook, point: str, duration_ms: float, effect: HookEffect, *, call_id: str | None,
+                 changes: JSONObject | None = None, reason: str | None = None, error: str | None = None,
+                 failed_closed: bool = False) -> HookDecision:
+        """The decision on one hook's outcome, recorded (the ledger) and returned."""
+        decision = HookDecision(hook=hook.name, point=point, effect=effect, changes=changes or {}, reason=reason,
+                                error=error, duration_ms=duration_ms, call_id=call_id, failed_closed=failed_closed)
+        self._emit(decision)
+        return decision
 
-    def _emit(self, event: Any) -> None:
+    def _emit(self, event: Event) -> None:
         self.run.ui.emit(event)
+
+
+@dataclass(frozen=True)
+class HookOutcome:
+    """What one hook came to at one point, as the chain reports it (``on_outcome``): the
+    ``hook``, its ``outcome`` (the :class:`JSValue` its handler returned, or the
+    :class:`SandboxError` it failed with) and the ``decision`` the ledger recorded of it
+    (effect, changes, reason, error, ``duration_ms``)."""
+
+    hook: Hook
+    outcome: Outcome
+    decision: HookDecision
+
+    @property
+    def returned(self) -> JSValue | None:
+        """What the handler returned; None when it failed."""
+        return None if isinstance(self.outcome, SandboxError) else self.outcome
 
 
 # What each point carries from one hook to the next (field -> payload argument), and the
@@ -300,14 +339,14 @@ _RESULT = ChainRule({"text": 1, "isError": 1}, {"text": "string", "isError": "bo
 class _End:
     """Where a point's chain ended: the carried fields, and who refused (if anyone)."""
 
-    fields: dict[str, Any]
+    fields: JSONObject
     refused_by: str | None = None
     reason: str | None = None
     failed: str | None = None  # a fail-closed hook's error, when that refused
     writers: dict[str, str] = field(default_factory=dict)  # field -> the last hook that changed it
 
 
-def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def _changes(before: JSONObject, after: JSONObject) -> JSONObject:
     """Field-level differences, safe to save.
 
     Arguments are compared key by key (``arguments.url``) with both values: the model's
@@ -315,7 +354,7 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     record only their sizes: the text a hook replaced is often what it meant to keep out
     of the session (a redacted secret, a per-turn system prompt).
     """
-    changes: dict[str, Any] = {}
+    changes: JSONObject = {}
     for key, old in before.items():
         new = after[key]
         if old == new and type(old) is type(new):
@@ -336,9 +375,9 @@ _MISSING = object()
 
 @dataclass(frozen=True)
 class _Reply:
-    """A handler's returned object (None: no opinion) and how long it took."""
+    """The object a handler returned, and how long it took."""
 
-    value: dict[str, Any] | None
+    value: JSONObject
     duration_ms: float
 
 

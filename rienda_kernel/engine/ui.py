@@ -1,23 +1,32 @@
 """What a front end gives the engine: where events go and how ``ctx.confirm`` is answered.
 
-The engine calls :meth:`UI.emit` for every event (from any thread, possibly the isolate's)
-and :meth:`UI.confirm` when an extension asks. A front end subclasses :class:`UI` to
-render events; it never decides how a confirm is answered. It states two facts instead:
+A front end is two parts, and the engine depends on each only where it uses it:
 
-- ``policy``: a :data:`ConfirmPolicy`: ``allow`` / ``deny`` (an explicit setting), or
-  ``ask``; the same three words everywhere a person sets it (``rienda --confirm``,
-  config.yaml's ``confirm``, ``$RIENDA_CONFIRM``, kernel.json, ``%rienda confirm``), read
-  by :func:`confirm_policy`;
-- ``person``: a :class:`Person` it can put a question to (buttons, a y/N prompt), or None
-  when nobody can be asked (a batch run). :meth:`UI.ask` is that strategy: it only asks.
+- the sink of its events (:class:`EventSink`): the engine calls ``emit`` for every event,
+  from any thread (possibly the isolate's). What only reports (the hook chain, a model's
+  stream, a compaction) takes a sink and nothing more;
+- the one who is asked (:class:`Asker`). A front end never decides how a confirm is
+  answered. It states two facts instead (:class:`PersonAsker` holds them):
+
+  - ``policy``: a :data:`ConfirmPolicy`: ``allow`` / ``deny`` (an explicit setting), or
+    ``ask``; the same three words everywhere a person sets it (``rienda --confirm``,
+    config.yaml's ``confirm``, ``$RIENDA_CONFIRM``, kernel.json, ``%rienda confirm``), read
+    by :func:`confirm_policy`;
+  - ``person``: a :class:`Person` it can put a question to (buttons, a y/N prompt), or None
+    when nobody can be asked (a batch run). ``ask`` is that strategy: it only asks.
+
+A front end that renders events implements ``emit`` on a :class:`PersonAsker`;
+:class:`UI` is both parts in one object, with a :class:`Recorder` as its sink (what a
+script or a test hands a run; :class:`NonInteractiveUI` has nobody to ask).
 
 :func:`decide` is the one place that turns those facts (and the session's remembered
 approvals) into an :class:`Answer`, in this order: an explicit policy; a request allowed
-"for this session"; the person; otherwise no. It runs once per confirm: in a run, in the
-run's own UI (which holds the session's approvals), never again in a front end's.
+"for this session"; the person; otherwise no. It runs once per confirm, where a run holds
+both parts together (:meth:`ScrubbingUI.confirm`): in a run, in the run's own UI (which
+holds the session's approvals), never in a front end.
 
-The engine puts every front end's UI behind a :class:`ScrubbingUI`, so what a front end
-receives (events, and the title and body of a confirm it asks) never holds a secret.
+The engine puts every front end behind a :class:`ScrubbingUI`, so what a front end
+receives (events, and the title and body of a confirm it is asked) never holds a secret.
 """
 
 from __future__ import annotations
@@ -34,9 +43,10 @@ from .errors import ConfigError
 from .events import Confirm, Event, How, Via
 from .secrets import scrub
 
-__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "CONFIRM_POLICIES", "FOR_THIS_SESSION", "Answer", "Approvals",
-           "ConfirmPolicy", "How", "NonInteractiveUI", "Person", "RelayUI", "ScrubbingUI", "UI", "Via", "WrappingUI",
-           "confirm_policy", "decide", "scrub_event", "typed_answer"]
+__all__ = ["ALLOWED_EARLIER", "ASK_PROMPT", "CONFIRM_POLICIES", "FOR_THIS_SESSION", "Answer", "Approvals", "Asker",
+           "ConfirmPolicy", "EventSink", "FrontEnd", "How", "NonInteractiveUI", "Person", "PersonAsker", "Recorder",
+           "RelayUI", "ScrubbingUI", "UI", "Via", "WrappingUI", "confirm_policy", "decide", "scrub_event",
+           "typed_answer"]
 
 ConfirmPolicy = Literal["ask", "allow", "deny"]
 CONFIRM_POLICIES: tuple[ConfirmPolicy, ...] = get_args(ConfirmPolicy)
@@ -127,27 +137,41 @@ def decide(title: str, body: str, cancel: CancelToken, *, policy: ConfirmPolicy,
     return answer
 
 
-class UI:
-    """Base front end: forwards events to ``sink`` and, with ``record_events``, keeps them
-    in :attr:`events` (handy for short runs and tests; a long-lived front end turns it off).
+class EventSink(Protocol):
+    """Where events go: a front end's renderer, a recorder, a filter in front of another.
 
-    ``policy`` and ``person`` are what the front end can do about a confirm (see the
-    module docstring). ``emit`` must not block for long: it runs while an extension waits.
+    ``emit`` is called from any thread (possibly the isolate's) and must not block for
+    long: it runs while an extension waits.
     """
 
-    def __init__(self, sink: Callable[[Event], None] | None = None, record_events: bool = True, *,
-                 policy: ConfirmPolicy = "ask", person: Person | None = None) -> None:
+    def emit(self, event: Event) -> None: ...
+
+
+class Asker(Protocol):
+    """The one who is asked about a confirm: the ``policy`` a person set, and ``ask``,
+    which puts one question to a person and nothing else (the strategy; :func:`decide`
+    chooses). ``ask`` returns an :class:`Answer`, promptly once ``cancel`` is set."""
+
+    @property
+    def policy(self) -> ConfirmPolicy: ...
+
+    def ask(self, title: str, body: str, cancel: CancelToken) -> Answer: ...
+
+
+class FrontEnd(EventSink, Asker, Protocol):
+    """What a front end gives a run: the sink of its events and the one who is asked."""
+
+
+class Recorder:
+    """An :class:`EventSink` that keeps every event in :attr:`events` (with
+    ``record_events``: handy for short runs and tests; a long-lived one turns it off) and
+    hands it to ``sink``."""
+
+    def __init__(self, sink: Callable[[Event], None] | None = None, record_events: bool = True) -> None:
         self.events: list[Event] = []
         self._record = record_events
         self._sink = sink
         self._lock = threading.Lock()
-        self.policy: ConfirmPolicy = policy
-        self.person = person
-
-    @property
-    def interactive(self) -> bool:
-        """Whether a confirm would be put to a person."""
-        return self.policy == "ask" and self.person is not None
 
     def emit(self, event: Event) -> None:
         if self._record:
@@ -156,18 +180,20 @@ class UI:
         if self._sink is not None:
             self._sink(event)
 
-    def confirm(self, source: str, title: str, body: str, cancel: CancelToken) -> bool:
-        """Decide (:func:`decide`, once), report the answer as a :class:`Confirm` event,
-        and return it."""
-        answer = decide(title, body, cancel, policy=self.policy, ask=self.ask, approvals=self.approvals)
-        self.emit(Confirm(source=source, title=title, body=body, answer=answer.allowed, how=answer.how,
-                          via=answer.via))
-        return answer.allowed
+
+class PersonAsker:
+    """An :class:`Asker` made of the two facts a front end states (see the module
+    docstring): its ``policy``, and the ``person`` it can put a question to (None when
+    nobody can be asked)."""
+
+    def __init__(self, *, policy: ConfirmPolicy = "ask", person: Person | None = None) -> None:
+        self.policy: ConfirmPolicy = policy
+        self.person = person
 
     @property
-    def approvals(self) -> Approvals | None:
-        """The session's remembered approvals, where this UI has a session (a run's)."""
-        return None
+    def interactive(self) -> bool:
+        """Whether a confirm would be put to a person."""
+        return self.policy == "ask" and self.person is not None
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         """The strategy: put one confirm to a person, and nothing else (the policy and the
@@ -180,6 +206,18 @@ class UI:
         return self.person.ask(title, body, cancel)
 
 
+class UI(Recorder, PersonAsker):
+    """A front end in one object: a :class:`Recorder` of its events (forwarded to
+    ``sink``) and a :class:`PersonAsker` (``policy``, ``person``). What a script or a test
+    hands a run; a front end that renders events itself implements ``emit`` on a
+    :class:`PersonAsker` instead, and keeps nothing."""
+
+    def __init__(self, sink: Callable[[Event], None] | None = None, record_events: bool = True, *,
+                 policy: ConfirmPolicy = "ask", person: Person | None = None) -> None:
+        Recorder.__init__(self, sink, record_events)
+        PersonAsker.__init__(self, policy=policy, person=person)
+
+
 class NonInteractiveUI(UI):
     """Nobody to ask: every confirm is answered from ``policy`` (``allow``, ``deny``, or
     ``ask``, which with nobody to ask is no); ``auto_approve=True`` is ``policy="allow"``."""
@@ -189,26 +227,17 @@ class NonInteractiveUI(UI):
         super().__init__(sink, record_events, policy=policy or ("allow" if auto_approve else "ask"))
 
 
-class WrappingUI(UI):
-    """A UI in front of another, ``front``: the same policy (one, never a copy), the same
-    person and interactivity; events and questions go to ``front``. Subclasses add what
-    they do on the way."""
+class WrappingUI:
+    """A front end in front of another, ``front``: events and questions go to ``front``,
+    whose policy is this one's (read from it, never copied). Subclasses add what they do
+    on the way."""
 
-    def __init__(self, front: UI) -> None:
+    def __init__(self, front: FrontEnd) -> None:
         self.front = front
-        super().__init__(record_events=False, policy=front.policy, person=front.person)
-
-    @property  # type: ignore[override]
-    def policy(self) -> ConfirmPolicy:
-        return self.front.policy
-
-    @policy.setter
-    def policy(self, value: ConfirmPolicy) -> None:
-        self.front.policy = value
 
     @property
-    def interactive(self) -> bool:  # type: ignore[override]
-        return self.front.interactive
+    def policy(self) -> ConfirmPolicy:
+        return self.front.policy
 
     def emit(self, event: Event) -> None:
         self.front.emit(event)
@@ -221,7 +250,7 @@ class RelayUI(WrappingUI):
     """``front`` unchanged, with every event also handed to ``observe`` first: how a
     caller watches what an invocation reports."""
 
-    def __init__(self, front: UI, observe: Callable[[Event], None]) -> None:
+    def __init__(self, front: FrontEnd, observe: Callable[[Event], None]) -> None:
         super().__init__(front)
         self._observe = observe
 
@@ -231,20 +260,35 @@ class RelayUI(WrappingUI):
 
 
 class ScrubbingUI(WrappingUI):
-    """A front end's UI as the engine uses it: each event is scrubbed once
-    (:func:`scrub_event`) before ``front`` receives it, and so are the title and body of a
-    confirm ``front`` asks. Everything else is ``front``'s."""
+    """A front end as a run holds it, where the two parts meet: each event is scrubbed
+    once (:func:`scrub_event`) before ``front`` receives it, and so are the title and body
+    of a confirm ``front`` is asked; :meth:`confirm` decides (:func:`decide`, once) with
+    ``front``'s policy, this UI's :attr:`approvals` and :meth:`ask`, and reports the answer
+    as a :class:`Confirm` event."""
 
     @classmethod
-    def around(cls, ui: UI) -> ScrubbingUI:
+    def around(cls, ui: FrontEnd) -> ScrubbingUI:
         """``ui`` itself when it already scrubs, else ``ui`` behind a ScrubbingUI."""
         return ui if isinstance(ui, ScrubbingUI) else cls(ui)
+
+    @property
+    def approvals(self) -> Approvals | None:
+        """The session's remembered approvals, where this UI has a session (a run's)."""
+        return None
 
     def emit(self, event: Event) -> None:
         self.front.emit(scrub_event(event))
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         return Answer(*self.front.ask(scrub(title), scrub(body), cancel))
+
+    def confirm(self, source: str, title: str, body: str, cancel: CancelToken) -> bool:
+        """Decide (:func:`decide`, once), report the answer as a :class:`Confirm` event,
+        and return it."""
+        answer = decide(title, body, cancel, policy=self.policy, ask=self.ask, approvals=self.approvals)
+        self.emit(Confirm(source=source, title=title, body=body, answer=answer.allowed, how=answer.how,
+                          via=answer.via))
+        return answer.allowed
 
 
 def scrub_event(event: Event) -> Event:

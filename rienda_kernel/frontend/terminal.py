@@ -20,7 +20,6 @@ from typing import IO
 
 from ..engine import (
     ASK_PROMPT,
-    UI,
     Answer,
     CancelToken,
     Compaction,
@@ -34,6 +33,7 @@ from ..engine import (
     MessageSaved,
     Notify,
     Output,
+    PersonAsker,
     RunEnd,
     RunStart,
     TextDelta,
@@ -64,13 +64,13 @@ class TerminalPrompt:
         return Answer(False, "interrupted", "y/N") if line is None else typed_answer(line)
 
 
-class _AnsweringUI(UI):
+class _AnsweringUI(PersonAsker):
     """A terminal front end with its confirm ``policy``; under ``ask``, a terminal on
-    ``stdin`` is asked y/N; without one, nobody can be asked."""
+    ``stdin`` is asked y/N; without one, nobody can be asked. Its subclasses are the sink
+    of events (``emit``)."""
 
     def __init__(self, policy: ConfirmPolicy, stdin: IO[str] | None, prompt_to: IO[str]) -> None:
-        super().__init__(record_events=False, policy=policy,
-                         person=TerminalPrompt(stdin, prompt_to) if stdin is not None else None)
+        super().__init__(policy=policy, person=TerminalPrompt(stdin, prompt_to) if stdin is not None else None)
 
 
 def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:

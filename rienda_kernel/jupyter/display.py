@@ -43,7 +43,6 @@ from .nested import Nest
 from .views import CallView, LogView, MessageView, compaction_bundle, markdown_text, new_id, status_bundle, usage_bundle
 from ..frontend.hook_actions import hook_action, named_by_compaction
 from ..engine import (
-    UI,
     Answer,
     CancelToken,
     Compaction,
@@ -57,6 +56,7 @@ from ..engine import (
     MessageSaved,
     Notify,
     Output,
+    PersonAsker,
     RunEnd,
     RunStart,
     TextDelta,
@@ -69,14 +69,15 @@ __all__ = ["NotebookUI"]
 
 
 
-class NotebookUI(UI):
-    """Renders one run into one cell. ``policy`` is the notebook's confirm setting;
-    ``clients`` is the kernel's memory of which front ends display widgets."""
+class NotebookUI(PersonAsker):
+    """Renders one run into one cell (the sink of its events, :meth:`emit`). ``policy`` is
+    the notebook's confirm setting; ``clients`` is the kernel's memory of which front ends
+    display widgets."""
 
     def __init__(self, target: CellTarget, policy: ConfirmPolicy, seen_diagnostics: set[str],
                  clients: ClientViews) -> None:
         person = NotebookPerson(target, clients, self._confirm_shown) if target.allow_stdin else None
-        super().__init__(record_events=False, policy=policy, person=person)
+        super().__init__(policy=policy, person=person)
         self.target = target
         self.seen_diagnostics = seen_diagnostics
         self.final_text = ""

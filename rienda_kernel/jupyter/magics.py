@@ -35,6 +35,7 @@ import sys
 import threading
 from pathlib import Path
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
 
@@ -43,7 +44,8 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..frontend.terminal import MAGICS_ALLOW_HINT, SHOW_SEE_ALL, TerminalUI
-from ..engine import CancelToken, Conversation, RiendaError, notebook_tools, run_interruptibly, with_error
+from ..engine import (CancelToken, Conversation, FrontEnd, RiendaError, RunResult, notebook_tools, run_interruptibly,
+                      settle, with_error)
 from ..frontend.output import OutputStream, error_line, is_internal
 from .cell import READER, CellTarget
 from ..commands.vocabulary import CELL_OPTIONS, SUBCOMMANDS, CommandError, ask_prompt, error_flag, run_rienda_command
@@ -254,25 +256,17 @@ class RiendaMagics(Magics):
         self.notebook.rienda.workdir = Path.cwd().resolve()
         kernel = getattr(self.shell, "kernel", None)
         cancel = CancelToken()
-        done = threading.Event()
-        box: dict[str, Any] = {}
+        ran: Future[RunResult] = Future()
 
-        def work(ui: Any) -> None:
-            try:
-                box["result"] = conversation.run(prompt, ui, cancel)
-            except BaseException as exc:  # noqa: BLE001 - raised below, on the magic's thread
-                box["error"] = exc
-            finally:
-                done.set()
+        def work(ui: FrontEnd) -> None:
+            settle(ran, lambda: conversation.run(prompt, ui, cancel))
 
         with self.turns.stopping(cancel, before_terminating=self.notebook.close) as signalled:
             if kernel is not None and MainThreadPump.supported(kernel):
-                interrupted = self._turn_in_kernel(kernel, work, done, cancel, signalled)
+                interrupted = self._turn_in_kernel(kernel, work, ran, cancel, signalled)
             else:
                 interrupted = self._turn_in_terminal(work, cancel)
-        if "result" not in box:  # the run itself failed (a bug of Rienda's): its own error, not a KeyError
-            raise box["error"]
-        result = box["result"]
+        result = ran.result()  # the run itself failed (a bug of Rienda's): its own error, raised here
         shown, error = self.turns.ending(result, interrupted)
         if shown is not None and kernel is not None:  # a terminal printed it with the run's end
             self._show(shown["text/plain"], shown["text/markdown"])
@@ -280,8 +274,8 @@ class RiendaMagics(Magics):
             raise error
         return TurnResult.from_run(result, shown_in=current_cell())
 
-    def _turn_in_kernel(self, kernel: Any, work: Any, done: threading.Event, cancel: CancelToken,
-                        signalled: int | None) -> bool:
+    def _turn_in_kernel(self, kernel: Any, work: Callable[[FrontEnd], None], ran: Future[RunResult],
+                        cancel: CancelToken, signalled: int | None) -> bool:
         with MainThreadPump(kernel) as pump:
             ui = self.turns.ui(self.notebook, CellTarget.of_cell(kernel, pump.schedule))
             with self.turns.code.lent(pump.schedule):  # the python tool's code runs on this thread, pumped
@@ -293,13 +287,13 @@ class RiendaMagics(Magics):
 
                 try:
                     threading.Thread(target=turn, name="rienda-turn", daemon=True).start()
-                    return pump.run_until(done, cancel.cancel, signalled)
+                    return pump.run_until(ran.done, cancel.cancel, signalled)
                 except KeyboardInterrupt:  # Ctrl-C outside the pump's loop: still let the turn wind down
                     cancel.cancel()
-                    pump.run_until(done, cancel.cancel, signalled)
+                    pump.run_until(ran.done, cancel.cancel, signalled)
                     return True
 
-    def _turn_in_terminal(self, work: Any, cancel: CancelToken) -> bool:
+    def _turn_in_terminal(self, work: Callable[[FrontEnd], None], cancel: CancelToken) -> bool:
         ui = TerminalUI(self.notebook.turn_policy(), sys.stdin, allow_hint=MAGICS_ALLOW_HINT, see_all=SHOW_SEE_ALL)
         _, interrupted = run_interruptibly(lambda _: work(ui), cancel)
         return interrupted

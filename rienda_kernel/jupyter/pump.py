@@ -25,7 +25,8 @@ _COMM_TYPES = {"comm_open", "comm_msg", "comm_close"}
 
 
 class MainThreadPump:
-    """``with MainThreadPump(kernel) as pump:`` then ``pump.run_until(done, on_interrupt)``."""
+    """``with MainThreadPump(kernel) as pump:`` then ``pump.run_until(done, on_interrupt)``
+    (``done``: a turn's ``Future.done``, say)."""
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
@@ -66,16 +67,17 @@ class MainThreadPump:
         for fd in bell or ():
             os.close(fd)
 
-    def run_until(self, done: threading.Event, on_interrupt: Callable[[], None], signalled: int | None = None) -> bool:
-        """Run jobs until ``done``; Ctrl-C calls ``on_interrupt`` and keeps waiting for
-        the turn to wind down. Returns whether an interrupt happened. Whoever sets ``done``
-        then calls :meth:`wake`. The wait is on the job queue and on ``signalled`` (readable
-        at every signal, whichever thread got it: the signal's handler then runs here):
-        no polling."""
+    def run_until(self, done: Callable[[], bool], on_interrupt: Callable[[], None],
+                  signalled: int | None = None) -> bool:
+        """Run jobs until ``done()``; Ctrl-C calls ``on_interrupt`` and keeps waiting for
+        the turn to wind down. Returns whether an interrupt happened. Whoever makes
+        ``done()`` true then calls :meth:`wake`. The wait is on the job queue and on
+        ``signalled`` (readable at every signal, whichever thread got it: the signal's
+        handler then runs here): no polling."""
         interrupted = False
         while True:
             try:  # the check is inside: Ctrl-C may land on any bytecode of the loop
-                if done.is_set():
+                if done():
                     break
                 job = self._next(signalled)
                 if job is not None:
@@ -87,7 +89,7 @@ class MainThreadPump:
         return interrupted
 
     def wake(self) -> None:
-        """Make :meth:`run_until` look at its ``done`` again (from any thread)."""
+        """Make :meth:`run_until` ask its ``done`` again (from any thread)."""
         self.schedule(_nothing)
 
     def _next(self, signalled: int | None) -> Callable[[], None] | None:

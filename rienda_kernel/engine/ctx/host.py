@@ -21,7 +21,7 @@ from .processes import run_command
 from ..cancel import CancelToken
 from ..events import Log, Notify, Output
 from ..tools.model import SubagentStarter
-from ..ui import Approvals, ScrubbingUI, UI
+from ..ui import Approvals, ScrubbingUI
 from .files import READ_CAP, Workspace
 
 __all__ = ["HOST_TEXT_CAP", "Host", "RunContext"]
@@ -43,8 +43,9 @@ class RunContext:
     ``model``, ``tools`` and ``hooks``; ``config`` is the user's configuration with
     secrets already redacted; ``env`` the environment variables ``ctx.env`` shows.
 
-    ``ui`` is always a :class:`ScrubbingUI` (the given one is put behind one), so every
-    event an extension or the loop emits reaches the front end scrubbed.
+    ``ui`` is always a :class:`ScrubbingUI` (a front end given as it is, as tests do, is
+    put behind one), so every event an extension or the loop emits reaches the front end
+    scrubbed, and ``ctx.confirm`` is decided there, once.
 
     ``subagent`` is what ``ctx.subagent`` shows: None (``undefined`` in JavaScript) in a
     top-level run, ``{agent, depth, parentSessionId, callId}`` in a sub-agent's run.
@@ -53,7 +54,7 @@ class RunContext:
     """
 
     workdir: Path
-    ui: UI
+    ui: ScrubbingUI
     session: dict[str, Any] = field(default_factory=lambda: {"id": None})
     agent: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)

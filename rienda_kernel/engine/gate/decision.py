@@ -24,23 +24,20 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..cancel import CancelToken
+from ..cancel import CancelToken, on_thread, wait_for
 from ..ctx.host import RunContext
-from ..errors import ConfigError, RiendaError, SandboxError
+from ..errors import ConfigError, RiendaError
 from ..events import Confirm, Event, HookDecision
 from ..home.config import DEFAULT_GATE_TIMEOUT as DEFAULT_TIMEOUT, Config
-from ..hooks import HookChain
+from ..hooks import HookChain, HookOutcome
 from ..runtime.seams import RunHost
-from ..sandbox.chain import ChainRule, HookSource, Outcome
-from ..sandbox.protocol import HostHandler, SandboxLike
 from ..tools.model import Hook, ToolResult
-from ..ui import UI, Answer, ConfirmPolicy, confirm_policy
+from ..ui import UI, Answer, ConfirmPolicy, ScrubbingUI, confirm_policy
 from .protocols import CAN_ASK, GateEvent, Verdict, agent_arguments
 
 __all__ = ["DEFAULT_TIMEOUT", "Decision", "GateSettings", "GateTimeout", "GateUI", "decide_call",
@@ -122,11 +119,11 @@ def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, sessi
     agent, _ = rienda.agent(settings.agent, config)
     hooks = _hooks(rienda, list(agent.hooks), config, cancel)
     ui = GateUI(settings.confirm, event.agent in CAN_ASK)
-    run = RunContext(workdir=_workdir(event, rienda.workdir), ui=ui,
+    run = RunContext(workdir=_workdir(event, rienda.workdir), ui=ScrubbingUI(ui),
                      session={"id": session_id, "gate": event.ctx()}, agent=agent.to_ctx(),
                      config=config.for_extensions(), env=dict(os.environ) if env is None else dict(env))
-    observed = _Observed(rienda.sandbox)
-    chain = HookChain(hooks, observed, run)  # type: ignore[arg-type] - a chain uses only call_chain
+    outcomes: list[HookOutcome] = []
+    chain = HookChain(hooks, rienda.sandbox, run, outcomes.append)
     if event.phase == "after":
         return _after(chain, event, agent.id, ui, cancel)
     gate = chain.before_tool_execute(event.call_id, event.name, event.arguments, cancel)
@@ -143,7 +140,7 @@ def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, sessi
         if ui.asked:
             question = "; ".join(f"{title}: {body}" if body else title for title, body in ui.asked)
             decision.verdict = Verdict("ask", question, shaped)
-        elif rewritten or observed.allowed:
+        elif rewritten or any(_allows(outcome) for outcome in outcomes):
             decision.verdict = Verdict("allow", None, shaped)
     return decision
 
@@ -169,25 +166,12 @@ def decide_within(work: Callable[[CancelToken], Decision], timeout: float) -> De
     """``work(cancel)`` on a thread of its own, bounded: its Decision, what it raised, or
     :class:`GateTimeout` once ``timeout`` seconds pass (the hooks are cancelled then)."""
     cancel = CancelToken()
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def target() -> None:
-        try:
-            box["value"] = work(cancel)
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=target, name="rienda-gate", daemon=True).start()
-    if not done.wait(timeout):
+    decision = on_thread(lambda: work(cancel), name="rienda-gate")
+    if not wait_for(decision, timeout=timeout):
         cancel.cancel()
-        done.wait(_GRACE)
+        wait_for(decision, timeout=_GRACE)
         raise GateTimeout(f"no decision within {timeout:g} s (the gate's timeout); the hooks were stopped")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return decision.result()
 
 
 def _hooks(rienda: RunHost, names: list[str], config: Config, cancel: CancelToken) -> list[Hook]:
@@ -237,22 +221,9 @@ def _result_failed(response: Any) -> bool:
     return isinstance(response, dict) and (response.get("is_error") is True or response.get("isError") is True)
 
 
-class _Observed:
-    """The sandbox, noting whether a hook returned ``allow: true`` (an explicit allow,
-    which the chain itself carries no further)."""
-
-    def __init__(self, sandbox: SandboxLike) -> None:
-        self._sandbox = sandbox
-        self.allowed = False
-
-    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
-                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
-                   frozen: Sequence[tuple[int, str]] = (),
-                   on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
-        def step(index: int, outcome: Outcome) -> None:
-            if (not isinstance(outcome, SandboxError) and outcome.kind == "object"
-                    and isinstance(outcome.value, dict) and outcome.value.get("allow") is True):
-                self.allowed = True
-            on_step(index, outcome)
-
-        self._sandbox.call_chain(links, export, payload, rule, host_for, cancel, frozen, step)
+def _allows(outcome: HookOutcome) -> bool:
+    """Whether the hook returned ``allow: true``: an explicit allow, which the chain itself
+    carries no further."""
+    returned = outcome.returned
+    return (returned is not None and returned.kind == "object" and isinstance(returned.value, dict)
+            and returned.value.get("allow") is True)

@@ -20,7 +20,7 @@ from ..secrets import StreamGuard
 from ..common import bounded
 from ..common.text import repair
 from ..sessions.messages import ToolCall, Usage
-from ..ui import UI
+from ..ui import EventSink
 from .base import (
     ModelRequest,
     NoticeChunk,
@@ -44,7 +44,7 @@ class Partial(Exception):
         self.cause = cause
 
 
-def stream_response(provider: Provider, request: ModelRequest, ui: UI,
+def stream_response(provider: Provider, request: ModelRequest, ui: EventSink,
             cancel: CancelToken) -> tuple[ModelResponse, Usage | None, dict[str, Any]]:
     """Stream one response: the response, its usage and its vendor state; a stop or any
     failure (a provider's bug included) raises :class:`Partial`, whose cause the run then
@@ -93,7 +93,7 @@ class _Deltas:
     """Streamed text and thinking on their way to the front end, re-cut so that no secret
     is split across two deltas (each delta is scrubbed on its own)."""
 
-    def __init__(self, ui: UI) -> None:
+    def __init__(self, ui: EventSink) -> None:
         self._ui = ui
         self._guards = {TextDelta: StreamGuard(), ThinkingDelta: StreamGuard()}
         self._last: type | None = None

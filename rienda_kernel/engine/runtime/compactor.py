@@ -47,7 +47,7 @@ from ..sessions.seen import saw
 from ..sessions.writer import SessionWriter
 from ..secrets import scrub_text
 from ..tools.model import Catalog
-from ..ui import UI, WrappingUI
+from ..ui import EventSink
 
 __all__ = ["AUTO_TARGET", "CompactionState", "Compactable", "Compactor", "request_fill", "said_failed",
            "sent_messages", "tool_specs", "window_of"]
@@ -238,7 +238,7 @@ class Compactor:
         return nothing
 
 
-def said_failed(ui: UI, why: str) -> Compaction:
+def said_failed(ui: EventSink, why: str) -> Compaction:
     """A manual compaction that could not be made (``why``), said to ``ui``: its event."""
     event = Compaction("failed", "manual", 0, 0, message=f"compaction failed: {why}")
     ui.emit(event)
@@ -303,8 +303,11 @@ def _summary(setup: Compactable, plan: Plan, gate: CompactGate, window: int | No
     return response.text.strip()
 
 
-class _Quiet(WrappingUI):
-    """The run's UI without the summariser's streamed text (it is not the agent's answer)."""
+class _Quiet:
+    """The run's events without the summariser's streamed text (it is not the agent's answer)."""
+
+    def __init__(self, front: EventSink) -> None:
+        self.front = front
 
     def emit(self, event: Event) -> None:
         if not isinstance(event, (TextDelta, ThinkingDelta)):

@@ -24,7 +24,7 @@ from ..providers import provider_for
 from ..providers.choice import choose_default_model
 from ..secrets import scrub_text
 from ..tools.mcp.catalog import declared_tools
-from ..ui import ScrubbingUI, UI
+from ..ui import EventSink, FrontEnd, ScrubbingUI
 from ..sessions.messages import Message
 from ..sessions.reading import LoadedSession
 from ..sessions.records import PinRecord
@@ -96,7 +96,7 @@ class Conversation:
         self.compaction.pins = loaded.pins()
         self._known_size = loaded.size
 
-    def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult:
+    def run(self, prompt: str, ui: FrontEnd, cancel: CancelToken | None = None) -> RunResult:
         """Run one prompt. Never raises for the run's own failures: the result's
         ``reason`` and ``error`` say what happened (bad setup is ``error`` too). Every
         event reaches ``ui`` scrubbed of secrets."""
@@ -117,7 +117,7 @@ class Conversation:
             self._known_size = setup.writer.size()
             setup.writer.close()
 
-    def compact(self, ui: UI, instructions: str | None = None, cancel: CancelToken | None = None) -> Compaction:
+    def compact(self, ui: FrontEnd, instructions: str | None = None, cancel: CancelToken | None = None) -> Compaction:
         """Compact the session now (``reason`` ``manual``), through the agent's hooks; the
         :class:`Compaction` it came to (said to ``ui`` too). A session that holds nothing yet,
         or a setup that fails, is a ``failed`` one naming why. Never raises but for a stop."""
@@ -134,7 +134,7 @@ class Conversation:
             self._known_size = setup.writer.size()
             setup.writer.close()
 
-    def compact_by_hand(self, ui: UI, instructions: str | None = None,
+    def compact_by_hand(self, ui: FrontEnd, instructions: str | None = None,
                         signals: tuple[int, ...] = (signal.SIGINT,)) -> ManualCompaction:
         """What every front end does for a compaction by hand (``rienda compact``,
         ``%rienda compact``, ``/compact``): :meth:`compact` on a thread that each of
@@ -175,7 +175,7 @@ class Conversation:
         """Nothing to release: a run releases the session when it ends. Kept so that front
         ends can say when they are done with a conversation."""
 
-    def _setup(self, ui: UI, cancel: CancelToken) -> TurnSetup:
+    def _setup(self, ui: ScrubbingUI, cancel: CancelToken) -> TurnSetup:
         if self.parent_session_id and self.link is None:
             raise ConfigError(f"session {self.session_id} is a sub-agent's run, started by session "
                               f"{self.parent_session_id}: resume that session instead")
@@ -220,7 +220,7 @@ class Conversation:
             provider, name = provider_for(settings.model, config)
             self.compaction.summariser = (provider, name, settings.model)
 
-    def _choose_model(self, ui: UI) -> str:
+    def _choose_model(self, ui: EventSink) -> str:
         """The built-in default agent's model when nothing names one; said in one line."""
         choice = choose_default_model(self.rienda.home / "config.yaml")
         ui.emit(Notify(source="rienda", title="model", body=choice.line()))

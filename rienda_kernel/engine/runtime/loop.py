@@ -67,7 +67,7 @@ from ..sessions.seen import saw
 from ..sessions.writer import SessionWriter
 from ..tools.invoke import invoke_tool
 from ..tools.model import Catalog, Hook, ToolResult
-from ..ui import UI, Approvals
+from ..ui import Approvals, EventSink
 from .compactor import CompactionState, Compactor, request_fill, sent_messages, tool_specs
 from .run_ui import RunUI
 
@@ -187,7 +187,7 @@ class _Turn:
     compactor: Compactor
 
 
-def _answer_unanswered(setup: TurnSetup, ui: UI) -> None:
+def _answer_unanswered(setup: TurnSetup, ui: EventSink) -> None:
     """Save an error result for each call an earlier run left without one (it was killed)."""
     missing = unanswered(setup.history)
     for result in map(ended_result, missing):
@@ -235,7 +235,7 @@ def _end(setup: TurnSetup, chain: HookChain, reason: RunEndReason, error: str | 
     return reason, error
 
 
-def _stopped(setup: TurnSetup, ui: UI, point: str, what: str) -> None:
+def _stopped(setup: TurnSetup, ui: EventSink, point: str, what: str) -> None:
     """Report and record that an interrupt stopped the wind-down at ``point``."""
     message = f"{point} was stopped by another interrupt: {what}"
     ui.emit(Diagnostic("engine", message))
@@ -382,7 +382,7 @@ def _unknown_tool_call(setup: TurnSetup, turn: _Turn, call: ToolCall, cancel: Ca
                                   True), turn.run.ui, turn.save)
 
 
-def _save_result(call: ToolCall, result: ToolResult, ui: UI, save: Callable[[Message], None],
+def _save_result(call: ToolCall, result: ToolResult, ui: EventSink, save: Callable[[Message], None],
                  meta: MessageMeta | None = None) -> None:
     save(Message.tool_result(call, result.text, result.is_error, meta))
     link = meta.subagent if meta else None

@@ -33,7 +33,7 @@ from ..sessions.store import SessionInfo, SessionStore
 from ..tools.model import NAME_RULE, Catalog, Tool, ToolResult
 from ..tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
 from ..tools.mcp.settings import remember_secrets
-from ..ui import ConfirmPolicy, ScrubbingUI, UI, confirm_policy
+from ..ui import ConfirmPolicy, FrontEnd, ScrubbingUI, confirm_policy
 
 if TYPE_CHECKING:
     from ..testing.hook_call import HookInvocation
@@ -243,7 +243,7 @@ class Rienda:
         return SavedExtension(path, catalog.diagnostics_of(kind, name), summary(loaded) if loaded else None)
 
     # -- one tool, one hook point, a recorded session ------------------------------------------
-    def find_tool(self, name: str, ui: UI) -> Tool:
+    def find_tool(self, name: str, ui: FrontEnd) -> Tool:
         """Tool ``name``, loading only it (``rienda call``); ConfigError naming what exists
         when there is none (the diagnostics of every tool file go to ``ui`` then)."""
         config = self.config()
@@ -258,7 +258,7 @@ class Rienda:
                               f"({', '.join(sorted(catalog.tools))})")
         return catalog.tools[name]
 
-    def call_tool(self, tool: Tool | str, arguments: str | dict[str, Any], ui: UI,
+    def call_tool(self, tool: Tool | str, arguments: str | dict[str, Any], ui: FrontEnd,
                   cancel: CancelToken | None = None) -> ToolResult:
         """Run ``tool`` (from :meth:`find_tool`, or its name) once, outside any run: ``ctx``
         has no session or agent. ArgumentsError for JSON text that is not valid, too deep or
@@ -288,7 +288,7 @@ class Rienda:
         return prepare_hook_call(self, name, point, payload, agent_id=agent_id, session_id=session_id)
 
     def replay(self, session_id: str, *, hooks: list[str] | None = None, agent_id: str | None = None,
-               run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
+               run_tools: bool = False, ui: FrontEnd | None = None) -> ReplayReport:
         """The saved session ``session_id`` (or ``last``) through a hook chain again, no
         model; see :mod:`.testing.replay`."""
         from ..testing.replay import replay_session
@@ -297,7 +297,7 @@ class Rienda:
                               run_tools=run_tools, ui=ui)
 
     def replay_file(self, path: str | os.PathLike[str], *, hooks: list[str] | None = None,
-                    run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
+                    run_tools: bool = False, ui: FrontEnd | None = None) -> ReplayReport:
         """:meth:`replay` for a session file anywhere (the pytest plugin's folders)."""
         from ..testing.replay import replay_file
 

@@ -6,18 +6,22 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..cancel import CancelToken
+from ..common.json_value import JSONObject
 from ..events import Confirm, Event, HookDecision
 from ..sessions.records import ApprovalRecord, Record
 from ..ui import Answer, Approvals, ScrubbingUI
 
 __all__ = ["RunUI"]
 
+_Append = Callable[[JSONObject], None]  # appends one record to the run's session (its writer's append_record)
+
 
 class RunUI(ScrubbingUI):
-    """The front end's (scrubbing) UI, plus the session's memory: hook decisions are saved,
-    and a request allowed "for this session" (same title and body) is not asked again.
-    Events and questions are scrubbed once, by ``front`` (the ScrubbingUI the run got);
-    decisions are saved with the run's ``depth`` (0 at the top, n in a sub-agent's run)."""
+    """The front end's (scrubbing) UI, plus the session's memory: hook decisions and
+    confirms are saved (``record``), and a request allowed "for this session" (same title
+    and body) is not asked again. Events and questions are scrubbed once, by ``front`` (the
+    ScrubbingUI the run got), so they pass here as they are; decisions are saved with the
+    run's ``depth`` (0 at the top, n in a sub-agent's run)."""
 
     def __init__(self, front: ScrubbingUI, record: Callable[[Record], None], approvals: set[tuple[str, str]] | Approvals,
                  depth: int = 0) -> None:
@@ -38,5 +42,3 @@ class RunUI(ScrubbingUI):
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         return Answer(*self.front.ask(title, body, cancel))
-
-

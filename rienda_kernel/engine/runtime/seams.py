@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..sessions.store import SessionStore
     from ..tools.model import Catalog, Tool
     from ..tools.model import Hook
-    from ..ui import UI, Approvals
+    from ..ui import Approvals, FrontEnd, ScrubbingUI
 
 __all__ = ["DEFAULT_MAX_DEPTH", "ChildRun", "Limit", "Link", "RunHost"]
 
@@ -30,7 +30,7 @@ DEFAULT_MAX_DEPTH = 3
 class ChildRun(Protocol):
     """A conversation as a sub-agent's run uses it: one prompt, run to its end."""
 
-    def run(self, prompt: str, ui: UI, cancel: CancelToken | None = None) -> RunResult: ...
+    def run(self, prompt: str, ui: FrontEnd, cancel: CancelToken | None = None) -> RunResult: ...
 
 
 class RunHost(Protocol):
@@ -103,7 +103,7 @@ class Link:
     path: tuple[str, ...]  # agent ids from the top-level run's down to this child's
     hooks: tuple[Hook, ...]  # the lead's whole chain, in order
     approvals: Approvals  # the top-level session's
-    front: UI  # the top-level front end (a ScrubbingUI)
+    front: ScrubbingUI  # the top-level front end
     limit: Limit
     max_turns: int | None  # the top-level conversation's override, if any
 

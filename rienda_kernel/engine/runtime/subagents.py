@@ -53,7 +53,7 @@ from ..sessions.messages import MessageMeta, SubagentLink
 from ..sessions.records import SessionHeader
 from ..tools.model import BuiltinHost, BuiltinTool, Catalog, Hook, ToolResult
 from .seams import Limit, Link, RunHost
-from ..ui import UI, Answer, ScrubbingUI
+from ..ui import Answer, ScrubbingUI
 
 if TYPE_CHECKING:
     from ..cancel import CancelToken
@@ -70,8 +70,8 @@ __all__ = ["ChildUI", "Subagents", "fit_agent_tool",
 class ChildUI(ScrubbingUI):
     """A child run's window on the top-level front end ``front`` (which scrubs): every
     event tagged with the child's depth and its session's id, its ``RunStart`` with the
-    parent session and call; every question titled with the sub-agent's name. Policy and
-    person are ``front``'s.
+    parent session and call; every question titled with the sub-agent's name, then put
+    to ``front``, whose policy is the child's.
 
     The session's id is known at the child's ``RunStart``; what the child reports before
     it (while its agent is set up) is held until then and goes out first, with the id. A
@@ -79,7 +79,7 @@ class ChildUI(ScrubbingUI):
     before it, and neither names a session (none was made). A run's events come in order,
     from the thread running it."""
 
-    def __init__(self, front: UI, link: Link) -> None:
+    def __init__(self, front: ScrubbingUI, link: Link) -> None:
         super().__init__(front)
         self.link = link
         self._session_id: str | None = None
@@ -109,15 +109,15 @@ class Subagents:
     agent: Agent  # the run's agent
     session_id: str
     hooks: tuple[Hook, ...]  # the run's whole chain
-    front: UI
+    front: ScrubbingUI
     depth: int
     path: tuple[str, ...]
     limit: Limit
     max_turns: int | None
 
     @classmethod
-    def of(cls, rienda: RunHost, agent: Agent, config: Config, catalog: Catalog, session_id: str, ui: UI,
-           link: Link | None, max_turns: int | None) -> Subagents:
+    def of(cls, rienda: RunHost, agent: Agent, config: Config, catalog: Catalog, session_id: str,
+           ui: ScrubbingUI, link: Link | None, max_turns: int | None) -> Subagents:
         """The sub-agents of a run of ``agent`` in ``session_id`` (``ui``: its front end), a
         top-level run or, with ``link``, a child's."""
         own = declared_hooks(catalog.hooks, agent.hooks, agent.fail_closed)

@@ -26,20 +26,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
+from ..common.json_value import JSON, JSONObject
 from ..errors import Interrupted, SandboxError
 
 if TYPE_CHECKING:
     from ..cancel import CancelToken
 
-__all__ = ["ChainRule", "HookSource", "Outcome", "Progress", "chain_by_calls", "js_type", "merge", "refuses", "run_chain",
-           "type_name"]
+__all__ = ["ChainRule", "HookSource", "JSValue", "Outcome", "Progress", "chain_by_calls", "js_type", "merge", "refuses",
+           "run_chain", "type_name"]
 
 # One hook of a chain: (path, source) of its module.
 HookSource = tuple[str, str]  # one hook as a sandbox runs it: its file's path, its source
-# What one hook came to: its value (a protocol.JSValue) or the error it failed with.
-Outcome = Union[Any, SandboxError]
+
+
+@dataclass(frozen=True)
+class JSValue:
+    """A value returned by JavaScript: ``kind`` is its JS type (``typeof``, with "null"
+    and "array" told apart); ``value`` its JSON form (a string for functions, symbols
+    and bigints; None for undefined)."""
+
+    kind: str
+    value: JSON = None
+
+
+# What one hook came to: its value or the error it failed with.
+Outcome: TypeAlias = JSValue | SandboxError
+_Host = TypeVar("_Host")  # what serves one hook's host calls (a protocol.HostHandler)
 
 _TYPES: dict[str, type] = {"string": str, "boolean": bool, "object": dict}
 
@@ -63,11 +77,11 @@ class ChainRule:
     stop: tuple[str, bool] = ("allow", False)
     closable: bool = False
 
-    def current(self, payload: Sequence[Any]) -> dict[str, Any]:
+    def current(self, payload: Sequence[JSON]) -> JSONObject:
         """The carried fields' values in ``payload``."""
         return {key: payload[index][key] for key, index in self.carry.items()}
 
-    def advance(self, payload: Sequence[Any], updated: Mapping[str, Any]) -> list[Any]:
+    def advance(self, payload: Sequence[JSON], updated: Mapping[str, JSON]) -> list[JSON]:
         """``payload`` with the carried fields set to ``updated``'s (a copy: the caller's
         payload is never changed)."""
         out = list(payload)
@@ -88,19 +102,19 @@ class ChainRule:
         """The rule for the links from ``start`` on (a chain resumed there: indexes shift)."""
         return replace(self, fail_closed=frozenset(i - start for i in self.fail_closed if i >= start))
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JSONObject:
         return {"carry": dict(self.carry), "types": dict(self.types), "refusable": self.refusable,
                 "fail_closed": sorted(self.fail_closed), "stop": list(self.stop), "closable": self.closable}
 
     @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> ChainRule:
+    def from_wire(cls, data: Mapping[str, JSON]) -> ChainRule:
         stop = data.get("stop", ("allow", False))
         return cls(dict(data["carry"]), dict(data["types"]), bool(data["refusable"]),
                    frozenset(data.get("fail_closed", ())), (str(stop[0]), bool(stop[1])), bool(data.get("closable")))
 
 
-def merge(current: Mapping[str, Any], returned: Mapping[str, Any],
-          types: Mapping[str, type]) -> tuple[dict[str, Any], list[str]]:
+def merge(current: Mapping[str, JSON], returned: Mapping[str, JSON],
+          types: Mapping[str, type]) -> tuple[JSONObject, list[str]]:
     """``current`` with the fields ``returned`` replaces, and the problems found (each a
     phrase: ``"system must be a string, got a number"``, ``"unknown field(s) x"``)."""
     updated = dict(current)
@@ -118,10 +132,10 @@ def merge(current: Mapping[str, Any], returned: Mapping[str, Any],
     return updated, problems
 
 
-def refuses(returned: Mapping[str, Any] | None, stop: tuple[str, bool] = ("allow", False)) -> bool:
+def refuses(returned: Mapping[str, JSON] | None, stop: tuple[str, bool] = ("allow", False)) -> bool:
     """Whether a hook's returned object ends its chain: ``beforeToolExecute``'s refusing the
     call (``allow: false``, the default ``stop``), ``beforeCompact``'s cancelling (``cancel: true``)."""
-    return bool(returned) and returned.get(stop[0]) is stop[1]  # type: ignore[union-attr]
+    return returned is not None and returned.get(stop[0]) is stop[1]
 
 
 class Progress:
@@ -129,7 +143,7 @@ class Progress:
     hook gets; :meth:`after` takes link ``index``'s outcome and says whether the chain ends
     there (a refusal, or the failure of a fail-closed link)."""
 
-    def __init__(self, rule: ChainRule, payload: Sequence[Any]) -> None:
+    def __init__(self, rule: ChainRule, payload: Sequence[JSON]) -> None:
         self.rule = rule
         self.payload = list(payload)
         self._types = rule.python_types()
@@ -148,8 +162,8 @@ class Progress:
         return False
 
 
-def run_chain(links: Sequence[HookSource], payload: Sequence[Any], rule: ChainRule,
-              call_one: Callable[[int, HookSource, list[Any]], Any],
+def run_chain(links: Sequence[HookSource], payload: Sequence[JSON], rule: ChainRule,
+              call_one: Callable[[int, HookSource, list[JSON]], JSValue],
               on_step: Callable[[int, Outcome], None]) -> None:
     """Run ``links`` in order: ``call_one(index, link, payload)`` returns the hook's
     JSValue or raises; ``on_step(index, outcome)`` hears each hook's outcome as soon as
@@ -158,6 +172,7 @@ def run_chain(links: Sequence[HookSource], payload: Sequence[Any], rule: ChainRu
     :class:`Interrupted` (and anything not a SandboxError) propagate."""
     progress = Progress(rule, payload)
     for index, link in enumerate(links):
+        outcome: Outcome
         try:
             outcome = call_one(index, link, progress.payload)
         except Interrupted:
@@ -169,13 +184,14 @@ def run_chain(links: Sequence[HookSource], payload: Sequence[Any], rule: ChainRu
             return
 
 
-def chain_by_calls(call: Callable[..., Any], links: Sequence[HookSource], export: str, payload: list[Any],
-                   rule: ChainRule, host_for: Callable[[int], Any], cancel: CancelToken,
+def chain_by_calls(call: Callable[[str, str, str, list[JSON], _Host, CancelToken, Sequence[tuple[int, str]]], JSValue],
+                   links: Sequence[HookSource], export: str, payload: list[JSON],
+                   rule: ChainRule, host_for: Callable[[int], _Host], cancel: CancelToken,
                    frozen: Sequence[tuple[int, str]] = (),
                    on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
     """``call_chain`` (:class:`.protocol.SandboxLike`'s contract) for a sandbox whose
     hooks each run as one ``call(path, source, export, payload, host, cancel, frozen)``."""
-    def call_one(index: int, link: HookSource, args: list[Any]) -> Any:
+    def call_one(index: int, link: HookSource, args: list[JSON]) -> JSValue:
         return call(link[0], link[1], export, args, host_for(index), cancel, frozen)
 
     run_chain(links, payload, rule, call_one, on_step)
@@ -185,6 +201,6 @@ def type_name(kind: type) -> str:
     return {str: "a string", bool: "a boolean", dict: "an object"}[kind]
 
 
-def js_type(value: Any) -> str:
+def js_type(value: JSON) -> str:
     return {str: "a string", bool: "a boolean", dict: "an object", list: "an array",
             int: "a number", float: "a number"}.get(type(value), type(value).__name__)

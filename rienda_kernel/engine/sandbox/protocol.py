@@ -1,8 +1,9 @@
 """The sandbox protocol: what the engine needs from a sandbox, and the types both the host
 process and the V8 worker processes use.
 
-The rest of the engine (hooks, tools, extensions, the loop) sees only the protocol
-:class:`SandboxLike`: ``inspect`` a module, ``call`` one of its exports. Two
+The rest of the engine (tools, extensions, the loop) sees only the protocol
+:class:`SandboxLike`: ``inspect`` a module, ``call`` one of its exports; the hook chain
+only :class:`ChainRunner`, the ``call_chain`` it uses. Two
 implementations keep the same contracts:
 
 - :class:`.workers.Sandbox` (the product): every invocation runs in a V8 worker process
@@ -42,24 +43,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..cancel import CancelToken
-from .chain import ChainRule, HookSource, Outcome
+from ..common.json_value import JSON
+from .chain import ChainRule, HookSource, JSValue, Outcome
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "Export", "HostHandler", "JSValue", "SandboxLike", "js_value"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "ChainRunner", "Export", "HostHandler", "JSValue", "SandboxLike", "js_value"]
 
 DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024
 
 # Serves one host call: (op, args) -> a JSON-able value (or a wire.RawReply), or raises.
 HostHandler = Callable[[str, Any], Any]
-
-
-@dataclass(frozen=True)
-class JSValue:
-    """A value returned by JavaScript: ``kind`` is its JS type (``typeof``, with "null"
-    and "array" told apart); ``value`` its JSON form (a string for functions, symbols
-    and bigints; None for undefined)."""
-
-    kind: str
-    value: Any = None
 
 
 @dataclass(frozen=True)
@@ -84,7 +76,17 @@ def js_value(outcome: dict[str, Any]) -> JSValue:
     return JSValue(kind, None if kind == "undefined" else outcome.get("text"))
 
 
-class SandboxLike(Protocol):
+class ChainRunner(Protocol):
+    """What a hook chain needs from a sandbox: ``call_chain`` alone (see the module's
+    contracts). Every :class:`SandboxLike` is one."""
+
+    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[JSON], rule: ChainRule,
+                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
+                   frozen: Sequence[tuple[int, str]] = (),
+                   on_step: Callable[[int, Outcome], None] = ...) -> None: ...
+
+
+class SandboxLike(ChainRunner, Protocol):
     """What the engine needs from a sandbox (see the module's contracts)."""
 
     memory_limit: int
@@ -94,10 +96,5 @@ class SandboxLike(Protocol):
 
     def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
              cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue: ...
-
-    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
-                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
-                   frozen: Sequence[tuple[int, str]] = (),
-                   on_step: Callable[[int, Outcome], None] = ...) -> None: ...
 
     def prepare(self) -> None: ...

@@ -24,9 +24,9 @@ Contracts:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..common import imports
 from ..common.hints import did_you_mean
@@ -37,16 +37,16 @@ from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Outp
 from ..gate.record import recorded_gate
 from ..runtime.seams import RunHost
 from ..tools.model import HOOK_POINTS, Catalog, Hook
-from ..hooks import HookChain, ModelResponse, declared_hooks
+from ..hooks import HookChain, HookOutcome, ModelResponse, declared_hooks
 from ..ctx.host import RunContext
 from ..common import bounded
+from ..common.json_value import JSON, JSONObject
 from ..sessions.messages import Message, ToolCall
-from ..sandbox.chain import ChainRule, HookSource, Outcome, chain_by_calls
-from ..sandbox.protocol import HostHandler, JSValue, SandboxLike
+from ..sandbox.protocol import ChainRunner, JSValue
 from ..secrets import scrub
 from ..sessions.store import new_session_id
 from ..tools.model import ToolResult
-from ..ui import UI, RelayUI
+from ..ui import FrontEnd, RelayUI, ScrubbingUI
 
 if TYPE_CHECKING:
     import jsonschema
@@ -56,7 +56,7 @@ __all__ = ["PAYLOADS", "HookCall", "HookInvocation", "prepare_hook_call"]
 _TEXT = {"type": "string"}
 
 
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+def _object(properties: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
     return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 
@@ -64,7 +64,7 @@ _CALL = _object({"id": _TEXT, "name": _TEXT, "arguments": {"type": "object"}}, (
 _COUNT = {"type": "integer", "minimum": 0}
 _MESSAGE = _object({"role": {"enum": ["user", "assistant", "tool"]}, "text": _TEXT}, ("role", "text"))
 
-PAYLOADS: dict[str, dict[str, Any]] = {
+PAYLOADS: dict[str, JSONObject] = {
     "beforeRun": _object({"sessionId": _TEXT, "agentId": _TEXT, "modelId": _TEXT}),
     "afterRun": _object({"reason": {"enum": ["end_turn", "interrupted", "error"]}}),
     "beforeModelRequest": _object({"system": _TEXT, "model": _TEXT, "messages": {"type": "array", "items": _MESSAGE}}),
@@ -80,10 +80,10 @@ PAYLOADS: dict[str, dict[str, Any]] = {
 """The JSON Schema of what each point receives (``afterToolExecute``: ``{call, result}``)."""
 
 
-def _defaults(point: str, agent: Agent, session_id: str) -> dict[str, Any]:
+def _defaults(point: str, agent: Agent, session_id: str) -> JSONObject:
     """What a run passes for each field the payload leaves out."""
-    call = {"id": "call_1", "arguments": {}}
-    return {
+    call: JSONObject = {"id": "call_1", "arguments": {}}
+    defaults: dict[str, JSONObject] = {
         "beforeRun": {"sessionId": session_id, "agentId": agent.id, "modelId": agent.model},
         "afterRun": {"reason": "end_turn"},
         "beforeModelRequest": {"system": agent.system, "model": agent.model, "messages": []},
@@ -92,7 +92,8 @@ def _defaults(point: str, agent: Agent, session_id: str) -> dict[str, Any]:
         "afterToolExecute": {"call": call, "result": {"isError": False}},
         "beforeCompact": {"reason": "manual", "tokens": 0, "window": None, "messages": [], "instructions": ""},
         "afterCompact": {"summary": "", "tokensBefore": 0, "tokensAfter": 0},
-    }[point]
+    }
+    return defaults[point]
 
 
 @dataclass(frozen=True)
@@ -108,10 +109,10 @@ class HookCall:
 
     hook: str
     point: str
-    payload: dict[str, Any]
+    payload: JSONObject
     returned: JSValue | None
     decision: HookDecision
-    outcome: dict[str, Any] | None
+    outcome: JSONObject | None
     events: tuple[Event, ...]
 
     @property
@@ -119,7 +120,7 @@ class HookCall:
         """False when the handler threw (fail-closed too) or returned something the point ignores."""
         return self.decision.effect not in ("threw", "invalid") and not self.decision.failed_closed
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The whole call as JSON, with secrets from the environment scrubbed."""
         decision = self.decision
         data = {
@@ -135,7 +136,8 @@ class HookCall:
             "diagnostics": [e.message for e in self.events if isinstance(e, Diagnostic)],
             "output": "".join(e.text for e in self.events if isinstance(e, Output)),
         }
-        return scrub(data)
+        scrubbed: JSONObject = scrub(data)
+        return scrubbed
 
     def lines(self, activity: bool = True) -> list[str]:
         """The call for a person: what it returned and did, then (with ``activity``) its
@@ -156,30 +158,30 @@ class HookCall:
 
 
 class HookInvocation:
-    """One hook point ready to call: the hook as loaded, the fitted payload, the ``ctx``."""
+    """One hook point ready to call: the hook as loaded, the fitted payload, and
+    ``run_for``, which makes the ``ctx`` a run would give it (for the UI it reports to)."""
 
-    def __init__(self, hook: Hook, point: str, payload: dict[str, Any], sandbox: SandboxLike,
-                 context: dict[str, Any]) -> None:
+    def __init__(self, hook: Hook, point: str, payload: JSONObject, sandbox: ChainRunner,
+                 run_for: Callable[[ScrubbingUI], RunContext]) -> None:
         self.hook = hook
         self.point = point
         self.payload = payload
         self._sandbox = sandbox
-        self._context = context
+        self._run_for = run_for
 
-    def run(self, ui: UI, cancel: CancelToken | None = None) -> HookCall:
+    def run(self, ui: FrontEnd, cancel: CancelToken | None = None) -> HookCall:
         """Call the export once; ``ui`` sees every event and answers ``ctx.confirm``.
         Raises only :class:`Interrupted` (``cancel`` was set)."""
         events: list[Event] = []
-        witness = _Witness(self._sandbox)
-        run = RunContext(ui=RelayUI(ui, events.append), **self._context)
-        chain = HookChain([self.hook], witness, run)  # type: ignore[arg-type] - a chain uses only call_chain
+        reported: list[HookOutcome] = []
+        run = self._run_for(ScrubbingUI(RelayUI(ui, events.append)))
+        chain = HookChain([self.hook], self._sandbox, run, reported.append)
         outcome = _CALLERS[self.point](chain, self.payload, cancel or CancelToken())
-        decision = next(e for e in events if isinstance(e, HookDecision))
-        returned = None if decision.effect == "threw" or decision.failed_closed else witness.returned
-        return HookCall(self.hook.name, self.point, self.payload, returned, decision, outcome,
+        decision = next(e for e in events if isinstance(e, HookDecision))  # as the front end saw it: scrubbed
+        return HookCall(self.hook.name, self.point, self.payload, reported[0].returned, decision, outcome,
                         tuple(e for e in events if not isinstance(e, HookDecision)))
 
-    def run_interruptibly(self, ui: UI) -> HookCall | None:
+    def run_interruptibly(self, ui: FrontEnd) -> HookCall | None:
         """:meth:`run` on a worker thread while the calling (main) thread waits, so Ctrl-C
         stops the hook wherever it is; None when it was stopped."""
         def work(cancel: CancelToken) -> HookCall | None:
@@ -192,7 +194,7 @@ class HookInvocation:
         return call
 
 
-def prepare_hook_call(rienda: RunHost, name: str, point: str, payload: str | dict[str, Any], *,
+def prepare_hook_call(rienda: RunHost, name: str, point: str, payload: str | JSONObject, *,
                       agent_id: str = "default", session_id: str | None = None) -> HookInvocation:
     """Load hook ``name`` from ``rienda``'s home and fit ``payload`` (JSON text or a dict)
     to ``point``; ``ctx`` gets ``rienda``'s workdir, agent ``agent_id`` and ``session_id``
@@ -208,39 +210,44 @@ def prepare_hook_call(rienda: RunHost, name: str, point: str, payload: str | dic
     fitted = fit_payload(point, payload, _defaults(point, agent, session_id))
     call = fitted.get("call", fitted)  # a gate's recorded call: ctx.session.gate as the gate gave it
     gate = recorded_gate(rienda.store, session_id, call.get("id")) if point.endswith("ToolExecute") else None
-    context = {"workdir": rienda.workdir, "session": {"id": session_id, **({"gate": gate} if gate else {})},
-               "agent": agent.to_ctx(), "config": config.for_extensions()}
-    return HookInvocation(hook, point, fitted, rienda.sandbox, context)
+    workdir, session = rienda.workdir, {"id": session_id, **({"gate": gate} if gate else {})}
+    agent_ctx, shown_config = agent.to_ctx(), config.for_extensions()
+
+    def run_for(ui: ScrubbingUI) -> RunContext:
+        return RunContext(workdir=workdir, ui=ui, session=session, agent=agent_ctx, config=shown_config)
+
+    return HookInvocation(hook, point, fitted, rienda.sandbox, run_for)
 
 
-def fit_payload(point: str, payload: str | dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+def fit_payload(point: str, payload: str | JSONObject, defaults: JSONObject) -> JSONObject:
     """``payload`` checked against :data:`PAYLOADS` and completed with ``defaults``
     (one level into ``call``/``result``/``toolCalls``); PayloadError names the field."""
+    value: JSON = payload
     if isinstance(payload, str):
         try:
-            payload = bounded.loads(payload, unique_keys=True) if payload.strip() else {}
+            value = bounded.loads(payload, unique_keys=True) if payload.strip() else {}
         except bounded.Unreadable as exc:
             raise PayloadError(f"the payload for {point} is {exc}") from exc
     elif bounded.too_deep(payload):
         raise PayloadError(f"the payload for {point} is {bounded.TOO_DEEP}")
     schema = PAYLOADS[point]
     jsonschema = imports.jsonschema()  # here, not at import: the kernel and the magics import this module
-    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(payload))
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(value))
     if errors:
         unknown = [error for error in errors if error.validator == "additionalProperties"]
         error = unknown[0] if unknown else jsonschema.exceptions.best_match(errors)
         raise PayloadError(f"payload for {point}: {_problem(error)}; {point} receives {_shape(schema)}")
-    fitted = _completed(schema, payload, defaults)
-    if "toolCalls" in payload:
+    fitted = _completed(schema, value, defaults)
+    if "toolCalls" in value:
         fitted["toolCalls"] = [_completed(_CALL, call, {"id": f"call_{i}", "arguments": {}})
-                               for i, call in enumerate(payload["toolCalls"], 1)]
+                               for i, call in enumerate(value["toolCalls"], 1)]
     return fitted
 
 
-def _completed(schema: dict[str, Any], value: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+def _completed(schema: JSONObject, value: JSONObject, defaults: JSONObject) -> JSONObject:
     """``value`` with the fields it leaves out taken from ``defaults``, one level into
     nested objects (``call``, ``result``), in the schema's order."""
-    out = {}
+    out: JSONObject = {}
     for key, sub in schema["properties"].items():
         if key in value and isinstance(defaults.get(key), dict) and "properties" in sub:
             out[key] = _completed(sub, value[key], defaults[key])
@@ -251,20 +258,23 @@ def _completed(schema: dict[str, Any], value: dict[str, Any], defaults: dict[str
 
 def _problem(error: jsonschema.ValidationError) -> str:
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+    # The (sub)schema and the object an error of additionalProperties or required is about.
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    given = error.instance if isinstance(error.instance, Mapping) else {}
     if error.validator == "additionalProperties":
-        known = list(error.schema["properties"])
-        unknown = sorted(set(error.instance) - set(known))[0]
+        known = list(schema["properties"])
+        unknown = sorted(set(given) - set(known))[0]
         field = f"{where}.{unknown}" if where else unknown
         return f"unknown field {field!r}{did_you_mean(unknown, known)}"
     if error.validator == "required":
-        missing = next(key for key in error.validator_value if key not in error.instance)
+        missing = next(key for key in schema["required"] if key not in given)
         return f"field {f'{where}.{missing}' if where else missing!r} is missing"
     if not where:
         return f"the payload must be a JSON object, got {_json(error.instance)}"
     return f"field {where!r}: {error.message}"
 
 
-def _shape(schema: dict[str, Any]) -> str:
+def _shape(schema: JSONObject) -> str:
     """A schema as the documentation writes shapes: ``{call: {id, name, arguments}, ...}``."""
     parts = [f"{key}: {_shape(sub)}" if sub.get("type") == "object" and "properties" in sub else key
              for key, sub in schema["properties"].items()]
@@ -282,58 +292,39 @@ def _usable_hook(catalog: Catalog, name: str, point: str) -> Hook:
     return hook
 
 
-class _Witness:
-    """The sandbox, keeping what the handler returned (the chain keeps only its effect)."""
-
-    def __init__(self, sandbox: SandboxLike) -> None:
-        self._sandbox = sandbox
-        self.returned: JSValue | None = None
-
-    def call(self, *args: Any, **kwargs: Any) -> JSValue:
-        self.returned = self._sandbox.call(*args, **kwargs)
-        return self.returned
-
-    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
-                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
-                   frozen: Sequence[tuple[int, str]] = (),
-                   on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
-        """The one hook's point as one :meth:`call`, so that its returned value is kept."""
-        chain_by_calls(self.call, links, export, payload, rule, host_for, cancel, frozen, on_step)
-
-
 # -- calling each point through the chain ---------------------------------------------------
-def _before_run(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> None:
+def _before_run(chain: HookChain, p: JSONObject, cancel: CancelToken) -> None:
     chain.before_run(p["sessionId"], p["agentId"], p["modelId"], cancel)
 
 
-def _after_run(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> None:
+def _after_run(chain: HookChain, p: JSONObject, cancel: CancelToken) -> None:
     chain.after_run(p["reason"], cancel)
 
 
-def _before_model_request(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> dict[str, Any]:
+def _before_model_request(chain: HookChain, p: JSONObject, cancel: CancelToken) -> JSONObject:
     messages = [Message(m["role"], m["text"]) for m in p["messages"]]
     return {"system": chain.before_model_request(p["system"], p["model"], messages, cancel)}
 
 
-def _after_model_response(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> dict[str, Any]:
+def _after_model_response(chain: HookChain, p: JSONObject, cancel: CancelToken) -> JSONObject:
     calls = tuple(ToolCall.from_dict(call) for call in p["toolCalls"])
     response = chain.after_model_response(ModelResponse(p["text"], p["thinking"], calls), cancel)
     return {"text": response.text, "thinking": response.thinking}
 
 
-def _before_tool_execute(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> dict[str, Any]:
+def _before_tool_execute(chain: HookChain, p: JSONObject, cancel: CancelToken) -> JSONObject:
     gate = chain.before_tool_execute(p["id"], p["name"], p["arguments"], cancel)
     return {"allow": True, "arguments": gate.arguments} if gate.allowed else {"allow": False, "reason": gate.refusal().text}
 
 
-def _after_tool_execute(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> dict[str, Any]:
+def _after_tool_execute(chain: HookChain, p: JSONObject, cancel: CancelToken) -> JSONObject:
     call, result = p["call"], p["result"]
     now = chain.after_tool_execute(call["id"], call["name"], call["arguments"],
                                    ToolResult(result["text"], result["isError"]), cancel)
     return now.to_js()
 
 
-def _before_compact(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> dict[str, Any]:
+def _before_compact(chain: HookChain, p: JSONObject, cancel: CancelToken) -> JSONObject:
     messages = [Message(m["role"], m["text"]) for m in p["messages"]]
     gate = chain.before_compact(p["reason"], p["tokens"], p["window"], messages, p["instructions"] or None, cancel)
     if gate.cancelled_by is not None:
@@ -341,11 +332,11 @@ def _before_compact(chain: HookChain, p: dict[str, Any], cancel: CancelToken) ->
     return {"cancel": False, "summary": gate.summary, "instructions": gate.instructions}
 
 
-def _after_compact(chain: HookChain, p: dict[str, Any], cancel: CancelToken) -> dict[str, Any]:
+def _after_compact(chain: HookChain, p: JSONObject, cancel: CancelToken) -> JSONObject:
     return {"summary": chain.after_compact(p["summary"], p["tokensBefore"], p["tokensAfter"], cancel)}
 
 
-_CALLERS: dict[str, Callable[[HookChain, dict[str, Any], CancelToken], dict[str, Any] | None]] = {
+_CALLERS: dict[str, Callable[[HookChain, JSONObject, CancelToken], JSONObject | None]] = {
     "beforeRun": _before_run, "afterRun": _after_run, "beforeModelRequest": _before_model_request,
     "afterModelResponse": _after_model_response, "beforeToolExecute": _before_tool_execute,
     "afterToolExecute": _after_tool_execute, "beforeCompact": _before_compact, "afterCompact": _after_compact,
@@ -353,11 +344,11 @@ _CALLERS: dict[str, Callable[[HookChain, dict[str, Any], CancelToken], dict[str,
 
 
 # -- rendering --------------------------------------------------------------------------------
-def _json(value: Any) -> str:
+def _json(value: JSON) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _returned(data: dict[str, Any]) -> str:
+def _returned(data: JSONObject) -> str:
     returned = data["returned"]
     if returned is None:
         return f"threw {data['error']}"
@@ -366,7 +357,7 @@ def _returned(data: dict[str, Any]) -> str:
     return f"returned {_json(returned['value'])}"
 
 
-def _effect(data: dict[str, Any]) -> str:
+def _effect(data: JSONObject) -> str:
     effect = data["effect"]
     if effect == "refused" and data["failed_closed"]:
         return "threw, and the agent declares it fail_closed: a run refuses the call"
@@ -385,7 +376,7 @@ def _effect(data: dict[str, Any]) -> str:
     return "changed nothing"
 
 
-def _change(key: str, change: dict[str, Any]) -> str:
+def _change(key: str, change: JSONObject) -> str:
     if "before_chars" in change:
         return f"{key} ({change['before_chars']} -> {change['after_chars']} characters)"
     return f"{key}: {_json(change['before'])} -> {_json(change['after'])}"

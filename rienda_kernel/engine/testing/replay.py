@@ -75,13 +75,13 @@ from ..sessions.reading import LoadedSession
 from ..sessions.store import read_session
 from ..tools.invoke import invoke_tool
 from ..tools.model import BuiltinTool, Catalog, Tool, ToolResult
-from ..ui import UI, Answer, NonInteractiveUI, RelayUI
+from ..ui import Answer, FrontEnd, NonInteractiveUI, RelayUI, ScrubbingUI
 
 __all__ = ["replay_file", "replay_session", "session_script"]
 
 
 def replay_session(rienda: RunHost, session_id: str, hooks: list[str] | None = None, agent_id: str | None = None,
-                   run_tools: bool = False, ui: UI | None = None) -> ReplayReport:
+                   run_tools: bool = False, ui: FrontEnd | None = None) -> ReplayReport:
     """Replay the session ``session_id`` of ``rienda``'s home through ``hooks`` (default:
     the agent's, ``agent_id`` or the session's own), with the expectations beside it if
     any. ConfigError for an unknown session, agent or hook, or a malformed expectations file."""
@@ -91,7 +91,7 @@ def replay_session(rienda: RunHost, session_id: str, hooks: list[str] | None = N
 
 
 def replay_file(rienda: RunHost, path: Path, hooks: list[str] | None = None, run_tools: bool = False,
-                ui: UI | None = None, agent_id: str | None = None) -> ReplayReport:
+                ui: FrontEnd | None = None, agent_id: str | None = None) -> ReplayReport:
     """:func:`replay_session` for the session file ``path`` wherever it is (its id is the
     file name), with ``<id>.expect.yaml`` beside it if any; its agent and hooks come from
     ``rienda``'s home."""
@@ -106,7 +106,7 @@ def replay_file(rienda: RunHost, path: Path, hooks: list[str] | None = None, run
 
 
 def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list[str] | None, agent_id: str | None,
-            run_tools: bool, ui: UI | None, expected: Expectations | None,
+            run_tools: bool, ui: FrontEnd | None, expected: Expectations | None,
             inherited: tuple[list[str], set[str]] | None = None, load: Any = None,
             parent_call_id: str | None = None) -> ReplayReport:
     load = load or rienda.store.load
@@ -135,7 +135,8 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
             decisions.append(event)
 
     recorded = loaded.records_of(Confirm)
-    run = RunContext(workdir=rienda.workdir, ui=_AsRecorded(ui, observe, recorded, notes), session={"id": session_id},
+    answering = ScrubbingUI(_AsRecorded(ui, observe, recorded, notes))
+    run = RunContext(workdir=rienda.workdir, ui=answering, session={"id": session_id},
                      agent=agent.to_ctx(), config=config.for_extensions(), subagent=recorded_ctx(loaded.header))
     chain = HookChain(declared_hooks(catalog.hooks, names, closed), rienda.sandbox, run)
     failed_then = _failed_closed(loaded)
@@ -174,7 +175,7 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
                         children, notes, loaded.header.agent or None, parent_call_id, compactions)
 
 
-def _sub_agent(replayed: CallReplay, recorded: Message | None, rienda: RunHost, run_tools: bool, ui: UI,
+def _sub_agent(replayed: CallReplay, recorded: Message | None, rienda: RunHost, run_tools: bool, ui: FrontEnd,
                chain: tuple[list[str], set[str]], load: Any, notes: list[str]) -> CallReplay:
     """``replayed`` with the replay of the sub-agent's session its call started, if any,
     through ``chain`` (the call's run's hooks and its fail-closed ones) then the sub-agent's own."""
@@ -211,7 +212,8 @@ class _AsRecorded(RelayUI):
     session file holds them scrubbed); one the recording holds no answer for goes to
     ``inner`` (with nobody to ask: no), with a note. An explicit policy still wins."""
 
-    def __init__(self, inner: UI, observe: Callable[[Event], None], recorded: list[Confirm], notes: list[str]) -> None:
+    def __init__(self, inner: FrontEnd, observe: Callable[[Event], None], recorded: list[Confirm],
+                 notes: list[str]) -> None:
         super().__init__(inner, observe)
         self._left = [(r.title, r.body, r.answer) for r in recorded]
         self._notes = notes
