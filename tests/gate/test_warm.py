@@ -85,7 +85,7 @@ def test_the_first_warm_call_decides_itself_and_starts_the_server_which_ends_whe
     assert answer(run(home, env, "gate", "claude-code", "--warm", "2")) == REWRITTEN_CLAUDE
     wait_until(path.exists, "the server it started")
     reply = ask_gate_server(home.resolve(), "claude-code", json.dumps(sample("claude-code")).encode(), {}, 30)
-    assert reply is not None and reply["answer"] == REWRITTEN_CLAUDE and reply["exit_code"] == 0
+    assert reply is not None and reply.answer == REWRITTEN_CLAUDE and reply.exit_code == 0
     wait_until(lambda: not path.exists(), "the server to end after 2 s without a call")
 
 

@@ -48,11 +48,11 @@ def gate_main(argv: list[str] | None = None) -> int:
 
         return gate_command(home, target, data, GateOptions(given.get("home"), given.get("agent"), timeout,
                                                             given.get("confirm")), idle)
-    for note in reply.get("notes") or []:
+    for note in reply.notes:
         print(f"rienda gate: {note}", file=sys.stderr)
-    if reply["answer"] is not None:
-        print(json.dumps(reply["answer"], ensure_ascii=False))
-    return reply["exit_code"]
+    if reply.answer is not None:
+        print(json.dumps(reply.answer, ensure_ascii=False))
+    return reply.exit_code
 
 
 def _become_full(argv: list[str]) -> NoReturn:

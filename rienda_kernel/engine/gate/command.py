@@ -30,7 +30,7 @@ def gate_command(home: Path, target: str, data: bytes, options: GateOptions, war
         asked = {"agent": options.agent, "timeout": options.timeout, "confirm": options.confirm}
         served = ask_gate_server(home, target, data, asked, (options.timeout or 10.0) + 5.0)
     if served is not None:
-        answer, code, notes, timed_out = served["answer"], served["exit_code"], served.get("notes") or [], False
+        answer, code, notes, timed_out = served.answer, served.exit_code, served.notes, False
     else:
         answer, code, notes, timed_out = _decide_here(home, target, data, options, warm)
     for note in notes:

@@ -49,16 +49,15 @@ SHELL_TOOLS: dict[str, frozenset[str]] = {
 }
 _SHELL = "shell"
 
-_EVENTS: dict[str, dict[str, str]] = {  # agent -> its event name -> before/after
+Phase = Literal["before", "after"]
+Kind = Literal["pass", "allow", "deny", "ask", "post"]
+
+_EVENTS: dict[str, dict[str, Phase]] = {  # agent -> its event name -> before/after
     "claude-code": {"PreToolUse": "before", "PostToolUse": "after"},
     "codex": {"PreToolUse": "before", "PostToolUse": "after"},
     "gemini-cli": {"BeforeTool": "before", "AfterTool": "after"},
     "copilot-cli": {"PreToolUse": "before", "PostToolUse": "after"},
 }
-
-Phase = Literal["before", "after"]
-Kind = Literal["pass", "allow", "deny", "ask", "post"]
-
 
 @dataclass(frozen=True)
 class GateEvent:
@@ -147,7 +146,7 @@ def read_event(agent: str, data: bytes) -> GateEvent:
     cwd = value.get("cwd")
     call_id = value.get("tool_use_id") or value.get("call_id")
     call_id = call_id if isinstance(call_id, str) and call_id else f"gate_{token_hex(6)}"  # Gemini, Copilot: none
-    return GateEvent(agent, event, phase, session_id if isinstance(session_id, str) else "",
+    return GateEvent(agent, str(event), phase, session_id if isinstance(session_id, str) else "",
                      cwd if isinstance(cwd, str) else None, call_id,
                      tool, tool_input, name, arguments, value.get("tool_response"))
 

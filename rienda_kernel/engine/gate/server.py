@@ -34,10 +34,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
-__all__ = ["DEFAULT_IDLE", "ask_gate_server", "gate_socket", "serve_gate", "start_gate_server"]
+__all__ = ["DEFAULT_IDLE", "ServedReply", "ask_gate_server", "gate_socket", "serve_gate", "start_gate_server"]
 
 DEFAULT_IDLE = 600.0  # seconds without a request after which a server ends
 _MAX_MESSAGE = 4 * 1024 * 1024  # a request holds at most a 1 MiB event (base64) and an environment
@@ -66,9 +67,19 @@ def _own_folder(folder: Path, make: bool) -> bool:
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
-def ask_gate_server(home: Path, target: str, data: bytes, options: Mapping[str, Any], timeout: float) -> dict[str, Any] | None:
-    """The server's reply ``{answer, exit_code, notes}`` to this event, or None (see the
-    module's contract)."""
+@dataclass(frozen=True)
+class ServedReply:
+    """What a server answered for an event: the answer to print (None: nothing), the exit
+    code, the notes for stderr."""
+
+    answer: dict[str, object] | None
+    exit_code: int
+    notes: list[str]
+
+
+def ask_gate_server(home: Path, target: str, data: bytes, options: Mapping[str, object],
+                    timeout: float) -> ServedReply | None:
+    """The server's reply to this event, or None (see the module's contract)."""
     path = gate_socket(home)
     if not path.exists() or not _own_folder(path.parent, make=False):
         return None
@@ -89,11 +100,12 @@ def ask_gate_server(home: Path, target: str, data: bytes, options: Mapping[str, 
             or not (reply.get("answer") is None or isinstance(reply.get("answer"), dict)) \
             or not all(isinstance(note, str) for note in reply.get("notes") or []):
         return None
-    return reply
+    return ServedReply(reply.get("answer"), reply["exit_code"], list(reply.get("notes") or []))
 
 
 def _read_all(connection: socket.socket, deadline: float) -> bytes:
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         connection.settimeout(max(0.05, deadline - time.monotonic()))
         chunk = connection.recv(65536)
@@ -118,7 +130,7 @@ def start_gate_server(home: Path, idle: float = DEFAULT_IDLE) -> None:
         pass
 
 
-def serve_gate(home: Path, idle: float, log: Any = None) -> int:
+def serve_gate(home: Path, idle: float, log: TextIO | None = None) -> int:
     """Serve the gate of ``home`` until ``idle`` seconds pass without a request; 0, or 1
     when the socket folder is not this user's own. Another server of the home: 0 at once.
     ``log`` (a text stream) gets one line per request."""
@@ -146,8 +158,9 @@ def serve_gate(home: Path, idle: float, log: Any = None) -> int:
     def handle(connection: socket.socket) -> None:
         try:
             request = json.loads(_read_all(connection, time.monotonic() + 10))
-            options = GateOptions(str(home), *(request["options"].get(k) for k in ("agent", "timeout", "confirm")),
-                                  cwd=request["cwd"], env=request["env"])
+            asked = request["options"]
+            options = GateOptions(str(home), agent=asked.get("agent"), timeout=asked.get("timeout"),
+                                  confirm=asked.get("confirm"), cwd=request["cwd"], env=request["env"])
             reply = answer_hook_event(request["target"], base64.b64decode(request["data"]), options)
             clean = Scrubber({**os.environ, **request["env"]}).scrub  # what the asking process may show
             connection.sendall(json.dumps({"answer": clean(reply.answer), "exit_code": reply.exit_code,

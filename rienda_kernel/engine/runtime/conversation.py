@@ -207,7 +207,7 @@ class Conversation:
             subagents=Subagents.of(self.rienda, agent, config, catalog, writer.id, ui, link, self.max_turns),
         )
         self._compaction_settings(config)
-        return TurnSetup(self.session_id, agent, model_id, provider, model_name, catalog,
+        return TurnSetup(writer.id, agent, model_id, provider, model_name, catalog,
                          self.rienda.sandbox_on_use, run, writer, self.messages, link.approvals if link else self.approvals,
                          max_turns=max_turns, inherited_hooks=link.hooks if link else (), compaction=self.compaction)
 

@@ -95,7 +95,13 @@ class ChildUI(ScrubbingUI):
             return
         held, self._held = self._held, []
         for each in (*held, event):
-            self.front.emit(replace(each, depth=self.link.depth, session_id=self._session_id))
+            self.front.emit(self._tagged(each))
+
+    def _tagged(self, event: Event) -> Event:
+        """``event`` at the child's depth, with its session (a RunStart names its own)."""
+        if isinstance(event, RunStart):
+            return replace(event, depth=self.link.depth)
+        return replace(event, depth=self.link.depth, session_id=self._session_id)
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         return Answer(*self.front.ask(f"{title} (sub-agent {' › '.join(self.link.path[1:])})", body, cancel))

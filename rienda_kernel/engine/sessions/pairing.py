@@ -65,7 +65,7 @@ def for_vendors(messages: Sequence[Message]) -> list[Message]:
 def unique_calls(calls: Iterable[ToolCall], history: Sequence[Message]) -> list[ToolCall]:
     """``calls`` with ids made unique in ``history`` and among themselves."""
     used = {call.id for message in history for call in message.tool_calls}
-    used |= {message.tool_call_id for message in history if message.role == "tool"}
+    used |= {message.tool_call_id for message in history if message.tool_call_id is not None}
     unique = []
     for call in calls:
         if not call.id or call.id in used:

@@ -31,7 +31,8 @@ __all__ = ["ESCAPED_SURROGATE", "LoadedSession", "parse_body"]
 _Kind = TypeVar("_Kind")
 
 ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a lone surrogate escaped in JSON
-_SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads ends in, without its wrappers
+# The C scanner json.loads ends in, without its wrappers.
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in JSONDecoder.__init__; typeshed leaves it out
 
 
 @dataclass

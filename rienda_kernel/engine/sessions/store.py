@@ -20,6 +20,7 @@ warning naming ``file:line`` and is skipped; everything else loads.
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import threading
@@ -126,7 +127,8 @@ def _check_header(path: Path, line: bytes) -> JSONObject:
         raise SessionError(
             f"{path}:1: session format version {version} is newer than this Rienda supports "
             f"(up to {SESSION_VERSION}); upgrade Rienda to open it")
-    return repair(header)
+    checked: JSONObject = repair(header)
+    return checked
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -318,13 +320,13 @@ class SessionStore:
         found = (_summary(path) for path in self.directory.glob("*.jsonl") if _ID_RULE.fullmatch(path.stem))
         return sorted((info for info in found if info is not None), key=lambda info: info.id)
 
-    def unreadable(self) -> list[Path]:
+    def unreadable(self) -> builtins.list[Path]:
         """The session files this process cannot read (left out of :meth:`list`), by id."""
         if not self._readable():
             return []
         return sorted(path for path in self.directory.glob("*.jsonl") if not os.access(path, os.R_OK))
 
-    def _ids(self) -> list[str]:
+    def _ids(self) -> builtins.list[str]:
         if not self._readable():
             return []
         return sorted(path.stem for path in self.directory.glob("*.jsonl"))

@@ -37,6 +37,7 @@ from typing import Any
 
 
 from ..home import yaml_file
+from ..common.json_value import JSON
 from ..errors import ConfigError
 
 __all__ = ["CallExpectation", "Expectations", "expectations_beside", "load_expectations"]
@@ -208,10 +209,10 @@ def _pattern(value: Any, where: str) -> Any:
         raise ConfigError(f"{where}: not a regular expression: {exc}") from exc
 
 
-def _value_matches(pattern: Any, value: Any) -> bool:
+def _value_matches(pattern: re.Pattern[str] | JSON, value: JSON) -> bool:
     if isinstance(pattern, re.Pattern):
         return pattern.search(value if isinstance(value, str) else _json(value)) is not None
-    return pattern == value
+    return bool(pattern == value)
 
 
 def _check_keys(mapping: dict[Any, Any], allowed: tuple[str, ...], where: str) -> None:

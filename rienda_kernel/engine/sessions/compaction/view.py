@@ -109,4 +109,4 @@ def _count(record: Mapping[str, JSON], key: str) -> int:
     value = record.get(key, 0 if key == "answers" else None)
     if not _is_count(value):
         raise ValueError(f"{key!r} must be a whole number >= 0, got {value!r:.40}")
-    return value
+    return int(value)
