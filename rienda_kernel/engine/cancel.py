@@ -21,11 +21,15 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from types import FrameType
+from typing import Any, TypeAlias
 
 from .errors import Interrupted
 
 __all__ = ["CancelToken", "abandon_on_cancel", "run_interruptibly", "signals_wake"]
+
+# What ``signal.signal`` returns: the handler it replaced (None: one not set from Python).
+_Handler: TypeAlias = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
 
 class CancelToken:
@@ -80,8 +84,8 @@ class CancelToken:
         token.cancel()
         return token
 
-    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Register ``callback``; returns a function that unregisters it."""
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], object]:
+        """Register ``callback``; returns a function that unregisters it (what it returns means nothing)."""
         with self._lock:
             if not self._event.is_set():
                 key = self._next_key
@@ -283,7 +287,7 @@ class _Bell:
         os.close(self._write)
 
 
-def _handle(signals: tuple[int, ...], handler: Callable[[int, Any], None]) -> dict[int, Any]:
+def _handle(signals: tuple[int, ...], handler: Callable[[int, FrameType | None], None]) -> dict[int, _Handler]:
     """Install ``handler`` for ``signals`` when on the main thread; the handlers it replaced."""
     if threading.current_thread() is not threading.main_thread():
         return {}
