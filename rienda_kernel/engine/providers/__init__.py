@@ -10,12 +10,12 @@ made: a run against an OpenAI-compatible endpoint never loads the Anthropic one.
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..common.json_value import JSON
 from ..errors import ConfigError
-from .options import CONNECTION_OPTIONS, check_options
+from .options import CONNECTION_OPTIONS, Checker, check_options
 from .base import (
     Chunk,
     ModelRequest,
@@ -28,6 +28,10 @@ from .base import (
     UsageChunk,
     VendorStateChunk,
 )
+
+if TYPE_CHECKING:
+    from .streaming import HttpProvider
+
 __all__ = [
     "ENDPOINT_APIS",
     "PROVIDERS",
@@ -44,36 +48,54 @@ __all__ = [
     "provider_for",
 ]
 
-# The built-in providers' classes, by name: (module in this package, class).
-_BUILTIN = {
-    "scripted": ("scripted", "ScriptedProvider"),
-    "openai": ("openai", "OpenAIProvider"),
-    "anthropic": ("anthropic", "AnthropicProvider"),
-    "ollama": ("ollama", "OllamaProvider"),
-}
+
+def _scripted() -> type[Provider]:
+    from .scripted import ScriptedProvider
+
+    return ScriptedProvider
 
 
-def _builtin(name: str) -> Any:
-    """The class of the built-in provider ``name``, its module imported now."""
-    module, cls = _BUILTIN[name]
-    return getattr(importlib.import_module(f".{module}", __name__), cls)
+def _openai() -> type[HttpProvider]:
+    from .openai import OpenAIProvider
+
+    return OpenAIProvider
 
 
-def _default_factory(name: str) -> Callable[[Mapping[str, Any]], Provider]:
-    return lambda config: _builtin(name)()
+def _anthropic() -> type[HttpProvider]:
+    from .anthropic import AnthropicProvider
+
+    return AnthropicProvider
 
 
-def _endpoint_builder(api: str) -> Callable[[Mapping[str, Any], str], Provider]:
-    return lambda options, name: _builtin(api).from_options(options, name)
+def _ollama() -> type[HttpProvider]:
+    from .ollama import OllamaProvider
+
+    return OllamaProvider
+
+
+# The built-in providers' classes by name, each imported (its module) when first asked for;
+# those that speak HTTP are also the ``api:`` of a named endpoint.
+_BUILTIN: dict[str, Callable[[], type[Provider]]] = {"scripted": _scripted, "openai": _openai,
+                                                    "anthropic": _anthropic, "ollama": _ollama}
+_HTTP_APIS: dict[str, Callable[[], type[HttpProvider]]] = {"openai": _openai, "anthropic": _anthropic,
+                                                         "ollama": _ollama}
+
+
+def _default_factory(name: str) -> Callable[[Mapping[str, JSON]], Provider]:
+    return lambda config: _BUILTIN[name]()()
+
+
+def _endpoint_builder(api: str) -> Callable[[Mapping[str, JSON], str], Provider]:
+    return lambda options, name: _HTTP_APIS[api]().from_options(options, name)
 
 
 # name -> factory(config) building the provider from the user's configuration.
-PROVIDERS: dict[str, Callable[[Mapping[str, Any]], Provider]] = {name: _default_factory(name) for name in _BUILTIN}
+PROVIDERS: dict[str, Callable[[Mapping[str, JSON]], Provider]] = {name: _default_factory(name) for name in _BUILTIN}
 
 
 # api -> builder(options, name) for named endpoints in config.yaml (``providers: NAME: {api: ...}``).
-ENDPOINT_APIS: dict[str, Callable[[Mapping[str, Any], str], Provider]] = {
-    api: _endpoint_builder(api) for api in ("openai", "anthropic", "ollama")
+ENDPOINT_APIS: dict[str, Callable[[Mapping[str, JSON], str], Provider]] = {
+    api: _endpoint_builder(api) for api in _HTTP_APIS
 }
 
 
@@ -100,14 +122,14 @@ def provider_for(model_id: str, config: Mapping[str, Any]) -> tuple[Provider, st
     return factory(config), name
 
 
-def _endpoint(name: str, entry: Any) -> Provider:
+def _endpoint(name: str, entry: JSON) -> Provider:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"config.yaml: providers.{name} must be a mapping (api, base_url, api_key_env...)")
     options = dict(entry)
     api = options.pop("api", name)
     if api not in ENDPOINT_APIS and "api" not in entry:  # a misspelt key (ap:) is named before the api it hides
-        known = {"api": str, **CONNECTION_OPTIONS,
-                 **{option: check for kind in ENDPOINT_APIS for option, check in _builtin(kind).request_options.items()}}
+        known: dict[str, Checker] = {"api": str, **CONNECTION_OPTIONS, **{
+            option: check for kind in ENDPOINT_APIS for option, check in _HTTP_APIS[kind]().request_options.items()}}
         if set(entry) - set(known):
             check_options(entry, known, f"config.yaml: providers.{name}")  # raises: the unknown, with "did you mean"
     if api not in ENDPOINT_APIS:

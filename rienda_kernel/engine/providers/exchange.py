@@ -1,0 +1,187 @@
+"""One streamed POST to a model's server, as a provider reads it.
+
+:class:`ModelExchange` is an :class:`..http.Exchange` reading lines, whose events
+(:data:`ModelEvent`) say what a provider needs: the status (with the start of an error
+body), the lines, the end, or a :class:`StreamFailure` saying whether trying again may
+help. :class:`LineReader` and :class:`EventReader` turn the body into NDJSON lines or
+server-sent events, remembering the last lines for error messages ("the last the server
+sent: ..."); :func:`decode_json` and :func:`decode_model_arguments` read what the lines hold.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypeAlias, assert_never
+
+from .. import http
+from ..cancel import CancelToken
+from ..common import bounded
+from ..common.json_value import JSON, JSONObject
+from ..common.text import repair
+from ..errors import Interrupted, ProviderError
+from ..http import httpx
+from ..secrets import scrub_text, scrub_url
+from .replies import excerpt
+
+__all__ = [
+    "EventReader",
+    "LineReader",
+    "ModelEvent",
+    "ModelExchange",
+    "StreamFailure",
+    "decode_json",
+    "decode_model_arguments",
+    "redact",
+]
+
+
+@dataclass(frozen=True)
+class StreamFailure:
+    """A streamed POST that failed: ``what`` says how, for a person; ``connecting``: before
+    any response began (the server could not be reached, or the connection broke first),
+    so trying again may help."""
+
+    what: str
+    connecting: bool = False
+
+
+# What :meth:`ModelExchange.next` returns: the status first (a 200's ``error_text`` is None,
+# another status's is its body's start), then the body's lines and its end; or a failure.
+ModelEvent: TypeAlias = http.Status | http.Piece[str] | http.Eof | StreamFailure
+
+
+class ModelExchange:
+    """One streamed POST (an :class:`..http.Exchange` reading lines) and its events as a
+    provider reads them (:data:`ModelEvent`)."""
+
+    def __init__(self, url: str, headers: dict[str, str], body: JSONObject, timeout: httpx.Timeout,
+                 cancel: CancelToken) -> None:
+        self.url = url
+        self.shown_url = scrub_url(url)  # the URL as messages name it
+        self._read_timeout = timeout.read
+        self._started = False
+        self._exchange = http.Exchange("POST", url, cancel=cancel, timeout=timeout, pieces=http.lines,
+                                       read_error_body=True, json=body, headers=headers)
+
+    def next(self) -> ModelEvent:
+        """The next event; Interrupted as soon as the token is cancelled."""
+        event = self._exchange.next()
+        match event:
+            case http.Cancelled():
+                self.abandon()
+                raise Interrupted("stopped")
+            case http.Failed():
+                return self._failure(event.error)
+            case http.Status(code=200):
+                self._started = True
+                return event
+            case _:
+                return event
+
+    def abandon(self) -> None:
+        self._exchange.abandon()
+
+    def _failure(self, exc: Exception) -> StreamFailure:
+        if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+            return StreamFailure(str(exc), connecting=True)
+        if isinstance(exc, httpx.RemoteProtocolError):
+            return StreamFailure(f"the connection broke: {exc}", connecting=not self._started)
+        if isinstance(exc, httpx.TimeoutException):
+            return StreamFailure(f"no data from the server within the {self._read_timeout:g} s read timeout")
+        if isinstance(exc, http.LineTooLong):
+            return StreamFailure(str(exc))
+        return StreamFailure(f"{type(exc).__name__}: {exc}")
+
+
+# -- reading the body ------------------------------------------------------------------------
+
+
+class LineReader:
+    """The body's lines as they arrive, remembering the last few for error messages."""
+
+    def __init__(self, exchange: ModelExchange, key: str) -> None:
+        self._exchange = exchange
+        self._key = key
+        self._seen: deque[str] = deque(maxlen=8)
+
+    def lines(self) -> Iterator[str]:
+        """Each line (empty ones included) until the body ends; ProviderError if it breaks
+        (:meth:`HttpProvider.read` adds the URL)."""
+        while True:
+            event = self._exchange.next()
+            match event:
+                case http.Piece(data=line):
+                    if line:
+                        self._seen.append(line)
+                    yield line
+                case http.Eof():
+                    return
+                case StreamFailure():
+                    raise ProviderError(f"the stream failed: {redact(event.what, self._key)}")
+                case http.Status():  # only ever the first event, which HttpProvider.open read
+                    raise ProviderError(f"the stream failed: a second status (HTTP {event.code})")
+                case _:
+                    assert_never(event)
+
+    def tail(self) -> str:
+        """An excerpt of the last lines the server sent ("nothing" if none)."""
+        if not self._seen:
+            return "nothing"
+        return excerpt(redact("\n".join(self._seen), self._key), tail=True)
+
+
+class EventReader(LineReader):
+    """Server-sent events: ``(event name, data)`` pairs (the name is "" when not given)."""
+
+    def events(self) -> Iterator[tuple[str, str]]:
+        name = ""
+        data: list[str] = []
+        for line in self.lines():
+            if line == "":
+                if data:
+                    yield name, "\n".join(data)
+                name, data = "", []
+            elif line.startswith("data:"):
+                value = line[5:]
+                data.append(value[1:] if value.startswith(" ") else value)
+            elif line.startswith("event:"):
+                name = line[6:].strip()
+            # comments (":"), id: and retry: lines carry nothing for us
+        if data:  # the body ended without the blank line after the last event
+            yield name, "\n".join(data)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def decode_json(payload: str, key: str = "") -> JSONObject:
+    """One JSON object the server sent, its strings made valid Unicode (lone surrogates
+    from ``\\ud83d`` escapes replaced); ProviderError quoting it when it is not one (or
+    is nested deeper or is larger than :mod:`..common.bounded` allows)."""
+    try:
+        value = repair(bounded.loads(payload))
+    except bounded.Unreadable as exc:
+        problem = "that is not JSON" if str(exc).startswith("not valid JSON") else str(exc)
+        # from None: the cause quotes the payload before it is redacted
+        raise ProviderError(f"the server sent data {problem}: {excerpt(redact(payload, key))}") from None
+    if not isinstance(value, dict):
+        raise ProviderError(f"the server sent an unexpected event: {excerpt(redact(payload, key))}")
+    return value
+
+
+def decode_model_arguments(arguments: str) -> JSON:
+    """Tool-call arguments decoded (valid Unicode); the raw text when they are not JSON, or
+    too deep or too large to decode (the tool then gets an error result saying so)."""
+    if not arguments.strip():
+        return {}
+    try:
+        return repair(bounded.loads(arguments))
+    except bounded.Unreadable:
+        return repair(arguments)
+
+
+def redact(text: str, key: str) -> str:
+    """``text`` without ``key`` and without the process's other secrets (:mod:`..secrets`)."""
+    return scrub_text(text, also=(key,))
