@@ -144,7 +144,7 @@ def lines(response: httpx.Response) -> Iterator[str]:
 
 # -- what an exchange reports ---------------------------------------------------------------
 
-PieceT = TypeVar("PieceT", bytes, str)
+_PieceT = TypeVar("_PieceT", bytes, str)
 
 
 @dataclass(frozen=True)
@@ -162,11 +162,11 @@ class Status:
 
 
 @dataclass(frozen=True)
-class Piece(Generic[PieceT]):
+class Piece(Generic[_PieceT]):
     """The next piece of the body: bytes as they came (:func:`chunks`), or one line
     (:func:`lines`)."""
 
-    data: PieceT
+    data: _PieceT
 
 
 @dataclass(frozen=True)
@@ -192,10 +192,10 @@ class TimedOut:
 
 
 # What :meth:`Exchange.next` returns (without a timeout: never :class:`TimedOut`).
-ExchangeEvent: TypeAlias = Status | Piece[PieceT] | Eof | Failed | Cancelled
+ExchangeEvent: TypeAlias = Status | Piece[_PieceT] | Eof | Failed | Cancelled
 
 
-class Exchange(Generic[PieceT]):
+class Exchange(Generic[_PieceT]):
     """One request, read on a daemon thread into a queue of events:
 
     :class:`Status` first, then a :class:`Piece` of the body as ``pieces`` reads it
@@ -210,10 +210,10 @@ class Exchange(Generic[PieceT]):
     """
 
     def __init__(self, method: str, url: str, *, cancel: CancelToken, timeout: httpx.Timeout,
-                 pieces: Callable[[httpx.Response], Iterator[PieceT]], read_error_body: bool = False,
+                 pieces: Callable[[httpx.Response], Iterator[_PieceT]], read_error_body: bool = False,
                  headers: Mapping[str, str] | None = None, json: JSON = None, content: str | None = None) -> None:
         self.url = url
-        self._events: queue.Queue[ExchangeEvent[PieceT]] = queue.Queue()
+        self._events: queue.Queue[ExchangeEvent[_PieceT]] = queue.Queue()
         self._stop = threading.Event()
         self._response: httpx.Response | None = None
         self._unregister = cancel.on_cancel(self._on_cancel)
@@ -223,10 +223,10 @@ class Exchange(Generic[PieceT]):
                          daemon=True).start()
 
     @overload
-    def next(self) -> ExchangeEvent[PieceT]: ...
+    def next(self) -> ExchangeEvent[_PieceT]: ...
     @overload
-    def next(self, timeout: float | None) -> ExchangeEvent[PieceT] | TimedOut: ...
-    def next(self, timeout: float | None = None) -> ExchangeEvent[PieceT] | TimedOut:
+    def next(self, timeout: float | None) -> ExchangeEvent[_PieceT] | TimedOut: ...
+    def next(self, timeout: float | None = None) -> ExchangeEvent[_PieceT] | TimedOut:
         """The next event; :class:`Cancelled` once the token is set; :class:`TimedOut` when
         ``timeout`` seconds pass first."""
         if self._cancel.cancelled:
@@ -255,7 +255,7 @@ class Exchange(Generic[PieceT]):
             except Exception:  # noqa: BLE001 - closing from another thread is best effort
                 pass
 
-    def _run(self, request: _Request, pieces: Callable[[httpx.Response], Iterator[PieceT]],
+    def _run(self, request: _Request, pieces: Callable[[httpx.Response], Iterator[_PieceT]],
              read_error_body: bool) -> None:
         put = self._events.put
         try:

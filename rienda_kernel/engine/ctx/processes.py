@@ -120,7 +120,7 @@ def _working_directory(cwd: str | Path) -> Path:
     return directory
 
 
-def _spawn(command: str, directory: Path, env: dict[str, str] | None) -> subprocess.Popen:
+def _spawn(command: str, directory: Path, env: dict[str, str] | None) -> subprocess.Popen[bytes]:
     """Start the shell as the leader of a new session (hence a new process group)."""
     if not isinstance(command, str):
         raise TypeError(f"command must be a string, not {type(command).__name__}")
@@ -196,17 +196,18 @@ class _ProcessGroup:
 class _Streams:
     """The child's stdout and stderr, read as data arrives and decoded incrementally."""
 
-    def __init__(self, proc: subprocess.Popen, on_output: OutputCallback | None, keep: int | None) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], on_output: OutputCallback | None, keep: int | None) -> None:
         self._on_output = on_output
         self._keep = keep
         self.keep = keep
         self.dropped = {"stdout": 0, "stderr": 0}  # characters shown live but not kept
         self._selector = selectors.DefaultSelector()
-        self._decoders = {}
+        self._decoders: dict[str, codecs.IncrementalDecoder] = {}
         self._guards = {"stdout": StreamGuard(), "stderr": StreamGuard()}
         self._chunks: dict[str, list[str]] = {"stdout": [], "stderr": []}
         self._kept = {"stdout": 0, "stderr": 0}
         for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            assert pipe is not None  # both are pipes (_spawn)
             self._decoders[name] = codecs.getincrementaldecoder("utf-8")(errors="replace")
             self._selector.register(pipe, selectors.EVENT_READ, name)
 
@@ -265,7 +266,7 @@ class _Outcome:
     stragglers_killed: bool = False
 
 
-def _supervise(proc: subprocess.Popen, group: _ProcessGroup, streams: _Streams, timeout_ms: int | None) -> _Outcome:
+def _supervise(proc: subprocess.Popen[bytes], group: _ProcessGroup, streams: _Streams, timeout_ms: int | None) -> _Outcome:
     """Pump output until the shell has exited and both pipes are closed.
 
     Kills the group when the timeout passes, and when the shell has exited but
@@ -298,14 +299,14 @@ def _supervise(proc: subprocess.Popen, group: _ProcessGroup, streams: _Streams, 
     return outcome
 
 
-def _wait_briefly(proc: subprocess.Popen, timeout: float) -> None:
+def _wait_briefly(proc: subprocess.Popen[bytes], timeout: float) -> None:
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
         pass
 
 
-def _reap(proc: subprocess.Popen, group: _ProcessGroup) -> None:
+def _reap(proc: subprocess.Popen[bytes], group: _ProcessGroup) -> None:
     """Make sure the shell is dead and reaped (it may not be if the loop raised)."""
     if proc.poll() is None:
         group.kill()
