@@ -135,7 +135,7 @@ def run_interruptibly(work: Callable[[CancelToken], Any], cancel: CancelToken | 
             done.set()
             bell.ring()
 
-    def noted(signum: int, _frame: Any) -> None:
+    def noted(signum: int, _frame: FrameType | None) -> None:
         arrived.append(signum)
         bell.ring()  # a write to a pipe: no lock a handler could find held
 
