@@ -3,7 +3,7 @@
 They exist only where a front end has a namespace to offer (the ``%rienda`` magics in an
 IPython kernel, the Rienda kernel's own shell, a replay with ``--run-tools`` in a fresh
 namespace): the front end builds a :class:`PythonNamespace` and hands
-:func:`notebook_tools` to its :class:`~.runtime.Rienda`. They are ordinary built-in tools
+:func:`notebook_tools` to its :class:`~..runtime.rienda.Rienda`. They are ordinary built-in tools
 from then on: an agent must declare them, hooks see and may refuse or rewrite every call,
 results are capped and saved like any other.
 

@@ -6,7 +6,7 @@ waiting the moment its :class:`CancelToken` is cancelled or the overall timeout 
 an abandoned exchange stops reading at the next body chunk and closes its response.
 
 A credential header sent (``Authorization``, ``X-Api-Key``...) is remembered as a secret
-(:func:`secrets.remember`), so a server that echoes it back cannot carry it into any output.
+(:func:`..secrets.remember`), so a server that echoes it back cannot carry it into any output.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from ``/dev/null``. Its stdout and stderr are read as they arrive, decoded as UT
 incrementally, handed to ``on_output`` chunk by chunk (all of it: streamed output is never
 capped) and kept for the result up to ``keep`` characters per stream (all of it when
 None), so memory stays bounded whatever a command prints. The chunks are cut so that no
-secret is split across two of them (:class:`secrets.StreamGuard`), so that scrubbing each
+secret is split across two of them (:class:`..secrets.StreamGuard`), so that scrubbing each
 one on its way out catches every secret.
 
 Killing (on timeout, on cancel, or when background processes keep the output open

@@ -22,7 +22,7 @@ instead of being skipped, :mod:`..hooks`) are optional. A malformed file raises
 unknown key is only a :class:`Diagnostic`, but is named first when ``model`` is missing
 (``modle:``: "did you mean 'model'?"). ``default`` is built in unless
 ``agents/default.md`` overrides it; its model is ``default_model`` from config.yaml, else
-chosen when it runs (:mod:`.providers.choice`).
+chosen when it runs (:mod:`..providers.choice`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ _DEFAULT_SYSTEM = (
 class Agent:
     """A loaded agent. ``path`` is None for the built-in default; ``hooks`` is in
     execution order. ``model`` is "" only for the built-in default without a
-    ``default_model``: the run chooses one (:func:`.providers.choice.choose_default_model`)."""
+    ``default_model``: the run chooses one (:func:`..providers.choice.choose_default_model`)."""
 
     id: str
     description: str

@@ -166,7 +166,7 @@ def _check_tool(
 
 
 def _schema_problems(parameters: JSON) -> list[str]:
-    """The whole schema checked at load, every ``$ref`` resolved (:mod:`.schemas`)."""
+    """The whole schema checked at load, every ``$ref`` resolved (:mod:`..tools.schemas`)."""
     return schema_problems(parameters)
 
 

@@ -108,7 +108,7 @@ class LineReader:
 
     def lines(self) -> Iterator[str]:
         """Each line (empty ones included) until the body ends; ProviderError if it breaks
-        (:meth:`HttpProvider.read` adds the URL)."""
+        (:meth:`.streaming.HttpProvider.read` adds the URL)."""
         while True:
             event = self._exchange.next()
             match event:

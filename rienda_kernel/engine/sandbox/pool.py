@@ -77,7 +77,7 @@ class WorkerPool:
 
     def acquire(self, cancel: CancelToken) -> Worker:
         """An idle, live worker. Raises SandboxError when workers cannot start, and
-        :class:`~.errors.Interrupted` when ``cancel`` is set while waiting."""
+        :class:`~..errors.Interrupted` when ``cancel`` is set while waiting."""
         unregister = cancel.on_cancel(self._wake)
         try:
             with self._changed:

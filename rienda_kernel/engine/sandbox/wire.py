@@ -5,7 +5,7 @@ processes (``worker_main.py``, ``worker_handle.py``); standard library only, so 
 never loads V8 to use them:
 
 - :func:`from_v8` is the one place JSON text that came out of V8 becomes Python values:
-  lone surrogates are repaired (:func:`text.repair`), and a value nested deeper than
+  lone surrogates are repaired (:func:`..common.text.repair`), and a value nested deeper than
   :data:`..common.bounded.MAX_DEPTH` (the engine's one bound on nesting) is refused (Python's own JSON reader and writer would fail on it later,
   somewhere in the run).
 - :func:`host_reply` runs one host call and encodes its value, or its exception as
