@@ -205,8 +205,8 @@ class Exchange(Generic[_PieceT]):
     :data:`ERROR_BODY_CAP` bytes are read and their text is the status's ``error_text``
     (what providers quote), and nothing follows. With :func:`lines`, a line longer than
     :data:`LINE_CAP` ends the exchange with :class:`Failed` (a :class:`LineTooLong`): memory
-    stays bounded whatever a server sends. ``request`` is what ``httpx.Client.stream``
-    takes besides the method, the URL and the timeout (``headers``, ``json``, ``content``).
+    stays bounded whatever a server sends. ``headers``, ``json`` (a body sent as JSON) and
+    ``content`` (a body sent as text) go to ``httpx.Client.stream`` as they are.
     """
 
     def __init__(self, method: str, url: str, *, cancel: CancelToken, timeout: httpx.Timeout,

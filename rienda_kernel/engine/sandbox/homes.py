@@ -20,8 +20,8 @@ from .isolate import Isolate
 
 __all__ = ["Home", "Key", "Lease"]
 
-# An extension's realms are prepared for its (path, source); None stands for the blank
-# realms (the prelude, no module).
+# What an extension's realms are prepared for: its (path, source). Where a key may be None,
+# None stands for the blank realms (the prelude, no module).
 Key: TypeAlias = tuple[str, str]
 
 

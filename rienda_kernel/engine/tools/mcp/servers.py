@@ -6,9 +6,9 @@ Contracts:
   each within its ``start_timeout``) and returns their tools as :class:`..model.McpTool`, with
   a :class:`..model.McpProblem` (a diagnostic, source ``mcp:SERVER``) for each server that
   failed to start (its stderr's last lines) and each tool skipped (a name that breaks the
-  name rule, an ``inputSchema`` that is not a usable JSON Schema). A server whose settings changed in
-  config.yaml is restarted; one removed is stopped. A failed start is tried again by the
-  next call of :meth:`tools`.
+  name rule, an ``inputSchema`` that is not a usable JSON Schema). A server whose settings
+  changed in config.yaml is restarted; one removed is stopped. A failed start is tried
+  again by the next call of :meth:`tools`.
 - A tool's call (what its :class:`..model.McpTool` runs) runs on the loop while the calling
   thread waits on a queue of the call's events (:data:`_CallEvent`): the server's progress
   notifications and log messages reach the call's host as log lines on the calling thread,
