@@ -147,7 +147,7 @@ def lines(response: httpx.Response) -> Iterator[str]:
 _PieceT = TypeVar("_PieceT", bytes, str)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Status:
     """The response's status and headers arrived (always the first event of a response).
 
@@ -161,7 +161,7 @@ class Status:
     error_text: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Piece(Generic[_PieceT]):
     """The next piece of the body: bytes as they came (:func:`chunks`), or one line
     (:func:`lines`)."""
@@ -169,24 +169,24 @@ class Piece(Generic[_PieceT]):
     data: _PieceT
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Eof:
     """The body ended; nothing follows."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Failed:
     """No complete response arrived: ``error`` is why (httpx's error, or :class:`LineTooLong`)."""
 
     error: Exception
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cancelled:
     """The cancel token was set: the waiter stops waiting at once."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TimedOut:
     """The ``timeout`` given to :meth:`Exchange.next` passed with no event."""
 
