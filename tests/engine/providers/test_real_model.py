@@ -217,7 +217,7 @@ def test_the_fill_estimate_stays_near_the_servers_own_token_count(llama):
     Python, a JSON tool result. Measured when it was written: -0 %, +7 %, -4 % (characters / 4:
     -16 %, -4 %, -37 %)."""
     texts = [(paths.REPO / "README.md").read_text()[:6000],
-             (paths.REPO / "rienda_kernel" / "engine" / "loop.py").read_text()[:6000],
+             (paths.REPO / "rienda_kernel" / "engine" / "runtime" / "loop.py").read_text()[:6000],
              json.dumps([{"name": p.name, "size": p.stat().st_size, "path": str(p.relative_to(paths.REPO))}
                                 for p in sorted((paths.REPO / "rienda_kernel").rglob("*.py"))][:60], indent=2)[:6000]]
     for text in texts:
