@@ -41,6 +41,7 @@ __all__ = [
     "ExchangeEvent",
     "Failed",
     "LineTooLong",
+    "Lines",
     "Piece",
     "Status",
     "TimedOut",
@@ -118,10 +119,15 @@ def chunks(response: httpx.Response) -> Iterator[bytes]:
     return response.iter_bytes()
 
 
-def lines(response: httpx.Response) -> Iterator[str]:
-    """The body's lines (split at ``\\n``, ``\\r\\n`` or ``\\r``, as ``iter_lines`` does), none
-    longer than :data:`LINE_CAP`: a longer one raises :class:`LineTooLong` instead of taking
-    the memory with it."""
+Lines: TypeAlias = tuple[str, ...]  # lines of a body, in order
+
+
+def lines(response: httpx.Response) -> Iterator[Lines]:
+    """The body's lines (split at ``\\n``, ``\\r\\n`` or ``\\r``, as ``iter_lines`` does), in
+    order, in batches: those each piece of text received completes (one hand-off to the
+    waiting thread per read, not per line). None is longer than :data:`LINE_CAP`: a longer
+    one raises :class:`LineTooLong` (after the lines before it) instead of taking the memory
+    with it."""
     parts: list[str] = []  # the line being received, in pieces (no piece is scanned twice)
     size, held = 0, ""  # held: a "\\r" that may begin a "\\r\\n" split over two pieces
     for text in response.iter_text():
@@ -131,20 +137,19 @@ def lines(response: httpx.Response) -> Iterator[str]:
         parts.append(pieces[0])
         size += len(pieces[0])
         if len(pieces) > 1:
-            yield "".join(parts)
-            yield from pieces[1:-1]
+            yield ("".join(parts), *pieces[1:-1])
             parts, size = [pieces[-1]], len(pieces[-1])
         if size > LINE_CAP:
             raise LineTooLong(f"the server sent a line longer than {LINE_CAP // (1024 * 1024)} MiB; nothing "
                               "was read past it")
     line = "".join(parts)
     if line or held:
-        yield line
+        yield (line,)
 
 
 # -- what an exchange reports ---------------------------------------------------------------
 
-_PieceT = TypeVar("_PieceT", bytes, str)
+_PieceT = TypeVar("_PieceT", bytes, Lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,8 +168,8 @@ class Status:
 
 @dataclass(frozen=True, slots=True)
 class Piece(Generic[_PieceT]):
-    """The next piece of the body: bytes as they came (:func:`chunks`), or one line
-    (:func:`lines`)."""
+    """The next piece of the body: bytes as they came (:func:`chunks`), or the lines they
+    completed (:func:`lines`)."""
 
     data: _PieceT
 

@@ -20,7 +20,7 @@ from ..common import bounded
 from ..common.json_value import JSON, JSONObject
 from ..common.text import repair
 from ..errors import Interrupted, ProviderError
-from ..http import Cancelled, Eof, Exchange, Failed, LineTooLong, Piece, Status, httpx
+from ..http import Cancelled, Eof, Exchange, Failed, LineTooLong, Lines, Piece, Status, httpx
 from ..http import lines as body_lines
 from ..secrets import scrub_text, scrub_url
 from .replies import excerpt
@@ -49,7 +49,7 @@ class StreamFailure:
 
 # What :meth:`ModelExchange.next` returns: the status first (a 200's ``error_text`` is None,
 # another status's is its body's start), then the body's lines and its end; or a failure.
-ModelEvent: TypeAlias = Status | Piece[str] | Eof | StreamFailure
+ModelEvent: TypeAlias = Status | Piece[Lines] | Eof | StreamFailure
 
 
 class ModelExchange:
@@ -114,10 +114,10 @@ class LineReader:
         while True:
             event = self._exchange.next()
             if isinstance(event, Piece):  # isinstance, not match: as in ModelExchange.next
-                line = event.data
-                if line:
-                    self._seen.append(line)
-                yield line
+                for line in event.data:
+                    if line:
+                        self._seen.append(line)
+                    yield line
             elif isinstance(event, Eof):
                 return
             elif isinstance(event, StreamFailure):
