@@ -29,13 +29,16 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from types import FrameType
-from typing import TypeVar
+from typing import TypeAlias, TypeVar
 
 from .errors import Interrupted
 
 __all__ = ["CancelToken", "abandon_on_cancel", "on_thread", "run_interruptibly", "settle", "signals_wake", "wait_for"]
 
 _T = TypeVar("_T")
+
+# What ``signal.signal`` returns: the handler it replaced (None: one not set from Python).
+_Handler: TypeAlias = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
 
 class CancelToken:
@@ -90,8 +93,8 @@ class CancelToken:
         token.cancel()
         return token
 
-    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Register ``callback``; returns a function that unregisters it."""
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], object]:
+        """Register ``callback``; returns a function that unregisters it (what it returns means nothing)."""
         with self._lock:
             if not self._event.is_set():
                 key = self._next_key
@@ -307,10 +310,6 @@ class _Bell:
     def close(self) -> None:
         os.close(self._read)
         os.close(self._write)
-
-
-# A signal's handler as signal.signal takes and returns it.
-_Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
 
 def _handle(signals: tuple[int, ...], handler: Callable[[int, FrameType | None], None]) -> dict[int, _Handler]:

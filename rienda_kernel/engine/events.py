@@ -53,6 +53,7 @@ __all__ = [
     "RunEnd",
     "RunEndReason",
     "RunStart",
+    "StreamName",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallStarted",
@@ -76,6 +77,7 @@ RunEndReason = Literal["end_turn", "interrupted", "error"]  # how a run ended
 HookEffect = Literal["none", "refused", "rewrote", "threw", "invalid"]  # what one hook did at one point
 CompactionOutcome = Literal["compacted", "cancelled", "rejected", "failed", "nothing"]
 CompactionReason = Literal["auto", "manual", "overflow"]  # before a request, on a refusal for length, by hand
+StreamName = Literal["stdout", "stderr"]  # which of a command's streams printed it
 
 # Each Literal's words, for the readers that check a word read from a file.
 HOWS: tuple[How, ...] = get_args(How)
@@ -114,7 +116,7 @@ class Output(_Event):
 
     type: ClassVar[str] = "output"
     source: str
-    stream: Literal["stdout", "stderr"]
+    stream: StreamName
     text: str
 
 

@@ -9,10 +9,10 @@ test, a proxying transport in an application) for every request that follows.
 The client follows redirects and keeps no cookies: every request is stateless, so one
 extension cannot see or ride on a session another opened.
 
-An :class:`Exchange` is one request read on a daemon thread into a queue of events, so
-the caller waits on the queue alone: the run's cancel token puts an event there too, and
-the waiter wakes at once (no polling); an abandoned exchange stops reading at its next
-chunk and closes its response.
+An :class:`Exchange` is one request read on a daemon thread into a queue of events (the
+closed union :data:`ExchangeEvent`), so the caller waits on the queue alone: the run's
+cancel token puts an event there too, and the waiter wakes at once (no polling); an
+abandoned exchange stops reading at its next piece and closes its response.
 """
 
 from __future__ import annotations
@@ -20,16 +20,38 @@ from __future__ import annotations
 import http.cookiejar
 import queue
 import threading
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Generic, TypeAlias, TypeVar, overload
 
 from .common import imports
 from .common.background import warm_up
 from .cancel import CancelToken
+from .common.json_value import JSON
 
 with imports.without("click"):  # httpx's command-line client: unused here, and slow to import
     import httpx
 
-__all__ = ["ERROR_BODY_CAP", "LINE_CAP", "Exchange", "LineTooLong", "client", "use_transport", "warm_http"]
+__all__ = [
+    "ERROR_BODY_CAP",
+    "LINE_CAP",
+    "Cancelled",
+    "Eof",
+    "Exchange",
+    "ExchangeEvent",
+    "Failed",
+    "LineTooLong",
+    "Lines",
+    "Piece",
+    "Status",
+    "TimedOut",
+    "chunks",
+    "client",
+    "httpx",
+    "lines",
+    "use_transport",
+    "warm_http",
+]
 
 ERROR_BODY_CAP = 64 * 1024  # what is read of an error body a provider quotes (the rest is not read)
 LINE_CAP = 16 * 1024 * 1024  # the longest line a provider's stream may send
@@ -92,10 +114,20 @@ def _head(response: httpx.Response, cap: int) -> bytes:
     return bytes(kept[:cap])
 
 
-def _lines(response: httpx.Response) -> Any:
-    """The body's lines (split at ``\\n``, ``\\r\\n`` or ``\\r``, as ``iter_lines`` does), none
-    longer than :data:`LINE_CAP`: a longer one raises :class:`LineTooLong` instead of taking
-    the memory with it."""
+def chunks(response: httpx.Response) -> Iterator[bytes]:
+    """The body's bytes, in the pieces they arrive in."""
+    return response.iter_bytes()
+
+
+Lines: TypeAlias = tuple[str, ...]  # lines of a body, in order
+
+
+def lines(response: httpx.Response) -> Iterator[Lines]:
+    """The body's lines (split at ``\\n``, ``\\r\\n`` or ``\\r``, as ``iter_lines`` does), in
+    order, in batches: those each piece of text received completes (one hand-off to the
+    waiting thread per read, not per line). None is longer than :data:`LINE_CAP`: a longer
+    one raises :class:`LineTooLong` (after the lines before it) instead of taking the memory
+    with it."""
     parts: list[str] = []  # the line being received, in pieces (no piece is scanned twice)
     size, held = 0, ""  # held: a "\\r" that may begin a "\\r\\n" split over two pieces
     for text in response.iter_text():
@@ -105,50 +137,109 @@ def _lines(response: httpx.Response) -> Any:
         parts.append(pieces[0])
         size += len(pieces[0])
         if len(pieces) > 1:
-            yield "".join(parts)
-            yield from pieces[1:-1]
+            yield ("".join(parts), *pieces[1:-1])
             parts, size = [pieces[-1]], len(pieces[-1])
         if size > LINE_CAP:
             raise LineTooLong(f"the server sent a line longer than {LINE_CAP // (1024 * 1024)} MiB; nothing "
                               "was read past it")
     line = "".join(parts)
     if line or held:
-        yield line
+        yield (line,)
 
 
-class Exchange:
+# -- what an exchange reports ---------------------------------------------------------------
+
+_PieceT = TypeVar("_PieceT", bytes, Lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The response's status and headers arrived (always the first event of a response).
+
+    ``error_text``: with ``read_error_body``, the text of the first :data:`ERROR_BODY_CAP`
+    bytes of a response that is not a 200 (what providers quote); nothing follows it.
+    Otherwise None, and the body's :class:`Piece` events follow."""
+
+    code: int
+    headers: httpx.Headers
+    response: httpx.Response
+    error_text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Piece(Generic[_PieceT]):
+    """The next piece of the body: bytes as they came (:func:`chunks`), or the lines they
+    completed (:func:`lines`)."""
+
+    data: _PieceT
+
+
+@dataclass(frozen=True, slots=True)
+class Eof:
+    """The body ended; nothing follows."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """No complete response arrived: ``error`` is why (httpx's error, or :class:`LineTooLong`)."""
+
+    error: Exception
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """The cancel token was set: the waiter stops waiting at once."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """The ``timeout`` given to :meth:`Exchange.next` passed with no event."""
+
+
+# What :meth:`Exchange.next` returns (without a timeout: never :class:`TimedOut`).
+ExchangeEvent: TypeAlias = Status | Piece[_PieceT] | Eof | Failed | Cancelled
+
+
+class Exchange(Generic[_PieceT]):
     """One request, read on a daemon thread into a queue of events:
 
-    ``("status", code, headers, response)`` first, then ``("chunk", bytes)`` (or
-    ``("line", text)`` with ``lines=True``)... and ``("eof",)``; or ``("error", exc)`` when
-    no complete response arrives. :meth:`next` returns ``("cancelled",)`` once ``cancel``
-    is set, at once. ``read_error_body``: of a response that is not a 200 the first
-    :data:`ERROR_BODY_CAP` bytes are read and their text is the status event's fourth item
-    instead of the response (what providers quote). With ``lines``, a line longer than
-    :data:`LINE_CAP` ends the exchange with ``("error", LineTooLong)``: memory stays bounded
-    whatever a server sends.
+    :class:`Status` first, then a :class:`Piece` of the body as ``pieces`` reads it
+    (:func:`chunks` or :func:`lines`)... and :class:`Eof`; or :class:`Failed` when no complete
+    response arrives. :meth:`next` returns :class:`Cancelled` once ``cancel`` is set, at
+    once. ``read_error_body``: of a response that is not a 200 the first
+    :data:`ERROR_BODY_CAP` bytes are read and their text is the status's ``error_text``
+    (what providers quote), and nothing follows. With :func:`lines`, a line longer than
+    :data:`LINE_CAP` ends the exchange with :class:`Failed` (a :class:`LineTooLong`): memory
+    stays bounded whatever a server sends. ``headers``, ``json`` (a body sent as JSON) and
+    ``content`` (a body sent as text) go to ``httpx.Client.stream`` as they are.
     """
 
     def __init__(self, method: str, url: str, *, cancel: CancelToken, timeout: httpx.Timeout,
-                 lines: bool = False, read_error_body: bool = False, **request: Any) -> None:
+                 pieces: Callable[[httpx.Response], Iterator[_PieceT]], read_error_body: bool = False,
+                 headers: Mapping[str, str] | None = None, json: JSON = None, content: str | None = None) -> None:
         self.url = url
-        self._events: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self._events: queue.Queue[ExchangeEvent[_PieceT]] = queue.Queue()
         self._stop = threading.Event()
         self._response: httpx.Response | None = None
         self._unregister = cancel.on_cancel(self._on_cancel)
         self._cancel = cancel
-        args = (method.upper(), url, timeout, lines, read_error_body, request)
-        threading.Thread(target=self._run, args=args, name="rienda-http", daemon=True).start()
+        request = _Request(method.upper(), url, timeout, headers, json, content)
+        threading.Thread(target=self._run, args=(request, pieces, read_error_body), name="rienda-http",
+                         daemon=True).start()
 
-    def next(self, timeout: float | None = None) -> tuple[Any, ...]:
-        """The next event; ``("cancelled",)`` once the token is set; ``("timeout",)`` when
+    @overload
+    def next(self) -> ExchangeEvent[_PieceT]: ...
+    @overload
+    def next(self, timeout: float | None) -> ExchangeEvent[_PieceT] | TimedOut: ...
+    def next(self, timeout: float | None = None) -> ExchangeEvent[_PieceT] | TimedOut:
+        """The next event; :class:`Cancelled` once the token is set; :class:`TimedOut` when
         ``timeout`` seconds pass first."""
         if self._cancel.cancelled:
-            return ("cancelled",)
+            return Cancelled()
         try:
             return self._events.get(timeout=timeout)
         except queue.Empty:
-            return ("timeout",)
+            return TimedOut()
 
     def abandon(self) -> None:
         """Nobody waits any more: stop reading and close the response."""
@@ -158,7 +249,7 @@ class Exchange:
 
     def _on_cancel(self) -> None:
         self._close_response()
-        self._events.put(("cancelled",))
+        self._events.put(Cancelled())
 
     def _close_response(self) -> None:
         self._stop.set()
@@ -169,26 +260,37 @@ class Exchange:
             except Exception:  # noqa: BLE001 - closing from another thread is best effort
                 pass
 
-    def _run(self, method: str, url: str, timeout: httpx.Timeout, lines: bool, read_error_body: bool,
-             request: dict[str, Any]) -> None:
+    def _run(self, request: _Request, pieces: Callable[[httpx.Response], Iterator[_PieceT]],
+             read_error_body: bool) -> None:
         put = self._events.put
         try:
-            with client().stream(method, url, timeout=timeout, **request) as response:
+            with client().stream(request.method, request.url, timeout=request.timeout, headers=request.headers,
+                                 json=request.json, content=request.content) as response:
                 self._response = response
                 if read_error_body and response.status_code != 200:
                     text = _head(response, ERROR_BODY_CAP).decode("utf-8", errors="replace")
-                    put(("status", response.status_code, dict(response.headers), text))
+                    put(Status(response.status_code, response.headers, response, text))
                     return
-                put(("status", response.status_code, response.headers, response))
-                pieces = _lines(response) if lines else response.iter_bytes()
-                kind = "line" if lines else "chunk"
-                for piece in pieces:
+                put(Status(response.status_code, response.headers, response))
+                for piece in pieces(response):
                     if self._stop.is_set():
                         return
-                    put((kind, piece))
-                put(("eof",))
+                    put(Piece(piece))
+                put(Eof())
         except Exception as exc:  # noqa: BLE001 - any failure reaches the waiter as an event
             if not self._stop.is_set():
-                put(("error", exc))
+                put(Failed(exc))
         finally:
             self._unregister()
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What one exchange sends."""
+
+    method: str
+    url: str
+    timeout: httpx.Timeout
+    headers: Mapping[str, str] | None
+    json: JSON
+    content: str | None

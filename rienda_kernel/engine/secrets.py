@@ -47,9 +47,9 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from .common.json_value import JSON, JSONObject
 from .common.text import repair
 
 __all__ = [
@@ -129,7 +129,7 @@ class Scrubber:
                             tuple(sorted(set(environment) | set(remembered), key=len, reverse=True)))
         return self._sorted[2]
 
-    def scrub(self, obj: Any) -> Any:
+    def scrub(self, obj: JSON) -> JSON:
         """``obj`` (JSON-like: dicts, lists, tuples, scalars) with every secret inside any
         string (keys included) replaced by :data:`REDACTED`, and the string value of any
         credential field replaced whole. The input is never modified; what has nothing to
@@ -145,7 +145,7 @@ class Scrubber:
 _DEFAULT = Scrubber()
 
 
-def scrub(obj: Any) -> Any:
+def scrub(obj: JSON) -> JSON:
     """:meth:`Scrubber.scrub` with the process's secrets (``os.environ`` as it is now)."""
     return _DEFAULT.scrub(obj)
 
@@ -183,7 +183,7 @@ def secrets_in(environ: Mapping[str, str]) -> tuple[str, ...]:
     return _secrets_of(items)
 
 
-def redact_config(config: Any) -> Any:
+def redact_config(config: JSON) -> JSON:
     """A copy of ``config`` in which the value of every key whose name holds a secret
     (:func:`is_secret_name`), and every value of a ``headers`` mapping, is :data:`REDACTED`;
     in an ``env`` mapping, the secrets :func:`secrets_in` finds too (a URL's password);
@@ -198,7 +198,7 @@ def redact_config(config: Any) -> Any:
     return config
 
 
-def _redact_environment(environ: dict[Any, Any]) -> dict[Any, Any]:
+def _redact_environment(environ: JSONObject) -> JSONObject:
     found = secrets_in(environ)
     return {name: value if not isinstance(value, str) else
             REDACTED if isinstance(name, str) and is_secret_name(name) else _scrub_text(value, found)
@@ -295,7 +295,7 @@ def _is_secret_name_bytes(name: bytes) -> bool:
     return is_secret_name(os.fsdecode(name))
 
 
-def _scrub(obj: Any, secrets: tuple[str, ...]) -> Any:
+def _scrub(obj: JSON, secrets: tuple[str, ...]) -> JSON:
     if isinstance(obj, str):
         return _scrub_text(obj, secrets)
     if isinstance(obj, dict):

@@ -4,8 +4,7 @@ hold it to its limits and link the sessions)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..common.json_value import JSONObject
 from ..tools.model import BuiltinHost, ToolResult
 
 __all__ = ["DESCRIPTION", "NAME", "PARAMETERS", "run_agent"]
@@ -13,7 +12,7 @@ __all__ = ["DESCRIPTION", "NAME", "PARAMETERS", "run_agent"]
 NAME = "agent"
 DESCRIPTION = ("Give a task to another agent (a sub-agent) and get its final answer back. The sub-agent starts "
                "fresh: it sees only the prompt you write, so say everything it needs.")
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: JSONObject = {
     "type": "object",
     "properties": {
         "agent": {"type": "string", "description": "The agent to run."},
@@ -24,7 +23,7 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-def run_agent(host: BuiltinHost, args: dict[str, Any]) -> tuple[str, bool] | ToolResult:
+def run_agent(host: BuiltinHost, args: JSONObject) -> tuple[str, bool] | ToolResult:
     """The ``agent`` tool's ``run``: the sub-agent's answer, or why there is none."""
     subagents = host.subagents
     if subagents is None:

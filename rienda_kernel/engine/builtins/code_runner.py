@@ -17,21 +17,27 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any
+from typing import Protocol, TypeVar
 
 from ..errors import Interrupted
 
 __all__ = ["STOPPED", "CodeRunner", "MainThreadRunner", "Runner", "ThreadJob", "in_thread", "run_here"]
 
-Runner = Callable[[Callable[[], Any]], "Future[Any]"]
+_T = TypeVar("_T")
+
+
+class Runner(Protocol):
+    """Runs a job where the namespace lives: a Future of the job's result."""
+
+    def __call__(self, job: Callable[[], _T]) -> Future[_T]: ...
 
 
 STOPPED = "the python code was stopped"
 
 
-def run_here(job: Callable[[], Any]) -> Future[Any]:
+def run_here(job: Callable[[], _T]) -> Future[_T]:
     """Run ``job`` on the calling thread (a namespace nobody else is using)."""
-    done: Future[Any] = Future()
+    done: Future[_T] = Future()
     try:
         done.set_result(job())
     except BaseException as exc:  # noqa: BLE001 - the waiter decides what it means
@@ -39,7 +45,7 @@ def run_here(job: Callable[[], Any]) -> Future[Any]:
     return done
 
 
-class ThreadJob(Future):
+class ThreadJob(Future[_T]):
     """A job on a thread of its own; :meth:`interrupt` raises KeyboardInterrupt in it."""
 
     def __init__(self) -> None:
@@ -47,7 +53,7 @@ class ThreadJob(Future):
         self._lock = threading.Lock()
         self._thread: int | None = None  # set while the job's code runs
 
-    def run(self, job: Callable[[], Any]) -> None:
+    def run(self, job: Callable[[], _T]) -> None:
         _settle(self, job, self._running)
 
     def _running(self, now: bool) -> None:
@@ -63,10 +69,10 @@ class ThreadJob(Future):
                                                            ctypes.py_object(KeyboardInterrupt))
 
 
-def in_thread(job: Callable[[], Any]) -> Future[Any]:
+def in_thread(job: Callable[[], _T]) -> ThreadJob[_T]:
     """A runner: ``job`` on a new daemon thread (in a copy of the caller's context, so its
     output goes where the caller's would); a stopped run interrupts it."""
-    pending = ThreadJob()
+    pending: ThreadJob[_T] = ThreadJob()
     context = contextvars.copy_context()
     threading.Thread(target=context.run, args=(pending.run, job), name="rienda-python", daemon=True).start()
     return pending
@@ -86,12 +92,12 @@ class MainThreadRunner:
         self.schedule = schedule
         self.busy = False
 
-    def __call__(self, job: Callable[[], Any]) -> Future[Any]:
-        pending: Future[Any] = Future()
+    def __call__(self, job: Callable[[], _T]) -> Future[_T]:
+        pending: Future[_T] = Future()
         self.schedule(lambda: self._run(job, pending))
         return pending
 
-    def _run(self, job: Callable[[], Any], pending: Future[Any]) -> None:
+    def _run(self, job: Callable[[], _T], pending: Future[_T]) -> None:
         _settle(pending, job, self._running)
 
     def _running(self, now: bool) -> None:
@@ -121,12 +127,12 @@ class CodeRunner:
         there may raise KeyboardInterrupt to stop it)."""
         return self._main is not None and self._main.busy
 
-    def __call__(self, job: Callable[[], Any]) -> Future[Any]:
+    def __call__(self, job: Callable[[], _T]) -> Future[_T]:
         main = self._main
         return main(job) if main is not None else in_thread(job)
 
 
-def _settle(pending: Future[Any], job: Callable[[], Any], running: Callable[[bool], None]) -> None:
+def _settle(pending: Future[_T], job: Callable[[], _T], running: Callable[[bool], None]) -> None:
     """Run ``job`` unless ``pending`` was cancelled, and end ``pending`` with its value, its
     exception, or Interrupted for a KeyboardInterrupt; ``running`` hears when the job's code
     starts and stops."""

@@ -3,7 +3,7 @@
 They exist only where a front end has a namespace to offer (the ``%rienda`` magics in an
 IPython kernel, the Rienda kernel's own shell, a replay with ``--run-tools`` in a fresh
 namespace): the front end builds a :class:`PythonNamespace` and hands
-:func:`notebook_tools` to its :class:`~.runtime.Rienda`. They are ordinary built-in tools
+:func:`notebook_tools` to its :class:`~..runtime.rienda.Rienda`. They are ordinary built-in tools
 from then on: an agent must declare them, hooks see and may refuse or rewrite every call,
 results are capped and saved like any other.
 
@@ -37,7 +37,7 @@ import types
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TextIO, TypeVar
 
 from . import NOTEBOOK_TOOL_NAMES, WHERE_THEY_EXIST
 from .code_runner import STOPPED, Runner, ThreadJob, run_here
@@ -52,6 +52,7 @@ _DETAIL = 4000  # characters of a value's fuller summary
 _FRAMES = 5  # the last frames of a traceback shown to the model
 _HIDDEN = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 _WIND_DOWN = 2.0  # seconds an interrupted job gets to unwind (its output so far kept) before the tool gives up
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -68,10 +69,10 @@ class PythonNamespace:
     token at once.
     """
 
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, object] = field(default_factory=dict)
     hidden: Collection[str] = ()
     transform: Callable[[str], str] = str
-    display: Callable[[Any], None] | None = None
+    display: Callable[[object], None] | None = None
     after: Callable[[], None] | None = None
     run: Runner = run_here
 
@@ -84,7 +85,7 @@ class PythonNamespace:
                       if not name.startswith("_") and name not in hidden and not _imported(value))
 
 
-def _imported(value: Any) -> bool:
+def _imported(value: object) -> bool:
     """A module, or a function or class defined in one (not in the notebook's ``__main__``)."""
     if isinstance(value, types.ModuleType):
         return True
@@ -127,7 +128,7 @@ def _run_python(namespace: PythonNamespace, host: BuiltinHost, code: str) -> tup
     return _wait(namespace.run(lambda: execute(namespace, code)), host)
 
 
-def _wait(pending: Future[Any], host: BuiltinHost) -> Any:
+def _wait(pending: Future[_T], host: BuiltinHost) -> _T:
     """The job's result; once the run is stopped, the job is cancelled (not started yet)
     or interrupted, and Interrupted is raised when it has unwound (or after a grace time)."""
     wake = threading.Event()
@@ -146,7 +147,7 @@ def _wait(pending: Future[Any], host: BuiltinHost) -> Any:
     raise Interrupted(STOPPED)
 
 
-def _settled(pending: Future[Any], timeout: float) -> None:
+def _settled(pending: Future[_T], timeout: float) -> None:
     """Wait up to ``timeout`` seconds for ``pending`` to finish, whatever its outcome."""
     finished = threading.Event()
     pending.add_done_callback(lambda _: finished.set())
@@ -186,9 +187,10 @@ def execute(namespace: PythonNamespace, code: str) -> tuple[str, bool]:
 
 def _split_last_expression(source: str, filename: str) -> tuple[ast.Module, ast.Expression | None]:
     tree = ast.parse(source, filename, "exec")
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
-        return tree, last
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
+        return tree, ast.Expression(last.value)
     return tree, None
 
 
@@ -199,7 +201,7 @@ def _with_output(captured: io.StringIO, tail: str) -> str:
     return printed or tail or "(no output)"
 
 
-def _repr(value: Any) -> str:
+def _repr(value: object) -> str:
     try:
         return repr(value)
     except Exception as exc:  # noqa: BLE001 - a broken __repr__ is the user's, not ours
@@ -249,12 +251,12 @@ class _Tee:
         sys.stdout, sys.stderr = _TeeStream(sys.stdout, self), _TeeStream(sys.stderr, self)
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         sys.stdout, sys.stderr = self.saved
 
 
 class _TeeStream:
-    def __init__(self, stream: Any, tee: _Tee) -> None:
+    def __init__(self, stream: TextIO, tee: _Tee) -> None:
         self._stream = stream
         self._tee = tee
 
@@ -263,7 +265,7 @@ class _TeeStream:
             self._tee.captured.write(text)
         return self._stream.write(text)
 
-    def __getattr__(self, name: str) -> Any:  # flush, isatty, encoding... of the real stream
+    def __getattr__(self, name: str) -> object:  # flush, isatty, encoding... of the real stream
         return getattr(self._stream, name)
 
 

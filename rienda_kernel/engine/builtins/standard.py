@@ -11,8 +11,7 @@ propagates.
 
 from __future__ import annotations
 
-
-from ..cancel import CancelToken
+from ..common.json_value import JSONObject
 from ..ctx.processes import run_command
 from ..tools.model import BuiltinHost, BuiltinTool
 from . import agent
@@ -26,7 +25,7 @@ HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 KEEP = 256 * 1024 + 4
 
 
-def _schema(properties: dict, required: list[str]) -> dict:
+def _schema(properties: JSONObject, required: list[str]) -> JSONObject:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
@@ -44,7 +43,7 @@ def _bad_arguments(args: object, required: list[str]) -> str | None:
     return None
 
 
-def _run_shell(host: BuiltinHost, args: dict) -> tuple[str, bool]:
+def _run_shell(host: BuiltinHost, args: JSONObject) -> tuple[str, bool]:
     """stdout, then stderr, then ``exit code N``, separated by blank lines."""
     if problem := _bad_arguments(args, ["command"]):
         return problem, True
@@ -64,7 +63,7 @@ def _run_shell(host: BuiltinHost, args: dict) -> tuple[str, bool]:
     return "\n\n".join(parts), result.code != 0 or result.timed_out
 
 
-def _run_http(host: BuiltinHost, args: dict) -> tuple[str, bool]:
+def _run_http(host: BuiltinHost, args: JSONObject) -> tuple[str, bool]:
     """``HTTP <status>``, a blank line, then the body; an error from status 400 up."""
     if problem := _bad_arguments(args, ["url"]):
         return problem, True
@@ -84,7 +83,7 @@ def _run_http(host: BuiltinHost, args: dict) -> tuple[str, bool]:
     return f"HTTP {response.status}\n\n{response.body}", response.status >= 400
 
 
-def _run_read(host: BuiltinHost, args: dict) -> tuple[str, bool]:
+def _run_read(host: BuiltinHost, args: JSONObject) -> tuple[str, bool]:
     """The file's text, or the reason it could not be read."""
     if problem := _bad_arguments(args, ["path"]):
         return problem, True
@@ -94,7 +93,7 @@ def _run_read(host: BuiltinHost, args: dict) -> tuple[str, bool]:
         return str(exc), True
 
 
-def _run_write(host: BuiltinHost, args: dict) -> tuple[str, bool]:
+def _run_write(host: BuiltinHost, args: JSONObject) -> tuple[str, bool]:
     """``wrote N bytes to PATH`` (N in UTF-8 bytes, PATH as given)."""
     if problem := _bad_arguments(args, ["path", "content"]):
         return problem, True

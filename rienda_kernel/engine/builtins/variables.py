@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import types
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol, TypeGuard
 
 __all__ = ["Namespace", "describe_variables", "detail", "summarize"]
 
@@ -17,7 +17,7 @@ class Namespace(Protocol):
     its ``values`` by name, and which of those names are the user's variables."""
 
     @property
-    def values(self) -> Mapping[str, Any]: ...
+    def values(self) -> Mapping[str, object]: ...
 
     def user_names(self) -> list[str]: ...
 
@@ -34,17 +34,38 @@ def describe_variables(namespace: Namespace, name: str | None = None) -> tuple[s
     return "\n".join(f"{n}: {_type_name(namespace.values[n])} = {summarize(namespace.values[n])}" for n in names), False
 
 
-def _type_name(value: Any) -> str:
+class _Text(Protocol):
+    """What pandas' frames and series have: their text for a person."""
+
+    def to_string(self) -> str: ...
+
+
+class _Table(Protocol):
+    """A table the way pandas has one (a DataFrame), as far as the summaries read it."""
+
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
+    @property
+    def columns(self) -> Iterable[object]: ...
+
+    @property
+    def dtypes(self) -> _Text: ...
+
+    def head(self) -> _Text: ...
+
+
+def _type_name(value: object) -> str:
     kind = type(value)
     module = kind.__module__
     return kind.__qualname__ if module in ("builtins", "__main__") else f"{module.split('.')[0]}.{kind.__qualname__}"
 
 
-def _is_table(value: Any) -> bool:
+def _is_table(value: object) -> TypeGuard[_Table]:
     return all(hasattr(value, attribute) for attribute in ("shape", "columns", "dtypes", "head"))
 
 
-def summarize(value: Any) -> str:
+def summarize(value: object) -> str:
     """One line about ``value``: a table's shape and columns, an array's shape, a
     container's length, a scalar's value; never more than about 100 characters."""
     try:
@@ -66,7 +87,7 @@ def summarize(value: Any) -> str:
         return f"(cannot summarize: {type(exc).__name__})"
 
 
-def detail(value: Any) -> str:
+def detail(value: object) -> str:
     """A fuller description: a table's column types and first rows, a container's first
     items, else a cut repr (never more than about 4,000 characters)."""
     try:
@@ -81,7 +102,7 @@ def detail(value: Any) -> str:
         return f"(cannot describe: {type(exc).__name__}: {exc})"
 
 
-def _signature(function: Any) -> str:
+def _signature(function: Callable[..., object]) -> str:
     import inspect
 
     try:

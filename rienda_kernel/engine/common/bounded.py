@@ -20,7 +20,9 @@ Contracts:
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterable
+
+from .json_value import JSON, JSONObject
 
 __all__ = ["DEEP_ARGUMENTS", "MAX_BYTES", "MAX_DEPTH", "TOO_DEEP", "Unreadable", "loads", "too_deep"]
 
@@ -36,7 +38,7 @@ class Unreadable(ValueError):
     """JSON text that is not valid, too deep, too large, or repeats a key (see :func:`loads`)."""
 
 
-def loads(text: str | bytes, *, max_bytes: int = MAX_BYTES, unique_keys: bool = False) -> Any:
+def loads(text: str | bytes, *, max_bytes: int = MAX_BYTES, unique_keys: bool = False) -> JSON:
     """``text`` decoded, at most :data:`MAX_DEPTH` deep and ``max_bytes`` long; see the
     module's contracts."""
     if len(text) > max_bytes:
@@ -54,27 +56,28 @@ def loads(text: str | bytes, *, max_bytes: int = MAX_BYTES, unique_keys: bool = 
     return value
 
 
-def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
     """Whether ``value`` holds dicts and lists nested more than ``limit`` levels deep."""
-    stack = [(value, 1)]
+    stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if not isinstance(item, (dict, list, tuple)):
             continue
         if depth > limit:
             return True
-        children = item.values() if isinstance(item, dict) else item
+        children: Iterable[object] = item.values() if isinstance(item, dict) else item
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list, tuple)))
     return False
 
 
 def _nesting_possible(text: str | bytes) -> bool:
-    opening = (b"[", b"{") if isinstance(text, bytes) else ("[", "{")
-    return text.count(opening[0]) + text.count(opening[1]) > MAX_DEPTH
+    if isinstance(text, bytes):
+        return text.count(b"[") + text.count(b"{") > MAX_DEPTH
+    return text.count("[") + text.count("{") > MAX_DEPTH
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
+def _unique(pairs: list[tuple[str, JSON]]) -> JSONObject:
+    found: JSONObject = {}
     for key, value in pairs:
         if key in found:
             raise Unreadable(f"holding the key {key!r} twice (JSON keeps only the last; say it once)")

@@ -10,7 +10,7 @@ boundary where foreign text enters (the V8 bridge, a provider's stream) passes i
 from __future__ import annotations
 
 import re
-from typing import Any
+from .json_value import JSON
 
 __all__ = ["REPLACEMENT", "repair"]
 
@@ -18,7 +18,7 @@ REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def repair(value: Any) -> Any:
+def repair(value: JSON) -> JSON:
     """``value`` with every lone surrogate in its strings (dict keys included, deeply through
     dicts, lists and tuples) replaced by U+FFFD, and surrogate pairs joined. Well-formed text is returned as is (the
     same object), so the common case costs one regex scan."""

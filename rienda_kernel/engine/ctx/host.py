@@ -15,11 +15,11 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .processes import run_command
 from ..cancel import CancelToken
-from ..events import Log, Notify, Output
+from ..common.json_value import JSON, JSONObject
+from ..events import Log, Notify, Output, StreamName
 from ..tools.model import SubagentStarter
 from ..ui import Approvals, ScrubbingUI
 from .files import READ_CAP, Workspace
@@ -55,11 +55,11 @@ class RunContext:
 
     workdir: Path
     ui: ScrubbingUI
-    session: dict[str, Any] = field(default_factory=lambda: {"id": None})
-    agent: dict[str, Any] = field(default_factory=dict)
-    config: dict[str, Any] = field(default_factory=dict)
+    session: JSONObject = field(default_factory=lambda: {"id": None})
+    agent: JSONObject = field(default_factory=dict)
+    config: JSONObject = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    subagent: dict[str, Any] | None = None
+    subagent: JSONObject | None = None
     subagents: SubagentStarter | None = None
 
     def __post_init__(self) -> None:
@@ -79,7 +79,7 @@ class Host:
         self.source = source
         self.cancel = cancel
         self.call_id = call_id
-        self._ops: dict[str, Callable[[Any], Any]] = {
+        self._ops: dict[str, Callable[[JSON], object]] = {
             "workdir": lambda _: str(self.workspace.workdir),
             "session": lambda _: dict(run.session),
             "agent": lambda _: dict(run.agent),
@@ -112,7 +112,7 @@ class Host:
         """Made on first use: resolving the workdir costs system calls most hooks never need."""
         return Workspace(self.run.workdir, self.cancel)
 
-    def __call__(self, op: str, args: Any) -> Any:
+    def __call__(self, op: str, args: JSON) -> object:
         self.cancel.raise_if_cancelled()
         try:
             handler = self._ops[op]
@@ -120,27 +120,27 @@ class Host:
             raise NameError(f"ctx has no operation {op!r}") from None  # the KeyError is this table's detail
         return handler(args)
 
-    def emit_output(self, stream: str, text: str) -> None:
+    def emit_output(self, stream: StreamName, text: str) -> None:
         self.run.ui.emit(Output(source=self.source, stream=stream, text=text))
 
     def emit_log(self, text: str) -> None:
         """A line as ``ctx.log`` shows it (a built-in's news while it runs: an MCP server's)."""
         self.run.ui.emit(Log(source=self.source, text=text))
 
-    def _log(self, args: dict[str, Any]) -> None:
+    def _log(self, args: JSON) -> None:
         self.run.ui.emit(Log(source=self.source, text=str(args["text"])))
 
-    def _notify(self, args: dict[str, Any]) -> None:
+    def _notify(self, args: JSON) -> None:
         title, body = _text_field(args, "title", "ctx.notify"), _text_field(args, "body", "ctx.notify")
         self.run.ui.emit(Notify(source=self.source, title=title, body=body))
 
-    def _confirm(self, args: dict[str, Any]) -> bool:
+    def _confirm(self, args: JSON) -> bool:
         title, body = _text_field(args, "title", "ctx.confirm"), _text_field(args, "body", "ctx.confirm")
         answer = self.run.ui.confirm(self.source, title, body, self.cancel)
         self.cancel.raise_if_cancelled()
         return bool(answer)
 
-    def _fetch(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _fetch(self, args: JSON) -> dict[str, object]:
         url, options = args["url"], args["options"]
         _require(isinstance(url, str) and url, "ctx.http.fetch: url must be a non-empty string")
         headers = options.get("headers") or {}
@@ -163,7 +163,7 @@ class Host:
         )
         return response.to_js()
 
-    def _exec(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _exec(self, args: JSON) -> dict[str, object]:
         command, options = args["command"], args["options"]
         _require(isinstance(command, str) and command, "ctx.system.exec: command must be a non-empty string")
         env = options.get("env")
@@ -184,21 +184,22 @@ class Host:
         return result.to_js()
 
 
-def _require(condition: Any, message: str) -> None:
+def _require(condition: object, message: str) -> None:
     if not condition:
         raise TypeError(message)
 
 
-def _text_field(args: Any, name: str, api: str) -> str:
+def _text_field(args: JSON, name: str, api: str) -> str:
     _require(isinstance(args, dict), f"{api}: expected an object like {{title, body}}")
     value = args.get(name)
     if value is None:
         return ""
-    _require(isinstance(value, str), f"{api}: {name} must be a string")
+    if not isinstance(value, str):
+        raise TypeError(f"{api}: {name} must be a string")
     return value
 
 
-def _timeout(options: dict[str, Any], api: str) -> int | None:
+def _timeout(options: JSON, api: str) -> int | None:
     value = options.get("timeout_ms")
     if value is None:
         return None

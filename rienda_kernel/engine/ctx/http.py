@@ -6,7 +6,7 @@ waiting the moment its :class:`CancelToken` is cancelled or the overall timeout 
 an abandoned exchange stops reading at the next body chunk and closes its response.
 
 A credential header sent (``Authorization``, ``X-Api-Key``...) is remembered as a secret
-(:func:`secrets.remember`), so a server that echoes it back cannot carry it into any output.
+(:func:`..secrets.remember`), so a server that echoes it back cannot carry it into any output.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import codecs
 import socket
 import time
 from dataclasses import dataclass
+from typing import assert_never
 
 from ..cancel import CancelToken
 from ..errors import Interrupted
-from ..http import Exchange, httpx
+from ..http import Cancelled, Eof, Exchange, Failed, Piece, Status, TimedOut, chunks, httpx
 from ..secrets import is_credential_field, remember
 
 __all__ = ["FetchError", "HttpResponse", "fetch"]
@@ -75,7 +76,7 @@ def fetch(
     for name, value in (headers or {}).items():
         if is_credential_field(name):
             remember(value)
-    exchange = Exchange(method, url, cancel=cancel or CancelToken(), timeout=_timeout(timeout_ms),
+    exchange = Exchange(method, url, cancel=cancel or CancelToken(), timeout=_timeout(timeout_ms), pieces=chunks,
                         headers=headers, content=body)
     deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
     try:
@@ -84,33 +85,37 @@ def fetch(
         exchange.abandon()
 
 
-def _read(exchange: Exchange, url: str, deadline: float | None, timeout_ms: int | None,
+def _read(exchange: Exchange[bytes], url: str, deadline: float | None, timeout_ms: int | None,
           keep: int | None) -> HttpResponse:
     """The whole response (its first ``keep`` bytes), within ``deadline`` (a monotonic
     time, or None)."""
     body = bytearray()  # one buffer, cut in place: no copy of a large body is made
-    status, headers, response = 0, None, None
+    status: Status | None = None
     while True:
         event = exchange.next(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        kind = event[0]
-        if kind == "cancelled":
-            raise Interrupted(f"fetch {url} interrupted")
-        if kind == "timeout":
-            raise FetchError(f"fetch {url} failed: timed out after {timeout_ms} ms")
-        if kind == "error":
-            error = event[1]
-            if isinstance(error, (httpx.HTTPError, httpx.InvalidURL)):
-                raise FetchError(f"fetch {url} failed: {_cause(error, timeout_ms)}") from error
-            raise error
-        if kind == "status":
-            status, headers, response = event[1], event[2], event[3]
-        elif kind == "chunk":
-            body += event[1]
-            if keep is not None and len(body) > keep:
-                del body[keep:]
-                return HttpResponse(status, _headers(headers), _text(response, body, final=False), truncated=True)
-        elif kind == "eof":
-            return HttpResponse(status, _headers(headers), _text(response, body))
+        match event:
+            case Cancelled():
+                raise Interrupted(f"fetch {url} interrupted")
+            case TimedOut():
+                raise FetchError(f"fetch {url} failed: timed out after {timeout_ms} ms")
+            case Failed(error=error):
+                if isinstance(error, (httpx.HTTPError, httpx.InvalidURL)):
+                    raise FetchError(f"fetch {url} failed: {_cause(error, timeout_ms)}") from error
+                raise error
+            case Status():
+                status = event
+            case Piece(data=data):
+                assert status is not None  # a response's pieces follow its status
+                body += data
+                if keep is not None and len(body) > keep:
+                    del body[keep:]
+                    text = _text(status.response, body, final=False)
+                    return HttpResponse(status.code, _headers(status.headers), text, truncated=True)
+            case Eof():
+                assert status is not None  # a response's end follows its status
+                return HttpResponse(status.code, _headers(status.headers), _text(status.response, body))
+            case _:
+                assert_never(event)
 
 
 def _check_url(url: str) -> None:

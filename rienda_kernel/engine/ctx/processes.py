@@ -5,7 +5,7 @@ from ``/dev/null``. Its stdout and stderr are read as they arrive, decoded as UT
 incrementally, handed to ``on_output`` chunk by chunk (all of it: streamed output is never
 capped) and kept for the result up to ``keep`` characters per stream (all of it when
 None), so memory stays bounded whatever a command prints. The chunks are cut so that no
-secret is split across two of them (:class:`secrets.StreamGuard`), so that scrubbing each
+secret is split across two of them (:class:`..secrets.StreamGuard`), so that scrubbing each
 one on its way out catches every secret.
 
 Killing (on timeout, on cancel, or when background processes keep the output open
@@ -26,9 +26,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from ..cancel import CancelToken
 from ..errors import Interrupted
+from ..events import StreamName
 from ..secrets import StreamGuard
 
 __all__ = ["CommandResult", "run_command"]
@@ -38,7 +40,7 @@ _DRAIN_GRACE_S = 0.2  # shell exited, output still held open by background proce
 _TICK_S = 0.05  # longest the supervising loop sleeps without looking around
 _READ_SIZE = 65536
 
-OutputCallback = Callable[[str, str], None]
+OutputCallback = Callable[[StreamName, str], None]
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ def _working_directory(cwd: str | Path) -> Path:
     return directory
 
 
-def _spawn(command: str, directory: Path, env: dict[str, str] | None) -> subprocess.Popen:
+def _spawn(command: str, directory: Path, env: dict[str, str] | None) -> subprocess.Popen[bytes]:
     """Start the shell as the leader of a new session (hence a new process group)."""
     if not isinstance(command, str):
         raise TypeError(f"command must be a string, not {type(command).__name__}")
@@ -196,17 +198,19 @@ class _ProcessGroup:
 class _Streams:
     """The child's stdout and stderr, read as data arrives and decoded incrementally."""
 
-    def __init__(self, proc: subprocess.Popen, on_output: OutputCallback | None, keep: int | None) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], on_output: OutputCallback | None, keep: int | None) -> None:
         self._on_output = on_output
         self._keep = keep
         self.keep = keep
         self.dropped = {"stdout": 0, "stderr": 0}  # characters shown live but not kept
         self._selector = selectors.DefaultSelector()
-        self._decoders = {}
+        self._decoders: dict[StreamName, codecs.IncrementalDecoder] = {}
         self._guards = {"stdout": StreamGuard(), "stderr": StreamGuard()}
         self._chunks: dict[str, list[str]] = {"stdout": [], "stderr": []}
         self._kept = {"stdout": 0, "stderr": 0}
-        for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+        streams: tuple[tuple[StreamName, IO[bytes] | None], ...] = (("stdout", proc.stdout), ("stderr", proc.stderr))
+        for name, pipe in streams:
+            assert pipe is not None  # both are pipes (_spawn)
             self._decoders[name] = codecs.getincrementaldecoder("utf-8")(errors="replace")
             self._selector.register(pipe, selectors.EVENT_READ, name)
 
@@ -218,7 +222,7 @@ class _Streams:
     def pump(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for output and deliver whatever arrived."""
         for key, _ in self._selector.select(timeout):
-            name = key.data
+            name: StreamName = key.data  # registered with its stream's name
             data = os.read(key.fd, _READ_SIZE)
             if not data:
                 self._selector.unregister(key.fileobj)
@@ -226,7 +230,7 @@ class _Streams:
             if not data:
                 self.flush(name)
 
-    def deliver(self, name: str, text: str) -> None:
+    def deliver(self, name: StreamName, text: str) -> None:
         """Record ``text`` on stream ``name`` and pass it on (but a tail that may begin a
         secret, held until :meth:`flush` or more text); empty text is dropped."""
         if not text:
@@ -234,7 +238,7 @@ class _Streams:
         self._record(name, text)
         self._pass_on(name, self._guards[name].feed(text))
 
-    def _record(self, name: str, text: str) -> None:
+    def _record(self, name: StreamName, text: str) -> None:
         room = len(text) if self._keep is None else self._keep - self._kept[name]
         if room < len(text):
             self.dropped[name] += len(text) - max(room, 0)
@@ -243,11 +247,11 @@ class _Streams:
             self._chunks[name].append(text)
             self._kept[name] += len(text)
 
-    def flush(self, name: str) -> None:
+    def flush(self, name: StreamName) -> None:
         """Pass on what stream ``name`` still holds."""
         self._pass_on(name, self._guards[name].flush())
 
-    def _pass_on(self, name: str, text: str) -> None:
+    def _pass_on(self, name: StreamName, text: str) -> None:
         if text and self._on_output is not None:
             self._on_output(name, text)
 
@@ -265,7 +269,7 @@ class _Outcome:
     stragglers_killed: bool = False
 
 
-def _supervise(proc: subprocess.Popen, group: _ProcessGroup, streams: _Streams, timeout_ms: int | None) -> _Outcome:
+def _supervise(proc: subprocess.Popen[bytes], group: _ProcessGroup, streams: _Streams, timeout_ms: int | None) -> _Outcome:
     """Pump output until the shell has exited and both pipes are closed.
 
     Kills the group when the timeout passes, and when the shell has exited but
@@ -298,14 +302,14 @@ def _supervise(proc: subprocess.Popen, group: _ProcessGroup, streams: _Streams, 
     return outcome
 
 
-def _wait_briefly(proc: subprocess.Popen, timeout: float) -> None:
+def _wait_briefly(proc: subprocess.Popen[bytes], timeout: float) -> None:
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
         pass
 
 
-def _reap(proc: subprocess.Popen, group: _ProcessGroup) -> None:
+def _reap(proc: subprocess.Popen[bytes], group: _ProcessGroup) -> None:
     """Make sure the shell is dead and reaped (it may not be if the loop raised)."""
     if proc.poll() is None:
         group.kill()

@@ -22,7 +22,7 @@ instead of being skipped, :mod:`..hooks`) are optional. A malformed file raises
 unknown key is only a :class:`Diagnostic`, but is named first when ``model`` is missing
 (``modle:``: "did you mean 'model'?"). ``default`` is built in unless
 ``agents/default.md`` overrides it; its model is ``default_model`` from config.yaml, else
-chosen when it runs (:mod:`.providers.choice`).
+chosen when it runs (:mod:`..providers.choice`).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .front_matter import AgentError, compose, item_lines, kind, split_front_matter
+from ..common.json_value import JSON, JSONObject
 from ..tools.model import NAME_RULE
 from ..common.hints import LEADING_HINT, did_you_mean
 from ..errors import ConfigError
@@ -58,7 +58,7 @@ _DEFAULT_SYSTEM = (
 class Agent:
     """A loaded agent. ``path`` is None for the built-in default; ``hooks`` is in
     execution order. ``model`` is "" only for the built-in default without a
-    ``default_model``: the run chooses one (:func:`.providers.choice.choose_default_model`)."""
+    ``default_model``: the run chooses one (:func:`..providers.choice.choose_default_model`)."""
 
     id: str
     description: str
@@ -68,7 +68,7 @@ class Agent:
     system: str
     path: str | None
     max_turns: int | None = None  # None: the configuration's default
-    options: Mapping[str, Any] = field(default_factory=dict)  # for the provider
+    options: Mapping[str, JSON] = field(default_factory=dict)  # for the provider
     agents: tuple[str, ...] | None = None  # the agents its ``agent`` tool may start; None: any
     max_depth: int | None = None  # levels of sub-agents below it; None: the configuration's
     fail_closed: tuple[str, ...] = ()  # hooks (of ``hooks``) whose failure refuses a tool call
@@ -88,7 +88,7 @@ class Agent:
         """The part of ``model`` after the first ``/`` (may itself contain ``/``)."""
         return self.model.partition("/")[2]
 
-    def to_ctx(self) -> dict[str, Any]:
+    def to_ctx(self) -> JSONObject:
         """What extensions see as ``ctx.agent``."""
         return {
             "id": self.id,
@@ -116,7 +116,11 @@ def builtin_default_agent(default_model: str | None = None) -> Agent:
 # ---------------------------------------------------------------- the keys
 
 
-def _check_model(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> str:
+# The front matter as YAML made it (keys of any YAML type), and each key's line.
+_Data = dict[JSON, JSON]
+
+
+def _check_model(path: Path, data: _Data, lines: dict[str, int]) -> str:
     if "model" not in data:  # a misspelt key is named first: it is what to fix
         unknown = _unknown(data, lines)
         raise AgentError(path, unknown[0][0] if unknown else 1, "; ".join(
@@ -131,7 +135,7 @@ def _check_model(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> str
     return model
 
 
-def _check_description(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> str:
+def _check_description(path: Path, data: _Data, lines: dict[str, int]) -> str:
     description = data.get("description")
     if description is None:
         return ""
@@ -140,7 +144,7 @@ def _check_description(path: Path, data: dict[Any, Any], lines: dict[Any, int]) 
     return description
 
 
-def _check_names(path: Path, key: str, data: dict[Any, Any], item_lines: list[int], line: int) -> tuple[str, ...]:
+def _check_names(path: Path, key: str, data: _Data, item_lines: list[int], line: int) -> tuple[str, ...]:
     """``tools``, ``hooks`` or ``agents``: a list of distinct valid names (absent or empty = none)."""
     names = data.get(key)
     if names is None:
@@ -164,7 +168,7 @@ _COUNTS = {"max_turns": (1, "a positive whole number of model turns"),
            "max_depth": (0, "a whole number of sub-agent levels (0 or more)")}
 
 
-def _check_count(path: Path, key: str, data: dict[Any, Any], lines: dict[Any, int]) -> int | None:
+def _check_count(path: Path, key: str, data: _Data, lines: dict[str, int]) -> int | None:
     """``max_turns`` or ``max_depth``: a whole number from its minimum up, or None when absent."""
     value = data.get(key)
     if value is None:
@@ -175,7 +179,7 @@ def _check_count(path: Path, key: str, data: dict[Any, Any], lines: dict[Any, in
     return value
 
 
-def _check_options(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> dict[str, Any]:
+def _check_options(path: Path, data: _Data, lines: dict[str, int]) -> JSONObject:
     value = data.get("options")
     if value is None:
         return {}
@@ -197,12 +201,12 @@ def _check_fail_closed(path: Path, hooks: tuple[str, ...], closed: tuple[str, ..
     return closed
 
 
-def _unknown_keys(path: Path, data: dict[Any, Any], lines: dict[Any, int]) -> list[Diagnostic]:
+def _unknown_keys(path: Path, data: _Data, lines: dict[str, int]) -> list[Diagnostic]:
     return [Diagnostic(AGENT_SOURCE, f"{path}:{line}: {what}; ignored", path=str(path), line=line)
             for line, what in _unknown(data, lines)]
 
 
-def _unknown(data: dict[Any, Any], lines: dict[Any, int]) -> list[tuple[int, str]]:
+def _unknown(data: _Data, lines: dict[str, int]) -> list[tuple[int, str]]:
     """Each unknown key's line and "unknown key ... (did you mean ...?)"."""
     found = []
     for key in data:

@@ -18,15 +18,16 @@ import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..cancel import CancelToken
 from ..common.hints import did_you_mean
+from ..common.json_value import JSON, JSONObject
 from ..errors import ConfigError, ExtensionError
 from ..events import Diagnostic
 from ..sandbox.protocol import SandboxLike
 from ..tools.model import HOOK_POINTS, NAME_RULE, Catalog, Hook, JSTool, Tool
 from ..tools.schemas import schema_problems
+from .agents import Agent
 
 __all__ = ["DEFAULT_LOAD_TIMEOUT", "ExtensionLoader", "check_declared", "summary"]
 
@@ -67,16 +68,19 @@ class ExtensionLoader:
         :class:`Interrupted`. A user's tool of the same name shadows a built-in one."""
         how = _How(load_timeout, cancel or CancelToken())
         diagnostics: list[Diagnostic] = []
-        user_tools = self._scan(home / "tools", "tool", diagnostics, tools, how)
-        found_hooks = self._scan(home / "hooks", "hook", diagnostics, hooks, how)
+        # A tools/ folder's files load as tools, a hooks/ folder's as hooks (_check).
+        user_tools = {name: tool for name, tool in self._scan(home / "tools", "tool", diagnostics, tools, how).items()
+                      if isinstance(tool, JSTool)}
+        found_hooks = {name: hook for name, hook in self._scan(home / "hooks", "hook", diagnostics, hooks, how).items()
+                       if isinstance(hook, Hook)}
         builtins: dict[str, Tool] = dict(builtin_tools or {})
         shadowed = tuple(sorted(set(user_tools) & set(builtins)))
         all_tools: dict[str, Tool] = {**builtins, **user_tools}
         return Catalog(home, all_tools, found_hooks, diagnostics, shadowed)
 
     def _scan(self, folder: Path, kind: str, diagnostics: list[Diagnostic],
-              wanted: Collection[str] | None, how: _How) -> dict[str, Any]:
-        found: dict[str, Any] = {}
+              wanted: Collection[str] | None, how: _How) -> dict[str, JSTool | Hook]:
+        found: dict[str, JSTool | Hook] = {}
         if not os.access(folder, os.F_OK) or not folder.is_dir():
             return found
         try:
@@ -144,7 +148,7 @@ class ExtensionLoader:
 
 
 def _check_tool(
-    path: Path, name: str, text: str, kinds: dict[str, str], values: dict[str, Any], found: list[Diagnostic]
+    path: Path, name: str, text: str, kinds: dict[str, str], values: JSONObject, found: list[Diagnostic]
 ) -> JSTool | None:
     problems = [
         f"missing export {export!r} ({expected})" if export not in kinds
@@ -158,11 +162,11 @@ def _check_tool(
     if problems:
         found.append(Diagnostic("extensions:tool", f"{path}: skipped: " + "; ".join(problems), path=str(path)))
         return None
-    return JSTool(name, str(path), text, values["description"], parameters)
+    return JSTool(name, str(path), text, values["description"], values["parameters"])
 
 
-def _schema_problems(parameters: Any) -> list[str]:
-    """The whole schema checked at load, every ``$ref`` resolved (:mod:`.schemas`)."""
+def _schema_problems(parameters: JSON) -> list[str]:
+    """The whole schema checked at load, every ``$ref`` resolved (:mod:`..tools.schemas`)."""
     return schema_problems(parameters)
 
 
@@ -187,7 +191,7 @@ def _check_hook(path: Path, name: str, text: str, kinds: dict[str, str], found: 
     return Hook(name, str(path), text, points)
 
 
-def check_declared(agent: Any, catalog: Catalog, elsewhere: tuple[str, ...] = (), where_elsewhere: str = "") -> None:
+def check_declared(agent: Agent, catalog: Catalog, elsewhere: tuple[str, ...] = (), where_elsewhere: str = "") -> None:
     """Every tool and hook ``agent`` declares exists in ``catalog``; else ConfigError
     naming it and the agent file (and why it was skipped, or, for a name in ``elsewhere``,
     that it exists only ``where_elsewhere``)."""
@@ -210,7 +214,7 @@ def check_declared(agent: Any, catalog: Catalog, elsewhere: tuple[str, ...] = ()
 
 def summary(extension: Tool | Hook) -> str:
     """One line for a loaded tool (its parameters) or hook (its points)."""
-    if isinstance(extension, JSTool):
-        params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
-        return f"loaded tool {extension.name}: {extension.description} ({params})"
-    return f"loaded hook {extension.name}: {', '.join(extension.points)}"
+    if isinstance(extension, Hook):
+        return f"loaded hook {extension.name}: {', '.join(extension.points)}"
+    params = ", ".join(extension.parameters.get("properties", {})) or "no parameters"
+    return f"loaded tool {extension.name}: {extension.description} ({params})"

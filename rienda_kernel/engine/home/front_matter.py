@@ -5,11 +5,11 @@ YAML with each key's line, and :class:`AgentError`, whose message starts ``<path
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from . import yaml_file
+from ..common.json_value import JSON
 from ..errors import ConfigError
 
 __all__ = ["AgentError", "compose", "item_lines", "kind", "split_front_matter"]
@@ -42,8 +42,9 @@ def split_front_matter(path: Path, text: str) -> tuple[str, str]:
     raise AgentError(path, 1, "the front matter opened here is never closed by a line '---'")
 
 
-def compose(path: Path, source: str) -> tuple[dict[Any, Any], yaml.MappingNode | None, dict[Any, int]]:
-    """The front matter as a dict, its node (None when empty) and each key's line.
+def compose(path: Path, source: str) -> tuple[dict[JSON, JSON], yaml.MappingNode | None, dict[str, int]]:
+    """The front matter as a dict (its keys as YAML made them: not always strings), its node
+    (None when empty) and each key's line.
 
     Lines are the file's own: YAML line + 1 for the opening ``---``.
     """
@@ -55,7 +56,8 @@ def compose(path: Path, source: str) -> tuple[dict[Any, Any], yaml.MappingNode |
     if data is None:
         return {}, None, {}
     if not isinstance(node, yaml.MappingNode) or not isinstance(data, dict):
-        raise AgentError(path, _line(node), f"the front matter must be a mapping of keys, got {kind(data)}")
+        raise AgentError(path, _line(node) if node is not None else 1,
+                         f"the front matter must be a mapping of keys, got {kind(data)}")
     return data, node, lines
 
 
@@ -63,7 +65,7 @@ def _line(node: yaml.Node) -> int:
     return node.start_mark.line + 2
 
 
-def kind(value: Any) -> str:
+def kind(value: object) -> str:
     """A person's name for a YAML value's type: "a string", "a list"..."""
     if value is None:
         return "nothing"
@@ -82,7 +84,7 @@ def kind(value: Any) -> str:
 
 def _value_node(node: yaml.MappingNode, key: str) -> yaml.Node | None:
     for key_node, value_node in node.value:
-        if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value == key and isinstance(value_node, yaml.Node):
             return value_node
     return None
 

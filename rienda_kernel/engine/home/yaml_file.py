@@ -17,11 +17,10 @@ Contracts of :func:`load`:
 
 from __future__ import annotations
 
-from typing import Any
-
 import yaml
 
 from ..common.bounded import MAX_DEPTH
+from ..common.json_value import JSON
 from ..common.text import repair
 
 __all__ = ["MAX_YAML_BYTES", "MAX_DEPTH", "MAX_VALUES", "YAMLProblem", "load"]
@@ -40,7 +39,7 @@ class YAMLProblem(ValueError):
         self.problem = problem
 
 
-def load(text: str, *, first_line: int = 1) -> tuple[Any, yaml.Node | None, dict[str, int]]:
+def load(text: str, *, first_line: int = 1) -> tuple[JSON, yaml.Node | None, dict[str, int]]:
     """The document's value, its node and the file line of each top-level key as written
     (``{}`` unless the document is a mapping); ``(None, None, {})`` for an empty document.
     ``first_line`` is the file's line where ``text`` starts (2 for front matter)."""
@@ -106,7 +105,7 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 def _unique_keys(node: yaml.MappingNode, offset: int) -> None:
-    seen: dict[Any, yaml.Node] = {}
+    seen: dict[tuple[str, str], yaml.Node] = {}
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
             continue

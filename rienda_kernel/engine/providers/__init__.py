@@ -12,15 +12,14 @@ never loads the Anthropic one.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..common.hints import LEADING_HINT, did_you_mean
 from ..common.json_value import JSON
 from ..errors import ConfigError
 from ..home.config import Config, provider_endpoints
-from .options import CONNECTION_OPTIONS, check_options
+from .options import CONNECTION_OPTIONS, Checker, check_options
 from .base import (
     Chunk,
     ModelRequest,
@@ -33,6 +32,10 @@ from .base import (
     UsageChunk,
     VendorStateChunk,
 )
+
+if TYPE_CHECKING:
+    from .streaming import HttpProvider
+
 __all__ = [
     "ENDPOINT_APIS",
     "PROVIDERS",
@@ -49,27 +52,45 @@ __all__ = [
     "provider_for",
 ]
 
-# The built-in providers' classes, by name: (module in this package, class).
-_BUILTIN = {
-    "scripted": ("scripted", "ScriptedProvider"),
-    "openai": ("openai", "OpenAIProvider"),
-    "anthropic": ("anthropic", "AnthropicProvider"),
-    "ollama": ("ollama", "OllamaProvider"),
-}
+
+def _scripted() -> type[Provider]:
+    from .scripted import ScriptedProvider
+
+    return ScriptedProvider
 
 
-def _builtin(name: str) -> Any:
-    """The class of the built-in provider ``name``, its module imported now."""
-    module, cls = _BUILTIN[name]
-    return getattr(importlib.import_module(f".{module}", __name__), cls)
+def _openai() -> type[HttpProvider]:
+    from .openai import OpenAIProvider
+
+    return OpenAIProvider
+
+
+def _anthropic() -> type[HttpProvider]:
+    from .anthropic import AnthropicProvider
+
+    return AnthropicProvider
+
+
+def _ollama() -> type[HttpProvider]:
+    from .ollama import OllamaProvider
+
+    return OllamaProvider
+
+
+# The built-in providers' classes by name, each imported (its module) when first asked for;
+# those that speak HTTP are also the ``api:`` of a named endpoint.
+_BUILTIN: dict[str, Callable[[], type[Provider]]] = {"scripted": _scripted, "openai": _openai,
+                                                    "anthropic": _anthropic, "ollama": _ollama}
+_HTTP_APIS: dict[str, Callable[[], type[HttpProvider]]] = {"openai": _openai, "anthropic": _anthropic,
+                                                         "ollama": _ollama}
 
 
 def _default_factory(name: str) -> Callable[[Mapping[str, JSON]], Provider]:
-    return lambda endpoints: _builtin(name)()
+    return lambda endpoints: _BUILTIN[name]()()
 
 
-def _endpoint_builder(api: str) -> Callable[[Mapping[str, Any], str], Provider]:
-    return lambda options, name: _builtin(api).from_options(options, name)
+def _endpoint_builder(api: str) -> Callable[[Mapping[str, JSON], str], Provider]:
+    return lambda options, name: _HTTP_APIS[api]().from_options(options, name)
 
 
 # name -> factory(endpoints) building the provider; ``endpoints``: config.yaml's ``providers:`` entries by name.
@@ -77,8 +98,8 @@ PROVIDERS: dict[str, Callable[[Mapping[str, JSON]], Provider]] = {name: _default
 
 
 # api -> builder(options, name) for named endpoints in config.yaml (``providers: NAME: {api: ...}``).
-ENDPOINT_APIS: dict[str, Callable[[Mapping[str, Any], str], Provider]] = {
-    api: _endpoint_builder(api) for api in ("openai", "anthropic", "ollama")
+ENDPOINT_APIS: dict[str, Callable[[Mapping[str, JSON], str], Provider]] = {
+    api: _endpoint_builder(api) for api in _HTTP_APIS
 }
 
 
@@ -112,8 +133,8 @@ def _endpoint(name: str, entry: JSON) -> Provider:
     options = dict(entry)
     api = options.pop("api", name)
     if api not in ENDPOINT_APIS and "api" not in entry:  # a misspelt key (ap:) is named before the api it hides
-        known = {"api": str, **CONNECTION_OPTIONS,
-                 **{option: check for kind in ENDPOINT_APIS for option, check in _builtin(kind).request_options.items()}}
+        known: dict[str, Checker] = {"api": str, **CONNECTION_OPTIONS, **{
+            option: check for kind in ENDPOINT_APIS for option, check in _HTTP_APIS[kind]().request_options.items()}}
         if set(entry) - set(known):
             check_options(entry, known, f"config.yaml: providers.{name}")  # raises: the unknown, with "did you mean"
     if api not in ENDPOINT_APIS:

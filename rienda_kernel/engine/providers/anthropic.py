@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass, field
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from ..errors import AnswerCutOff, ProviderError
 from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
@@ -52,9 +53,9 @@ from .base import (
 )
 from .options import mapping, vendor_options
 from .replies import excerpt, server_message
-from .streaming import (
+from .streaming import HttpProvider
+from .exchange import (
     EventReader,
-    HttpProvider,
     decode_model_arguments,
     decode_json,
     redact,
@@ -80,7 +81,7 @@ class AnthropicProvider(HttpProvider):
     @property
     def max_tokens(self) -> int:
         """The endpoint's ``max_tokens`` (an agent's ``options:`` may override it)."""
-        return self.options.get("max_tokens", DEFAULT_MAX_TOKENS)
+        return int(self.options.get("max_tokens", DEFAULT_MAX_TOKENS))
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"x-api-key": key}
@@ -97,11 +98,11 @@ class AnthropicProvider(HttpProvider):
 _CHOICES = {"auto": "auto", "none": "none", "required": "any"}
 
 
-def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def request_body(request: ModelRequest, options: Mapping[str, JSON] | None = None) -> JSONObject:
     """The Messages API request for ``request`` (streamed), with the request ``options``
     (checked by :mod:`.options`)."""
     options = options or {}
-    body: dict[str, Any] = {
+    body: JSONObject = {
         "model": request.model,
         "max_tokens": options.get("max_tokens", DEFAULT_MAX_TOKENS),
         "stream": True,
@@ -123,9 +124,9 @@ def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None
     return body
 
 
-def _wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+def _wire_messages(messages: list[Message]) -> list[JSONObject]:
     """The conversation as alternating user/assistant turns of content blocks."""
-    turns: list[dict[str, Any]] = []
+    turns: list[JSONObject] = []
     for message in messages:
         role, blocks = _blocks(message)
         if not blocks:
@@ -137,9 +138,9 @@ def _wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return turns
 
 
-def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
+def _blocks(message: Message) -> tuple[str, list[JSONObject]]:
     if message.role == "tool":
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": _tool_id(message.tool_call_id)}
+        block: JSONObject = {"type": "tool_result", "tool_use_id": _tool_id(message.tool_call_id)}
         if message.text:
             block["content"] = message.text
         if message.is_error:
@@ -164,7 +165,7 @@ def _tool_id(call_id: str | None) -> str:
     return _ID_UNSAFE.sub("_", call_id or "") or "toolu_unnamed"
 
 
-def _input(call: ToolCall) -> dict[str, Any]:
+def _input(call: ToolCall) -> JSONObject:
     """A call's arguments as the object the vendor requires (``{}`` when the model sent
     something that was not a JSON object; the tool result already says so)."""
     return dict(call.arguments) if isinstance(call.arguments, dict) else {}
@@ -173,11 +174,26 @@ def _input(call: ToolCall) -> dict[str, Any]:
 # -- the stream ----------------------------------------------------------------------------
 
 
+@dataclass
+class _Block:
+    """One content block of the answer being streamed: its fields as ``content_block_start``
+    gave them, and the pieces its deltas add."""
+
+    kind: JSON  # its "type": text, thinking, redacted_thinking, tool_use...
+    id: JSON = None
+    name: JSON = None
+    input: JSON = None
+    data: JSON = None
+    signature: JSON = ""
+    text: list[str] = field(default_factory=list)  # a text or thinking block's pieces
+    json: list[str] = field(default_factory=list)  # a tool_use block's input, in pieces
+
+
 class _Turn:
     """The content blocks of the answer being streamed, by index."""
 
     def __init__(self) -> None:
-        self.blocks: dict[int, dict[str, Any]] = {}
+        self.blocks: dict[int, _Block] = {}
         self.input_tokens = 0
         self.output_tokens = 0
         self.stop_reason: str | None = None
@@ -185,16 +201,15 @@ class _Turn:
     def usage(self) -> Usage:
         return Usage(self.input_tokens, self.output_tokens)
 
-    def signed_thinking(self) -> list[dict[str, Any]]:
+    def signed_thinking(self) -> list[JSONObject]:
         """The thinking blocks the vendor wants back, in order, as it sent them."""
-        kept = []
+        kept: list[JSONObject] = []
         for index in sorted(self.blocks):
             block = self.blocks[index]
-            if block["type"] == "thinking" and block.get("signature"):
-                kept.append({"type": "thinking", "thinking": "".join(block["text"]),
-                             "signature": block["signature"]})
-            elif block["type"] == "redacted_thinking":
-                kept.append({"type": "redacted_thinking", "data": block.get("data", "")})
+            if block.kind == "thinking" and block.signature:
+                kept.append({"type": "thinking", "thinking": "".join(block.text), "signature": block.signature})
+            elif block.kind == "redacted_thinking":
+                kept.append({"type": "redacted_thinking", "data": block.data})
         return kept
 
 
@@ -233,7 +248,7 @@ def _parse(reader: EventReader, key: str, max_tokens: int, endpoint: str) -> Ite
     yield UsageChunk(turn.usage())
 
 
-def _on_event(turn: _Turn, kind: str, event: dict[str, Any]) -> Iterator[Chunk]:
+def _on_event(turn: _Turn, kind: str, event: JSONObject) -> Iterator[Chunk]:
     if kind == "message_start":
         usage = (event.get("message") or {}).get("usage") or {}
         turn.input_tokens = _input_tokens(usage)
@@ -244,7 +259,7 @@ def _on_event(turn: _Turn, kind: str, event: dict[str, Any]) -> Iterator[Chunk]:
         yield from _delta(turn, event)
     elif kind == "content_block_stop":
         block = turn.blocks.get(event.get("index", -1))
-        if block is not None and block["type"] == "tool_use":
+        if block is not None and block.kind == "tool_use":
             yield ToolCallChunk(_call(block))
     elif kind == "message_delta":
         turn.stop_reason = (event.get("delta") or {}).get("stop_reason") or turn.stop_reason
@@ -256,20 +271,20 @@ def _on_event(turn: _Turn, kind: str, event: dict[str, Any]) -> Iterator[Chunk]:
     # ping, and event types added later, carry nothing we use
 
 
-def _start_block(turn: _Turn, event: dict[str, Any]) -> Iterator[Chunk]:
+def _start_block(turn: _Turn, event: JSONObject) -> Iterator[Chunk]:
     raw = event.get("content_block") or {}
-    block = {"type": raw.get("type"), "text": [], "json": [], "id": raw.get("id"), "name": raw.get("name"),
-             "input": raw.get("input"), "signature": raw.get("signature") or "", "data": raw.get("data")}
+    block = _Block(raw.get("type"), raw.get("id"), raw.get("name"), raw.get("input"), raw.get("data"),
+                   raw.get("signature") or "")
     turn.blocks[event.get("index", len(turn.blocks))] = block
-    if block["type"] == "text" and raw.get("text"):
-        block["text"].append(raw["text"])
+    if block.kind == "text" and raw.get("text"):
+        block.text.append(raw["text"])
         yield TextChunk(raw["text"])
-    elif block["type"] == "thinking" and raw.get("thinking"):
-        block["text"].append(raw["thinking"])
+    elif block.kind == "thinking" and raw.get("thinking"):
+        block.text.append(raw["thinking"])
         yield ThinkingChunk(raw["thinking"])
 
 
-def _delta(turn: _Turn, event: dict[str, Any]) -> Iterator[Chunk]:
+def _delta(turn: _Turn, event: JSONObject) -> Iterator[Chunk]:
     block = turn.blocks.get(event.get("index", -1))
     delta = event.get("delta") or {}
     if block is None:
@@ -277,24 +292,24 @@ def _delta(turn: _Turn, event: dict[str, Any]) -> Iterator[Chunk]:
                             "which it never started")
     kind = delta.get("type")
     if kind == "text_delta" and delta.get("text"):
-        block["text"].append(delta["text"])
+        block.text.append(delta["text"])
         yield TextChunk(delta["text"])
     elif kind == "thinking_delta" and delta.get("thinking"):
-        block["text"].append(delta["thinking"])
+        block.text.append(delta["thinking"])
         yield ThinkingChunk(delta["thinking"])
     elif kind == "signature_delta":
-        block["signature"] += delta.get("signature") or ""
+        block.signature += delta.get("signature") or ""
     elif kind == "input_json_delta":
-        block["json"].append(delta.get("partial_json") or "")
+        block.json.append(delta.get("partial_json") or "")
 
 
-def _call(block: dict[str, Any]) -> ToolCall:
-    pieces = "".join(block["json"])
-    arguments = decode_model_arguments(pieces) if pieces else (block["input"] if block["input"] is not None else {})
-    return ToolCall(str(block["id"] or ""), str(block["name"] or ""), arguments)
+def _call(block: _Block) -> ToolCall:
+    pieces = "".join(block.json)
+    arguments = decode_model_arguments(pieces) if pieces else (block.input if block.input is not None else {})
+    return ToolCall(str(block.id or ""), str(block.name or ""), arguments)
 
 
-def _input_tokens(usage: dict[str, Any]) -> int:
+def _input_tokens(usage: JSONObject) -> int:
     """Input tokens including those read from or written to the prompt cache."""
     return sum(int(usage.get(name) or 0)
                for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))

@@ -12,9 +12,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from ..errors import ConfigError
 from ..sessions.messages import Message, ToolCall, Usage
 from .window import Window, configured_window, known_window
@@ -39,9 +40,9 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: Mapping[str, Any]
+    parameters: Mapping[str, JSON]  # the tool's JSON Schema, as its extension or server gave it
 
-    def as_function(self) -> dict[str, Any]:
+    def as_function(self) -> JSONObject:
         """The definition OpenAI's and Ollama's APIs take: ``{"type": "function", ...}``."""
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}}
@@ -59,8 +60,8 @@ class ModelRequest:
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
     workdir: Path = Path(".")
-    options: Mapping[str, Any] = field(default_factory=dict)
-    purpose: str = "turn"
+    options: Mapping[str, JSON] = field(default_factory=dict)
+    purpose: Literal["turn", "compaction"] = "turn"
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class VendorStateChunk:
     ``afterModelResponse`` hook changed the thinking it vouches for.
     """
 
-    state: Mapping[str, Any]
+    state: Mapping[str, JSON]
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ Chunk = TextChunk | ThinkingChunk | ToolCallChunk | UsageChunk | VendorStateChun
 class Provider(ABC):
     """One model vendor (or the scripted model). Instances may be reused across turns."""
 
-    def preflight(self, model: str, options: Mapping[str, Any], where: str) -> None:
+    def preflight(self, model: str, options: Mapping[str, JSON], where: str) -> None:
         """Check what can be checked before a run saves anything: the key is set, the
         agent's ``options`` (read from ``where``, e.g. the agent file) are known and well
         formed. Raises :class:`ConfigError` naming ``where`` and the option, or
@@ -122,7 +123,7 @@ class Provider(ABC):
             raise ConfigError(f"{where}: options: this model takes no options "
                               f"(got {', '.join(sorted(options))})")
 
-    def context_window(self, model: str, options: Mapping[str, Any]) -> Window | None:
+    def context_window(self, model: str, options: Mapping[str, JSON]) -> Window | None:
         """``model``'s context window (:mod:`.window`): ``context_window`` in the agent's
         ``options`` (checked by :meth:`preflight`), else the table's; None when unknown.
         Never raises; an endpoint that asks its server bounds the wait."""

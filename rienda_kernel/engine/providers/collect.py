@@ -11,13 +11,12 @@ included, raises :class:`Partial` holding what arrived, so the loop can save it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..cancel import CancelToken
 from ..events import Notify, TextDelta, ThinkingDelta
 from ..hooks import ModelResponse
 from ..secrets import StreamGuard
 from ..common import bounded
+from ..common.json_value import JSONObject
 from ..common.text import repair
 from ..sessions.messages import ToolCall, Usage
 from ..ui import EventSink
@@ -45,7 +44,7 @@ class Partial(Exception):
 
 
 def stream_response(provider: Provider, request: ModelRequest, ui: EventSink,
-            cancel: CancelToken) -> tuple[ModelResponse, Usage | None, dict[str, Any]]:
+            cancel: CancelToken) -> tuple[ModelResponse, Usage | None, JSONObject]:
     """Stream one response: the response, its usage and its vendor state; a stop or any
     failure (a provider's bug included) raises :class:`Partial`, whose cause the run then
     ends with once what arrived is saved."""
@@ -53,7 +52,7 @@ def stream_response(provider: Provider, request: ModelRequest, ui: EventSink,
     thinking: list[str] = []
     calls: list[ToolCall] = []
     usage: Usage | None = None
-    vendor: dict[str, Any] = {}
+    vendor: JSONObject = {}
     shown = _Deltas(ui)
     try:
         for chunk in provider.stream(request, cancel):
@@ -89,16 +88,19 @@ def _kept(call: ToolCall) -> ToolCall:
     return ToolCall(repair(call.id), repair(call.name), repair(call.arguments))
 
 
+_Delta = type[TextDelta] | type[ThinkingDelta]  # what a streamed piece is shown as
+
+
 class _Deltas:
     """Streamed text and thinking on their way to the front end, re-cut so that no secret
     is split across two deltas (each delta is scrubbed on its own)."""
 
     def __init__(self, ui: EventSink) -> None:
         self._ui = ui
-        self._guards = {TextDelta: StreamGuard(), ThinkingDelta: StreamGuard()}
-        self._last: type | None = None
+        self._guards: dict[_Delta, StreamGuard] = {TextDelta: StreamGuard(), ThinkingDelta: StreamGuard()}
+        self._last: _Delta | None = None
 
-    def add(self, kind: type, piece: str) -> None:
+    def add(self, kind: _Delta, piece: str) -> None:
         if self._last is not None and self._last is not kind:
             self._show(self._last, self._guards[self._last].flush())
         self._last = kind
@@ -108,6 +110,6 @@ class _Deltas:
         for kind, guard in self._guards.items():
             self._show(kind, guard.flush())
 
-    def _show(self, kind: type, text: str) -> None:
+    def _show(self, kind: _Delta, text: str) -> None:
         if text:
             self._ui.emit(kind(text))

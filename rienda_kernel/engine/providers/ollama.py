@@ -31,10 +31,10 @@ naming their tool (``tool_name``), in call order.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from ..errors import AnswerCutOff, ProviderError
 from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
@@ -48,8 +48,8 @@ from .base import (
 from .options import mapping, vendor_options
 from .replies import short
 from .window import OLLAMA_WINDOW, Window, ollama_show
-from .streaming import (
-    HttpProvider,
+from .streaming import HttpProvider
+from .exchange import (
     LineReader,
     decode_model_arguments,
     decode_json,
@@ -61,13 +61,13 @@ __all__ = ["OllamaProvider", "host_url", "request_body"]
 DEFAULT_PORT = 11434
 
 
-def _think(value: Any) -> bool | str:
+def _think(value: JSON) -> bool | str:
     if isinstance(value, bool) or (isinstance(value, str) and value):
         return value
     raise ValueError(f"must be true, false or a level such as high, got {value!r}")
 
 
-def _keep_alive(value: Any) -> str | int:
+def _keep_alive(value: JSON) -> str | int:
     if isinstance(value, (str, int)) and not isinstance(value, bool):
         return value
     raise ValueError(f"must be a duration such as 5m, or seconds, got {value!r}")
@@ -89,7 +89,7 @@ class OllamaProvider(HttpProvider):
     def base(self) -> str:
         return host_url(super().base())
 
-    def context_window(self, model: str, options: Mapping[str, Any]) -> Window:
+    def context_window(self, model: str, options: Mapping[str, JSON]) -> Window:
         """``options: {num_ctx: N}`` (the agent's, else the endpoint's) when given, else as
         every endpoint (:meth:`server_window` always knows one): what is sent as ``num_ctx``."""
         num_ctx = ({**self.options, **options}.get("options") or {}).get("num_ctx")
@@ -133,15 +133,15 @@ def host_url(host: str) -> str:
 _MODEL_OPTIONS = {"max_tokens": "num_predict", "temperature": "temperature", "top_p": "top_p", "stop": "stop"}
 
 
-def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def request_body(request: ModelRequest, options: Mapping[str, JSON] | None = None) -> JSONObject:
     """The /api/chat request for ``request`` (streamed), with the request ``options``
     (checked by :mod:`.options`)."""
     options = options or {}
-    messages: list[dict[str, Any]] = []
+    messages: list[JSONObject] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
     messages += [_wire_message(message) for message in request.messages]
-    body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": True}
+    body: JSONObject = {"model": request.model, "messages": messages, "stream": True}
     if request.tools:
         body["tools"] = [tool.as_function() for tool in request.tools]
     model_options = {**(options.get("options") or {}),
@@ -153,13 +153,13 @@ def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None
     return body
 
 
-def _wire_message(message: Message) -> dict[str, Any]:
+def _wire_message(message: Message) -> JSONObject:
     if message.role == "tool":
         return {"role": "tool", "content": message.text, "tool_name": message.name or ""}
     if message.role == "user":
         return {"role": "user", "content": message.text}
     if message.role == "assistant":
-        wire: dict[str, Any] = {"role": "assistant", "content": message.text}
+        wire: JSONObject = {"role": "assistant", "content": message.text}
         if message.thinking:
             wire["thinking"] = message.thinking
         if message.tool_calls:
@@ -169,7 +169,7 @@ def _wire_message(message: Message) -> dict[str, Any]:
     raise ProviderError(f"cannot send a message with role {message.role!r} to an Ollama model")
 
 
-def _arguments(call: ToolCall) -> dict[str, Any]:
+def _arguments(call: ToolCall) -> JSONObject:
     return dict(call.arguments) if isinstance(call.arguments, dict) else {}
 
 
@@ -216,7 +216,7 @@ def _parse(reader: LineReader, key: str, turn: int, endpoint: str) -> Iterator[C
     yield UsageChunk(Usage(int(part.get("prompt_eval_count") or 0), int(part.get("eval_count") or 0)))
 
 
-def _call(raw: Any, fallback_id: str) -> ToolCall:
+def _call(raw: JSON, fallback_id: str) -> ToolCall:
     function = (raw or {}).get("function") or {}
     arguments = function.get("arguments")
     if isinstance(arguments, str):  # some models' templates give the arguments as text

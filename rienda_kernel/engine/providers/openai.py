@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass, field
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from ..errors import AnswerCutOff, ProviderError
 from ..sessions.messages import Message, ToolCall, Usage
 from .base import (
@@ -38,9 +39,9 @@ from .base import (
     UsageChunk,
 )
 from .replies import excerpt, server_message
-from .streaming import (
+from .streaming import HttpProvider
+from .exchange import (
     EventReader,
-    HttpProvider,
     decode_model_arguments,
     decode_json,
     redact,
@@ -69,16 +70,16 @@ _SAMPLING = ("max_tokens", "temperature", "top_p", "stop")
 _CHOICES = ("auto", "none", "required")
 
 
-def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def request_body(request: ModelRequest, options: Mapping[str, JSON] | None = None) -> JSONObject:
     """The Chat Completions request for ``request`` (streamed, with usage), with the
     request ``options`` (checked by :mod:`.options`)."""
     options = options or {}
-    messages: list[dict[str, Any]] = []
+    messages: list[JSONObject] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
         messages.append(_wire_message(message))
-    body: dict[str, Any] = {
+    body: JSONObject = {
         "model": request.model,
         "stream": True,
         "stream_options": {"include_usage": True},
@@ -94,12 +95,12 @@ def request_body(request: ModelRequest, options: Mapping[str, Any] | None = None
     return body
 
 
-def _wire_message(message: Message) -> dict[str, Any]:
+def _wire_message(message: Message) -> JSONObject:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.text}
     if message.role == "assistant":
         # "content" stays a string with tool calls too: some servers answer 500 to null.
-        wire: dict[str, Any] = {"role": "assistant", "content": message.text}
+        wire: JSONObject = {"role": "assistant", "content": message.text}
         if message.tool_calls:
             wire["tool_calls"] = [
                 {"id": call.id, "type": "function",
@@ -119,7 +120,7 @@ def _wire_message(message: Message) -> dict[str, Any]:
 
 def _parse(reader: EventReader, key: str, endpoint: str) -> Iterator[Chunk]:
     """Chunks from the server-sent events, until ``data: [DONE]``."""
-    calls: dict[int, dict[str, Any]] = {}
+    calls: dict[int, _CallPieces] = {}
     usage: Usage | None = None
     finish: str | None = None
     answered = False
@@ -164,13 +165,13 @@ def _parse(reader: EventReader, key: str, endpoint: str) -> Iterator[Chunk]:
 
     for index in sorted(calls):
         call = calls[index]
-        raw_arguments = "".join(call["arguments"])
-        yield ToolCallChunk(ToolCall(call["id"] or f"call_{index}", call["name"], decode_model_arguments(raw_arguments)))
+        raw_arguments = "".join(call.arguments)
+        yield ToolCallChunk(ToolCall(call.id or f"call_{index}", call.name, decode_model_arguments(raw_arguments)))
     if usage is not None:
         yield UsageChunk(usage)
 
 
-def _readable(chunk: dict[str, Any]) -> bool:
+def _readable(chunk: JSONObject) -> bool:
     """Whether a chunk has the shape of a Chat Completions chunk: choices with deltas, or
     only usage."""
     choices = chunk.get("choices") or []
@@ -179,17 +180,27 @@ def _readable(chunk: dict[str, Any]) -> bool:
     return isinstance(choices, list) and all(isinstance(c, dict) and isinstance(c.get("delta"), dict) for c in choices)
 
 
-def _add_piece(calls: dict[int, dict[str, Any]], position: int, piece: Any) -> None:
+@dataclass
+class _CallPieces:
+    """One tool call as its pieces arrive (by ``index``): its id and name, and the pieces of
+    its arguments' text."""
+
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+def _add_piece(calls: dict[int, _CallPieces], position: int, piece: JSON) -> None:
     if not isinstance(piece, dict):
         return
     index = piece.get("index")
     if not isinstance(index, int):
         index = position
-    call = calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+    call = calls.setdefault(index, _CallPieces())
     if piece.get("id"):
-        call["id"] = str(piece["id"])
+        call.id = str(piece["id"])
     function = piece.get("function") or {}
     if function.get("name"):
-        call["name"] = str(function["name"])
+        call.name = str(function["name"])
     if isinstance(function.get("arguments"), str):
-        call["arguments"].append(function["arguments"])
+        call.arguments.append(function["arguments"])

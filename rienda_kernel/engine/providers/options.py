@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from ..common.hints import did_you_mean
+from ..common.json_value import JSON, JSONObject
 from ..errors import ConfigError
 
 __all__ = ["CONNECTION_OPTIONS", "REQUEST_OPTIONS", "Checker", "check_options", "mapping", "vendor_options"]
 
-Checker = Callable[[Any], Any]  # the value as used, or ValueError saying what is wrong
+# An option's value from config.yaml or front matter -> the value as used, or ValueError saying what is wrong.
+Checker = Callable[[JSON], JSON]
 
 
 def _number(low: float, high: float = math.inf, *, low_open: bool = False) -> Checker:
-    def check(value: Any) -> float:
+    def check(value: JSON) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"must be a number, got {value!r}")
         if value < low or value > high or (low_open and value == low):
@@ -43,27 +44,27 @@ def _number(low: float, high: float = math.inf, *, low_open: bool = False) -> Ch
 
 
 def _whole(low: int) -> Checker:
-    def check(value: Any) -> int:
+    def check(value: JSON) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"must be a whole number of at least {low}, got {value!r}")
         return value
     return check
 
 
-def _text(value: Any) -> str:
+def _text(value: JSON) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"must be a non-empty string, got {value!r}")
     return value
 
 
-def _variable(value: Any) -> str | None:
+def _variable(value: JSON) -> str | None:
     """An environment variable's name, or None for "no key"."""
     if value is None:
         return None
     return _text(value)
 
 
-def _stop(value: Any) -> list[str]:
+def _stop(value: JSON) -> list[str]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(s, str) and s for s in value):
@@ -71,7 +72,7 @@ def _stop(value: Any) -> list[str]:
     return list(value)
 
 
-def _tool_choice(value: Any) -> str:
+def _tool_choice(value: JSON) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"must be auto, none, required or a tool's name, got {value!r}")
     return value
@@ -79,7 +80,7 @@ def _tool_choice(value: Any) -> str:
 
 def mapping(example: str) -> Checker:
     """A checker for a mapping with string keys (``example`` shows one in the message)."""
-    def check(value: Any) -> dict[str, Any]:
+    def check(value: JSON) -> JSONObject:
         if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
             raise ValueError(f"must be a mapping such as {example}, got {value!r}")
         return dict(value)
@@ -112,14 +113,14 @@ def vendor_options(*leaving_out: str, **own: Checker) -> dict[str, Checker]:
     return {**{name: check for name, check in REQUEST_OPTIONS.items() if name not in leaving_out}, **own}
 
 
-def check_options(options: Mapping[str, Any], checkers: Mapping[str, Checker], where: str) -> dict[str, Any]:
+def check_options(options: Mapping[str, JSON], checkers: Mapping[str, Checker], where: str) -> JSONObject:
     """``options`` checked and normalised; ConfigError ``"<where>: ..."`` naming each
     unknown option (with the closest known one) or the first bad value."""
     unknown = sorted(set(options) - set(checkers))
     if unknown:
         hints = [name + did_you_mean(name, checkers, shown=str) for name in unknown]
         raise ConfigError(f"{where}: unknown option(s) {', '.join(hints)}; known: {', '.join(sorted(checkers))}")
-    checked = {}
+    checked: JSONObject = {}
     for name, value in options.items():
         try:
             checked[name] = checkers[name](value)

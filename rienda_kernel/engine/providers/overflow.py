@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
-
 from ..common import bounded
+from ..common.json_value import JSON
 from ..errors import AnswerCutOff, ContextOverflow, ProviderError
 from .window import Window
 
@@ -87,12 +86,12 @@ def overflow_line(model_id: str, session_id: str, tokens: int | None, window: in
             f"a model with a larger one; the server said: {said}")
 
 
-def _json(text: str) -> Any:
+def _json(text: str) -> JSON:
     try:
         return bounded.loads(text)
     except (ValueError, TypeError):  # not JSON: its words are read as text
         return None
 
 
-def _whole(value: Any) -> int | None:
+def _whole(value: JSON) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
-
 from ..common import bounded
+from ..common.json_value import JSON
 
 __all__ = ["excerpt", "retry_after", "says_invalid", "server_message", "short"]
 
@@ -77,14 +76,14 @@ def excerpt(text: str, tail: bool = False) -> str:
     return repr(text)
 
 
-def _json(text: str) -> Any:
+def _json(text: str) -> JSON:
     try:
         return bounded.loads(text)
     except (ValueError, TypeError):  # not JSON, or too deep or large to read: quoted as text
         return None
 
 
-def _detail(item: Any) -> str:
+def _detail(item: JSON) -> str:
     if not isinstance(item, dict):
         return str(item)
     where = ".".join(str(part) for part in item.get("loc") or ())

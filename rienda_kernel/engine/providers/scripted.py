@@ -30,10 +30,11 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
+import yaml
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from ..home import yaml_file
 from ..errors import ConfigError, ProviderError
 from ..sessions.fill import context_fill, estimate_message
@@ -55,7 +56,7 @@ _ITEM_KEYS = {"text", "thinking", "tool_calls", "usage", "chunk_delay_ms", "erro
 _PIECES = re.compile(r"\S+\s*|\s+")
 
 
-def load_script(path: Path) -> list[dict[str, Any]]:
+def load_script(path: Path) -> list[JSONObject]:
     """The script's responses; ConfigError naming the file (and line) if malformed."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -69,7 +70,7 @@ def load_script(path: Path) -> list[dict[str, Any]]:
         data, node, _ = yaml_file.load(text)  # no key twice; bounded
     except yaml_file.YAMLProblem as exc:
         raise ConfigError(f"{path}:{exc.line or '?'}: {exc.problem}") from exc
-    if not isinstance(data, list):
+    if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):
         raise ConfigError(f"{path}: a script is a list of responses (- text: ...), got {type(data).__name__}")
     for index, item in enumerate(data):
         line = node.value[index].start_mark.line + 1
@@ -77,7 +78,7 @@ def load_script(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def _check_item(item: Any, where: str) -> None:
+def _check_item(item: JSON, where: str) -> None:
     if not isinstance(item, dict):
         raise ConfigError(f"{where}: must be a mapping with text, thinking, tool_calls...")
     unknown = sorted(set(item) - _ITEM_KEYS)
@@ -98,7 +99,7 @@ def _check_item(item: Any, where: str) -> None:
 class ScriptedProvider(Provider):
     """Answers from a script file; never touches the network."""
 
-    def preflight(self, model: str, options: Mapping[str, Any], where: str) -> None:
+    def preflight(self, model: str, options: Mapping[str, JSON], where: str) -> None:
         """The agent's options are checked as a real endpoint would (a typo fails here
         too), then ignored: the script decides what the model says."""
         check_options(options, REQUEST_OPTIONS, f"{where}: options")
@@ -134,7 +135,7 @@ def scripted_summary(request: ModelRequest) -> str:
     return "\n".join(["## Goal", *goals, "## Decisions", "## State", "## Files and variables", "## Open questions"])
 
 
-def _estimated_usage(request: ModelRequest, item: dict[str, Any]) -> dict[str, int]:
+def _estimated_usage(request: ModelRequest, item: JSONObject) -> dict[str, int]:
     """What a server would report for ``request`` and ``item``'s answer, by Rienda's estimate."""
     sent = [request.system, json.dumps([tool.as_function() for tool in request.tools])]
     asked = context_fill(request.messages, None, sent).tokens
@@ -142,7 +143,7 @@ def _estimated_usage(request: ModelRequest, item: dict[str, Any]) -> dict[str, i
     return {"input_tokens": asked, "output_tokens": answer}
 
 
-def _respond(item: dict[str, Any], turn: int, cancel: CancelToken) -> Iterator[Chunk]:
+def _respond(item: JSONObject, turn: int, cancel: CancelToken) -> Iterator[Chunk]:
     delay = float(item.get("chunk_delay_ms") or 0) / 1000
     if "error" in item:
         raise ProviderError(f"scripted failure: {item['error']}")

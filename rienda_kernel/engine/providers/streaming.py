@@ -4,9 +4,9 @@
 base URL, the environment variable holding the key, timeouts, retries, request options)
 and opens a streamed POST:
 
-- the exchange runs on a daemon thread (:class:`ModelExchange`, over the one client of
-  :mod:`..http`, whose transport is injectable); a cancelled token wakes the waiting
-  thread at once with :class:`Interrupted`; connections are reused between turns;
+- the exchange runs on a daemon thread (:class:`.exchange.ModelExchange`, over the one
+  client of :mod:`..http`, whose transport is injectable); a cancelled token wakes the
+  waiting thread at once with :class:`Interrupted`; connections are reused between turns;
 - 429, 5xx and connection failures are retried ``max_retries`` times, waiting what the
   server's ``Retry-After`` (or ``retry-after-ms``) says, else an exponential backoff that
   starts at ``backoff`` seconds; no wait exceeds ``max_wait``. Each wait is announced as a
@@ -20,41 +20,39 @@ and opens a streamed POST:
   (:meth:`HttpProvider.read`: a stream that ends without its end marker, a malformed or an
   error event, a broken connection, an answer cut off).
 
-:class:`LineReader` and :class:`EventReader` turn the body into NDJSON lines or server-sent
-events, remembering the last lines for error messages ("the last the server sent: ...").
+Reading the body (NDJSON lines, server-sent events) is :mod:`.exchange`'s.
 """
 
 from __future__ import annotations
 
+import enum
 import os
-from collections import deque
 from collections.abc import Generator, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import ClassVar, Literal, assert_never
 
 from .. import http
 from ..cancel import CancelToken
 from ..errors import ContextOverflow, Interrupted, ProviderError
-from ..secrets import scrub_text, scrub_url
-from ..common import bounded
-from ..common.text import repair
+from ..secrets import scrub_url
+from ..common.json_value import JSON, JSONObject
+from ..http import httpx
 from .base import Chunk, ModelRequest, NoticeChunk, Provider
+from .exchange import ModelEvent, ModelExchange, StreamFailure, redact
 from .options import CONNECTION_OPTIONS, REQUEST_OPTIONS, Checker, check_options
 from .overflow import filled, overflow
-from .replies import excerpt, retry_after, says_invalid, server_message
+from .replies import retry_after, says_invalid, server_message
 from .window import Window, configured_window, known_window, llama_props
 
-httpx = http.httpx
+__all__ = ["HttpProvider"]
 
-__all__ = [
-    "EventReader",
-    "ModelExchange",
-    "HttpProvider",
-    "LineReader",
-    "decode_model_arguments",
-    "decode_json",
-]
 
-_DEFAULT = object()  # "not configured"
+class _Unset(enum.Enum):
+    """``api_key_env`` not configured (None is configured: no key)."""
+
+    UNSET = "unset"
+
+
+_DEFAULT = _Unset.UNSET
 
 
 class HttpProvider(Provider):
@@ -86,7 +84,7 @@ class HttpProvider(Provider):
     def __init__(
         self,
         base_url: str | None = None,
-        api_key_env: Any = _DEFAULT,
+        api_key_env: str | None | Literal[_Unset.UNSET] = _DEFAULT,
         *,
         name: str | None = None,
         connect_timeout: float = 10.0,
@@ -94,7 +92,7 @@ class HttpProvider(Provider):
         max_retries: int = 3,
         backoff: float = 1.0,
         max_wait: float = 60.0,
-        **options: Any,
+        **options: JSON,
     ) -> None:
         self.name = name or self.api
         self.base_url = base_url
@@ -110,7 +108,7 @@ class HttpProvider(Provider):
         self._windows: dict[str, Window | None] = {}  # what the server said of each model's window
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any], name: str | None = None) -> HttpProvider:
+    def from_options(cls, options: Mapping[str, JSON], name: str | None = None) -> HttpProvider:
         """Build from a config.yaml entry; ConfigError naming the entry and the unknown or
         bad option."""
         where = f"config.yaml: providers.{name or cls.api}"
@@ -144,16 +142,16 @@ class HttpProvider(Provider):
 
     # -- before and during the exchange ------------------------------------------------------
 
-    def preflight(self, model: str, options: Mapping[str, Any], where: str) -> None:
+    def preflight(self, model: str, options: Mapping[str, JSON], where: str) -> None:
         """The key is there (when one is needed) and the agent's options are known."""
         self.api_key(model)
         check_options(options, self.request_options, f"{where}: options")
 
-    def request_options_for(self, request: ModelRequest) -> dict[str, Any]:
+    def request_options_for(self, request: ModelRequest) -> JSONObject:
         """The endpoint's request options, overridden by the agent's (``request.options``)."""
         return {**self.options, **check_options(request.options, self.request_options, "the agent's options")}
 
-    def context_window(self, model: str, options: Mapping[str, Any]) -> Window | None:
+    def context_window(self, model: str, options: Mapping[str, JSON]) -> Window | None:
         """``context_window`` in the agent's options or the endpoint's, else what the server
         says (:meth:`server_window`, asked once per model), else the table's; None when
         unknown. Never raises; the server's answer is awaited at most :data:`.window.PROBE_TIMEOUT`."""
@@ -197,7 +195,7 @@ class HttpProvider(Provider):
         finally:
             exchange.abandon()
 
-    def open(self, body: dict[str, Any], key: str, cancel: CancelToken,
+    def open(self, body: JSONObject, key: str, cancel: CancelToken,
              headers: Mapping[str, str] | None = None) -> Generator[NoticeChunk, None, ModelExchange]:
         """POST ``body``, retrying 429/5xx/connection failures (a notice before each wait);
         returns the exchange of a 200. Use as ``exchange = yield from self.open(...)``."""
@@ -209,7 +207,7 @@ class HttpProvider(Provider):
         while True:
             exchange = ModelExchange(url, all_headers, body, self._timeout(), cancel)
             event = exchange.next()
-            if event[0] == "status" and event[1] == 200:
+            if isinstance(event, http.Status) and event.code == 200:
                 return exchange
             exchange.abandon()
             what, retryable, wait_hint = self._failure(event, key, shown)
@@ -217,7 +215,8 @@ class HttpProvider(Provider):
                 raise ProviderError(f"{shown}: {what}")
             if attempt >= self.max_retries:
                 tries = attempt + 1
-                hint = f" ({self.connect_hint or self.url_source()})" if event[0] == "connect" else ""
+                connecting = isinstance(event, StreamFailure) and event.connecting
+                hint = f" ({self.connect_hint or self.url_source()})" if connecting else ""
                 raise ProviderError(f"{shown}: gave up after {tries} attempt{'s' if tries > 1 else ''}: {what}{hint}")
             delay = min(max(wait_hint if wait_hint is not None else self.backoff * (2 ** attempt), 0.0), self.max_wait)
             attempt += 1
@@ -226,13 +225,25 @@ class HttpProvider(Provider):
             if cancel.wait(delay):
                 raise Interrupted("stopped")
 
-    def _failure(self, event: tuple[Any, ...], key: str, url: str) -> tuple[str, bool, float | None]:
-        """What a failed attempt says, whether retrying may help, and the server's wait."""
-        if event[0] == "connect":
-            return f"cannot connect: {redact(str(event[1]), key)}", True, None
-        if event[0] != "status":  # "error": a failure that retrying would not cure (a timeout)
-            raise ProviderError(f"{url}: {redact(str(event[1]), key)}")
-        status, response_headers, text = event[1], event[2], event[3]
+    def _failure(self, event: ModelEvent, key: str, url: str) -> tuple[str, bool, float | None]:
+        """What a failed attempt (its first event) says, whether retrying may help, and the
+        server's wait."""
+        match event:
+            case StreamFailure(connecting=True):
+                return f"cannot connect: {redact(event.what, key)}", True, None
+            case StreamFailure():  # a failure that retrying would not cure (a timeout)
+                raise ProviderError(f"{url}: {redact(event.what, key)}")
+            case http.Status():
+                return self._refusal(event.code, event.headers, event.error_text or "", key, url)
+            case http.Piece() | http.Eof():  # never first: a response's status comes before its body
+                raise ProviderError(f"{url}: the response had no status")
+            case _:
+                assert_never(event)
+
+    def _refusal(self, status: int, response_headers: Mapping[str, str], text: str, key: str,
+                 url: str) -> tuple[str, bool, float | None]:
+        """What a response other than a 200 says (``text``: its body's start), whether
+        retrying may help, and the server's wait."""
         message = redact(server_message(text), key)
         if status in (401, 403):
             raise ProviderError(f"{url}: {self._refused(status)}: {message}")
@@ -250,135 +261,3 @@ class HttpProvider(Provider):
     def _timeout(self) -> httpx.Timeout:
         return httpx.Timeout(connect=self.connect_timeout, read=self.read_timeout,
                              write=self.read_timeout, pool=self.connect_timeout)
-
-
-class ModelExchange:
-    """One streamed POST (an :class:`..http.Exchange` reading lines) and its events as a
-    provider reads them:
-
-    ``("status", code, headers, error_text)`` first (error_text only when code != 200), then
-    ``("line", text)``... and ``("eof",)``; or ``("connect", what)`` (retrying may help) /
-    ``("error", what)`` (it would not).
-    """
-
-    def __init__(self, url: str, headers: dict[str, str], body: dict[str, Any], timeout: httpx.Timeout,
-                 cancel: CancelToken) -> None:
-        self.url = url
-        self.shown_url = scrub_url(url)  # the URL as messages name it
-        self._read_timeout = timeout.read
-        self._started = False
-        self._exchange = http.Exchange("POST", url, cancel=cancel, timeout=timeout, lines=True,
-                                       read_error_body=True, json=body, headers=headers)
-
-    def next(self) -> tuple[Any, ...]:
-        """The next event; Interrupted as soon as the token is cancelled."""
-        event = self._exchange.next()
-        kind = event[0]
-        if kind == "cancelled":
-            self.abandon()
-            raise Interrupted("stopped")
-        if kind == "status" and event[1] == 200:
-            self._started = True
-            return ("status", 200, dict(event[2]), "")
-        if kind == "error":
-            return self._failure(event[1])
-        return event
-
-    def abandon(self) -> None:
-        self._exchange.abandon()
-
-    def _failure(self, exc: Exception) -> tuple[str, Any]:
-        if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
-            return ("connect", exc)
-        if isinstance(exc, httpx.RemoteProtocolError):
-            return ("error" if self._started else "connect", f"the connection broke: {exc}")
-        if isinstance(exc, httpx.TimeoutException):
-            return ("error", f"no data from the server within the {self._read_timeout:g} s read timeout")
-        if isinstance(exc, http.LineTooLong):
-            return ("error", str(exc))
-        return ("error", f"{type(exc).__name__}: {exc}")
-
-
-# -- reading the body ------------------------------------------------------------------------
-
-
-class LineReader:
-    """The body's lines as they arrive, remembering the last few for error messages."""
-
-    def __init__(self, exchange: ModelExchange, key: str) -> None:
-        self._exchange = exchange
-        self._key = key
-        self._seen: deque[str] = deque(maxlen=8)
-
-    def lines(self) -> Iterator[str]:
-        """Each line (empty ones included) until the body ends; ProviderError if it breaks
-        (:meth:`HttpProvider.read` adds the URL)."""
-        while True:
-            event = self._exchange.next()
-            if event[0] == "eof":
-                return
-            if event[0] != "line":
-                raise ProviderError(f"the stream failed: {redact(str(event[1]), self._key)}")
-            if event[1]:
-                self._seen.append(event[1])
-            yield event[1]
-
-    def tail(self) -> str:
-        """An excerpt of the last lines the server sent ("nothing" if none)."""
-        if not self._seen:
-            return "nothing"
-        return excerpt(redact("\n".join(self._seen), self._key), tail=True)
-
-
-class EventReader(LineReader):
-    """Server-sent events: ``(event name, data)`` pairs (the name is "" when not given)."""
-
-    def events(self) -> Iterator[tuple[str, str]]:
-        name, data = "", []
-        for line in self.lines():
-            if line == "":
-                if data:
-                    yield name, "\n".join(data)
-                name, data = "", []
-            elif line.startswith("data:"):
-                value = line[5:]
-                data.append(value[1:] if value.startswith(" ") else value)
-            elif line.startswith("event:"):
-                name = line[6:].strip()
-            # comments (":"), id: and retry: lines carry nothing for us
-        if data:  # the body ended without the blank line after the last event
-            yield name, "\n".join(data)
-
-
-# -- helpers ----------------------------------------------------------------------------------
-
-
-def decode_json(payload: str, key: str = "") -> dict[str, Any]:
-    """One JSON object the server sent, its strings made valid Unicode (lone surrogates
-    from ``\\ud83d`` escapes replaced); ProviderError quoting it when it is not one (or
-    is nested deeper or is larger than :mod:`..common.bounded` allows)."""
-    try:
-        value = bounded.loads(payload)
-    except bounded.Unreadable as exc:
-        problem = "that is not JSON" if str(exc).startswith("not valid JSON") else str(exc)
-        # from None: the cause quotes the payload before it is redacted
-        raise ProviderError(f"the server sent data {problem}: {excerpt(redact(payload, key))}") from None
-    if not isinstance(value, dict):
-        raise ProviderError(f"the server sent an unexpected event: {excerpt(redact(payload, key))}")
-    return repair(value)
-
-
-def decode_model_arguments(arguments: str) -> Any:
-    """Tool-call arguments decoded (valid Unicode); the raw text when they are not JSON, or
-    too deep or too large to decode (the tool then gets an error result saying so)."""
-    if not arguments.strip():
-        return {}
-    try:
-        return repair(bounded.loads(arguments))
-    except bounded.Unreadable:
-        return repair(arguments)
-
-
-def redact(text: str, key: str) -> str:
-    """``text`` without ``key`` and without the process's other secrets (:mod:`..secrets`)."""
-    return scrub_text(text, also=(key,))

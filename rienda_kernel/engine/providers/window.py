@@ -21,9 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
 from .. import http
+from ..common.json_value import JSON
 
 __all__ = ["KNOWN_WINDOWS", "OLLAMA_WINDOW", "PROBE_TIMEOUT", "Window", "configured_window", "known_window",
            "llama_props", "ollama_show"]
@@ -63,7 +62,7 @@ class Window:
     source: str
 
 
-def configured_window(options: Mapping[str, Any]) -> Window | None:
+def configured_window(options: Mapping[str, JSON]) -> Window | None:
     """The ``context_window`` these (checked) options set, or None."""
     tokens = _positive(options.get("context_window"))
     return Window(tokens, "config") if tokens else None
@@ -110,15 +109,15 @@ def ollama_show(host: str, model: str, headers: Mapping[str, str]) -> tuple[int 
     return _positive(num_ctx), length
 
 
-def _answer(method: str, url: str, headers: dict[str, str], **request: Any) -> Any:
+def _answer(method: str, url: str, headers: dict[str, str], json: JSON = None) -> JSON:
     """The JSON a 200 answer holds, or None (no answer in time, another status, not JSON)."""
     timeout = http.httpx.Timeout(PROBE_TIMEOUT)
     try:
-        response = http.client().request(method, url, headers=headers, timeout=timeout, **request)
+        response = http.client().request(method, url, headers=headers, timeout=timeout, json=json)
         return response.json() if response.status_code == 200 else None
     except (http.httpx.HTTPError, ValueError):  # no server, a timeout, a broken answer: unknown
         return None
 
 
-def _positive(value: Any) -> int | None:
+def _positive(value: JSON) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -18,9 +18,9 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError, ScriptError
 from .chain import ChainRule, HookSource, Outcome, chain_by_calls
 from .protocol import DEFAULT_MEMORY_LIMIT, Export, JSValue, js_value
@@ -61,12 +61,20 @@ def _location(stack: str, path: str) -> str | None:
     return f"{path}:{line}:{column}"
 
 
-def _script_error(error: dict[str, Any], path: str) -> ScriptError:
+def _script_error(error: JSONObject, path: str) -> ScriptError:
     return ScriptError(
         str(error.get("message", "")),
         name=str(error.get("name", "Error")),
         location=_location(str(error.get("stack", "")), path),
     )
+
+
+def _outcome(text: str) -> JSONObject:
+    """The prelude's outcome of a load or a call (an object), decoded from V8's text."""
+    outcome = from_v8(text)
+    if not isinstance(outcome, dict):
+        raise SandboxError(f"the bridge expected an outcome object from V8, got {type(outcome).__name__}")
+    return outcome
 
 
 def _compile_error(exc: SandboxError, path: str) -> ExtensionError:
@@ -124,7 +132,7 @@ class InProcessSandbox:
             yield
 
     def inspect(self, path: str, source: str, *, timeout: float | None = None,
-                cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]:
+                cancel: CancelToken | None = None) -> tuple[list[Export], JSONObject]:
         """Load a module; return its exports and the JSON values of its data exports.
 
         Raises :class:`ExtensionError` (with the line) for a syntax error, a throw while
@@ -161,31 +169,31 @@ class InProcessSandbox:
             unregister()
             self._pool.release(isolate)
 
-    def _inspect(self, isolate: Isolate, path: str, source: str) -> tuple[list[Export], dict[str, Any]]:
+    def _inspect(self, isolate: Isolate, path: str, source: str) -> tuple[list[Export], JSONObject]:
         shape = self._load(isolate, path, source, "__rienda.shape()")
         if shape["kind"] != "object":
             raise ExtensionError(f"{path}: module.exports must be an object, got {shape['kind']}", path=path)
         exports = [Export(str(item["name"]), str(item["kind"])) for item in shape["names"]]
-        values = {}
+        values: JSONObject = {}
         for export in exports:
             if export.kind not in ("function", "undefined"):
                 values[export.name] = self._export_value(isolate, path, export.name)
         return exports, values
 
-    def _export_value(self, isolate: Isolate, path: str, name: str) -> Any:
+    def _export_value(self, isolate: Isolate, path: str, name: str) -> JSON:
         reply = isolate.eval_json(f"__rienda.exportValue({json.dumps(name)})")
         if "error" in reply:
             raise ExtensionError(f"{path}: export {name!r} cannot be read as JSON: {reply['error']}", path=path)
         return reply["json"]
 
-    def _load(self, isolate: Isolate, path: str, source: str, tail: str) -> dict[str, Any]:
+    def _load(self, isolate: Isolate, path: str, source: str, tail: str) -> JSONObject:
         try:
-            text = isolate.eval(_module_script(path, source, tail))
+            text = isolate.eval_text(_module_script(path, source, tail))
         except (Interrupted, OutOfMemory):
             raise
         except SandboxError as exc:
             raise _compile_error(exc, path) from exc
-        outcome = from_v8(text)
+        outcome = _outcome(text)
         if outcome.get("loading"):
             error = _script_error(outcome["error"], path)
             line = int(error.location.split(":")[-2]) if error.location else None
@@ -195,14 +203,14 @@ class InProcessSandbox:
     def prepare(self) -> None:
         """Nothing to start ahead: the isolates are this process's, made on first use."""
 
-    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
+    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[JSON], rule: ChainRule,
                    host_for: Callable[[int], HostHandler], cancel: CancelToken,
                    frozen: Sequence[tuple[int, str]] = (),
                    on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
         """One point's chain, each hook one :meth:`call` (see :mod:`.protocol`)."""
         chain_by_calls(self.call, links, export, payload, rule, host_for, cancel, frozen, on_step)
 
-    def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
+    def call(self, path: str, source: str, export: str, payload: list[JSON], host: HostHandler,
              cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue:
         """Run ``module.exports[export](ctx, *payload)`` in a fresh isolate.
 
@@ -224,7 +232,7 @@ class InProcessSandbox:
         unregister = cancel.on_cancel(invocation.stop)
         dirty = True
         try:
-            outcome = from_v8(lease.home.invoke(lease.realm, export, payload, json.dumps(list(frozen))))
+            outcome = _outcome(lease.home.invoke(lease.realm, export, payload, json.dumps(list(frozen))))
             if outcome.get("pending"):
                 outcome = invocation.wait_settled()
             dirty = bool(outcome.get("left"))
@@ -287,12 +295,12 @@ class _Invocation:
         self._host = host
         self._cancel = cancel
         self._done = threading.Event()
-        self._outcome: dict[str, Any] | None = None
+        self._outcome: JSONObject | None = None
         self._failure: SandboxError | None = None
         self.stopped = False
         isolate.set_host(self._serve, realm)
 
-    def _serve(self, op: str, args: Any) -> Any:
+    def _serve(self, op: str, args: JSON) -> object:
         if op == "settled":
             self._settled(args)
             return None
@@ -306,14 +314,14 @@ class _Invocation:
         self._cancel.raise_if_cancelled()
         return self._host(op, args)
 
-    def _settled(self, text: Any) -> None:
+    def _settled(self, text: JSON) -> None:
         try:
-            self._finish(from_v8(text))
+            self._finish(_outcome(text))
         except SandboxError as exc:
             self._failure = exc
             self._done.set()
 
-    def _finish(self, outcome: dict[str, Any]) -> None:
+    def _finish(self, outcome: JSONObject) -> None:
         if self._outcome is None:
             self._outcome = outcome
             self._done.set()
@@ -323,7 +331,7 @@ class _Invocation:
         self._isolate.terminate()
         self._done.set()
 
-    def wait_settled(self) -> dict[str, Any]:
+    def wait_settled(self) -> JSONObject:
         """Wait for the promise; async work past the memory limit ends the wait too, and
         an outcome that follows running out of memory reports that."""
         while not self._done.wait(0.05):
@@ -339,7 +347,7 @@ class _Invocation:
 
 
 def _loading_host(path: str) -> HostHandler:
-    def refuse(op: str, args: Any) -> Any:
+    def refuse(op: str, args: JSON) -> None:
         if op == "log":
             return None  # console output while loading has nowhere to go
         raise RuntimeError(f"{path}: ctx is not available while the module loads ({op})")

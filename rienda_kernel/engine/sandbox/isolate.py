@@ -34,11 +34,11 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from ..common.json_value import JSON
 from ..errors import SandboxError
 from .protocol import DEFAULT_MEMORY_LIMIT, HostHandler
-from .mini_racer_compat import RawContext, RealmFactory
+from .mini_racer_compat import JSArray, PythonJSConvertedTypes, RawContext, RawValueHandleType, RealmFactory
 from .wire import RawReply, error_reply, from_v8, host_reply
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "PRELUDE", "HostHandler", "Isolate", "IsolatePool"]
@@ -79,7 +79,7 @@ class Isolate:
     """
 
     def __init__(self, heap_limit: int = DEFAULT_MEMORY_LIMIT, realms: bool = False) -> None:
-        self._results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._results: queue.SimpleQueue[RawValueHandleType] = queue.SimpleQueue()
         self._host: HostHandler | None = None
         self._live = 0  # the realm whose host calls are answered (0: the main context)
         self._request_parts: list[bytes] = []
@@ -98,9 +98,14 @@ class Isolate:
     # -- setup -----------------------------------------------------------------------
     def _install_kernel(self) -> None:
         self.eval(_KERNEL)
-        self._mailbox = self.eval("__kernel.mailbox")
-        self._header = self._mailbox[:_HEADER_BYTES].cast("i")
+        mailbox = self.eval("__kernel.mailbox")
+        if not isinstance(mailbox, memoryview):
+            raise SandboxError(f"the kernel's mailbox came as a {type(mailbox).__name__}, not a SharedArrayBuffer")
+        self._mailbox = mailbox
+        self._header = mailbox[:_HEADER_BYTES].cast("i")
         argv = self.eval("[]")
+        if not isinstance(argv, JSArray):
+            raise SandboxError(f"a JS array came as a {type(argv).__name__}")
         argv.append(self._raw.js_callback(_DOORBELL_CALLBACK))
         self._raw.start_call(self.eval("__kernel.installDoorbell"), argv, _RESULT_CALLBACK)
         self._take_result()
@@ -120,7 +125,7 @@ class Isolate:
         self._host = handler
         self._live = realm
 
-    def eval(self, code: str) -> Any:
+    def eval(self, code: str) -> PythonJSConvertedTypes:
         """Evaluate ``code``; return a primitive result (use :meth:`eval_json` for data).
 
         Raises :class:`Interrupted` when terminated, :class:`OutOfMemory` at the memory
@@ -137,14 +142,18 @@ class Isolate:
             with self._task_lock:
                 self._task_id = None
 
-    def eval_json(self, code: str) -> Any:
-        """Evaluate ``code``, which yields JSON text, and decode it (:func:`.wire.from_v8`)."""
+    def eval_text(self, code: str) -> str:
+        """Evaluate ``code``, which yields text (:class:`SandboxError` if it does not)."""
         text = self.eval(code)
         if not isinstance(text, str):
             raise SandboxError(f"the bridge expected JSON text from V8, got {type(text).__name__}")
-        return from_v8(text)
+        return text
 
-    def _take_result(self) -> Any:
+    def eval_json(self, code: str) -> JSON:
+        """Evaluate ``code``, which yields JSON text, and decode it (:func:`.wire.from_v8`)."""
+        return from_v8(self.eval_text(code))
+
+    def _take_result(self) -> PythonJSConvertedTypes:
         return self._raw.to_python(self._results.get())
 
     def terminate(self) -> None:
@@ -170,11 +179,11 @@ class Isolate:
             self._raw.close()
 
     # -- the doorbell (runs on the isolate's thread; must never raise) ------------------
-    def _on_callback(self, callback_id: int, raw: Any) -> None:
+    def _on_callback(self, callback_id: int, raw_val_handle: RawValueHandleType) -> None:
         if callback_id == _RESULT_CALLBACK:
-            self._results.put(raw)
+            self._results.put(raw_val_handle)
             return
-        self._raw.free(raw)  # the call's arguments: unused, everything is in the mailbox
+        self._raw.free(raw_val_handle)  # the call's arguments: unused, everything is in the mailbox
         if callback_id == _DOORBELL_CALLBACK:
             try:
                 self._on_doorbell()

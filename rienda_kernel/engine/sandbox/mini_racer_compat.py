@@ -43,13 +43,14 @@ import threading
 from collections.abc import Callable
 from itertools import count
 from pathlib import Path
-from typing import Any
 
 import py_mini_racer
+from py_mini_racer import JSArray, PythonJSConvertedTypes
 
 from ..errors import Interrupted, OutOfMemory, SandboxError
 
-__all__ = ["PINNED_VERSION", "RawContext", "RealmFactory", "check_version", "installed_version"]
+__all__ = ["PINNED_VERSION", "JSArray", "MrCallback", "PythonJSConvertedTypes", "RawContext", "RawValueHandleType",
+           "RealmFactory", "check_version", "installed_version"]
 
 PINNED_VERSION = "0.14.1"
 
@@ -77,8 +78,9 @@ check_version(installed_version())
 
 from py_mini_racer import _exc  # noqa: E402 - private, checked above
 from py_mini_racer._context import Context  # noqa: E402
-from py_mini_racer._dll import init_mini_racer, mr_callback_func  # noqa: E402
+from py_mini_racer._dll import MrCallback, init_mini_racer, mr_callback_func  # noqa: E402
 from py_mini_racer._objects import ObjectFactoryImpl  # noqa: E402
+from py_mini_racer._value_handle import RawValueHandleType  # noqa: E402
 
 # V8's flags, set once per process before its first context. mini-racer's default
 # (--single-threaded), plus --no-memory-protection-keys: where the CPU and kernel offer
@@ -96,17 +98,14 @@ _UNUSED_LOOP = asyncio.new_event_loop()
 # check failed). Creating contexts one at a time is cheap: the prelude is the slow part.
 _CREATE_LOCK = threading.Lock()
 
-Callback = Callable[[int, Any], None]
-
-
 class RawContext:
     """One mini-racer context (one V8 isolate), driven through the private C API.
 
-    ``on_callback(callback_id, raw)`` receives every task result and doorbell ring, on the
-    isolate's thread; it must never raise.
+    ``on_callback(callback_id, raw_val_handle)`` receives every task result and doorbell
+    ring, on the isolate's thread; it must never raise.
     """
 
-    def __init__(self, on_callback: Callback) -> None:
+    def __init__(self, on_callback: MrCallback) -> None:
         self._dll = init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
         self._callback = mr_callback_func(on_callback)  # kept alive as long as the context
         with _CREATE_LOCK:
@@ -116,15 +115,15 @@ class RawContext:
     def start_eval(self, code: str, callback_id: int) -> int:
         """Start evaluating ``code``; returns the task id (the result reaches the callback)."""
         code_handle = self._context._python_to_value_handle(code)
-        return self._dll.mr_eval(self._handle, code_handle.raw, callback_id)
+        return int(self._dll.mr_eval(self._handle, code_handle.raw, callback_id))
 
-    def start_call(self, function: Any, argv: Any, callback_id: int) -> None:
+    def start_call(self, function: PythonJSConvertedTypes, argv: JSArray, callback_id: int) -> None:
         """Start ``function(...argv)``: both are values :meth:`to_python` returned (``argv``
         a JS array); the result reaches the callback with ``callback_id``."""
         handles = [self._context._python_to_value_handle(v) for v in (function, None, argv)]
         self._dll.mr_call_function(self._handle, *(h.raw for h in handles), callback_id)
 
-    def to_python(self, raw: Any) -> Any:
+    def to_python(self, raw: RawValueHandleType) -> PythonJSConvertedTypes:
         """The Python value of a result handle; maps V8's failures to Rienda's errors."""
         try:
             return self._context._value_handle_to_python(self._context._wrap_raw_handle(raw))
@@ -135,10 +134,10 @@ class RawContext:
         except _exc.JSEvalException as exc:
             raise SandboxError(str(exc)) from exc
 
-    def free(self, raw: Any) -> None:
+    def free(self, raw: RawValueHandleType) -> None:
         self._context._free(raw)
 
-    def js_callback(self, callback_id: int) -> Any:
+    def js_callback(self, callback_id: int) -> PythonJSConvertedTypes:
         """A JS function whose calls ring ``on_callback(callback_id, args)`` synchronously."""
         raw = self._dll.mr_make_js_callback(self._handle, callback_id)
         return self._context._value_handle_to_python(self._context._wrap_raw_handle(raw))
@@ -167,6 +166,7 @@ class _Pair(ctypes.Structure):
 
 
 _CREATE_REALM = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+_Native = Callable[..., int | None]  # a V8 function bound by RealmFactory._bind: a pointer, or nothing
 
 
 class RealmFactory:
@@ -204,9 +204,10 @@ class RealmFactory:
         return cls._instance
 
     @staticmethod
-    def _bind(dll: Any, symbol: str, restype: Any, argtypes: list[Any]) -> Any:
+    def _bind(dll: ctypes.CDLL, symbol: str, restype: type | None, argtypes: list[type]) -> _Native:
+        """``symbol`` of ``dll``, whose result is a pointer (an int, or None for NULL) or nothing."""
         try:
-            function = getattr(dll, symbol)
+            function = dll[symbol]
         except AttributeError as exc:
             raise SandboxError(f"this mini-racer build does not export {symbol} (needed for ShadowRealm)") from exc
         function.restype, function.argtypes = restype, argtypes

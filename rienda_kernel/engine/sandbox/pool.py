@@ -63,8 +63,8 @@ class WorkerPool:
         with self._changed:
             self._fill()
         pool = weakref.ref(self)
-        atexit.register(lambda: pool() and pool().close())
-        os.register_at_fork(after_in_child=lambda: pool() and pool()._forget())
+        atexit.register(_close_if_alive, pool)
+        os.register_at_fork(after_in_child=lambda: _forget_if_alive(pool))
 
     @property
     def idle(self) -> int:
@@ -77,7 +77,7 @@ class WorkerPool:
 
     def acquire(self, cancel: CancelToken) -> Worker:
         """An idle, live worker. Raises SandboxError when workers cannot start, and
-        :class:`~.errors.Interrupted` when ``cancel`` is set while waiting."""
+        :class:`~..errors.Interrupted` when ``cancel`` is set while waiting."""
         unregister = cancel.on_cancel(self._wake)
         try:
             with self._changed:
@@ -206,11 +206,11 @@ class WorkerPool:
             return
         self._activity.set()
         if self._releaser is None:
-            self._releaser = threading.Thread(target=self._release_when_quiet, name="rienda-worker-release",
-                                              daemon=True)
+            self._releaser = threading.Thread(target=self._release_when_quiet, args=(self.idle_release,),
+                                              name="rienda-worker-release", daemon=True)
             self._releaser.start()
 
-    def _release_when_quiet(self) -> None:
+    def _release_when_quiet(self, idle_release: float) -> None:
         """Closes every idle worker once no job ran for ``idle_release`` seconds, and keeps
         none (no spare) until the next acquire: an idle process holds no V8 worker's
         memory. Wakes once per period while jobs come, never while dormant."""
@@ -219,7 +219,7 @@ class WorkerPool:
             with self._changed:
                 if self._closed:
                     return
-                remaining = self._last_use + self.idle_release - time.monotonic()
+                remaining = self._last_use + idle_release - time.monotonic()
                 if remaining <= 0 and not self._busy and not self._waiting:
                     idle, self._idle = self._idle, []
                     self._dormant = True
@@ -245,3 +245,17 @@ class WorkerPool:
             worker.forget()
         self._idle, self._busy, self._launching, self._starting, self._waiting = [], set(), set(), 0, 0
         self._changed = threading.Condition()
+
+
+def _close_if_alive(pool: weakref.ref[WorkerPool]) -> None:
+    """At exit: close the pool, unless it is gone already."""
+    alive = pool()
+    if alive is not None:
+        alive.close()
+
+
+def _forget_if_alive(pool: weakref.ref[WorkerPool]) -> None:
+    """In a forked child: forget the parent's workers, unless the pool is gone already."""
+    alive = pool()
+    if alive is not None:
+        alive._forget()

@@ -40,18 +40,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..cancel import CancelToken
-from ..common.json_value import JSON
+from ..common.json_value import JSON, JSONObject
 from .chain import ChainRule, HookSource, JSValue, Outcome
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "ChainRunner", "Export", "HostHandler", "JSValue", "SandboxLike", "js_value"]
 
 DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024
 
-# Serves one host call: (op, args) -> a JSON-able value (or a wire.RawReply), or raises.
-HostHandler = Callable[[str, Any], Any]
+# Serves one host call: (op, the arguments the extension sent) -> a JSON-able value (or a
+# wire.RawReply), or raises.
+HostHandler = Callable[[str, JSON], object]
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ _KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", int: "n
           type(None): "null"}
 
 
-def js_value(outcome: dict[str, Any]) -> JSValue:
+def js_value(outcome: JSONObject) -> JSValue:
     """The :class:`JSValue` of a successful outcome from the prelude: the kind of a JSON
     value is the kind of what its JSON holds (what ``toJSON`` made of it, if anything)."""
     if "json" in outcome:
@@ -92,9 +93,9 @@ class SandboxLike(ChainRunner, Protocol):
     memory_limit: int
 
     def inspect(self, path: str, source: str, *, timeout: float | None = None,
-                cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]: ...
+                cancel: CancelToken | None = None) -> tuple[list[Export], JSONObject]: ...
 
-    def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
+    def call(self, path: str, source: str, export: str, payload: list[JSON], host: HostHandler,
              cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue: ...
 
     def prepare(self) -> None: ...

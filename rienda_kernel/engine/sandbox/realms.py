@@ -6,8 +6,8 @@ figures are in bench/README.md). So invocations run in realms, each made ahead o
 the prelude *and the extension's module* already evaluated: on the critical path an
 invocation is only the call and its marshalling.
 
-- A :class:`Home` is one isolate made with ``realms=True`` (:mod:`.isolate`) and the
-  realms prepared in it. One invocation at a time runs in a home (a host call may block on
+- A :class:`.homes.Home` is one isolate made with ``realms=True`` (:mod:`.isolate`) and
+  the realms prepared in it. One invocation at a time runs in a home (a host call may block on
   a person), so concurrent invocations get homes of their own.
 - :class:`Realms` leases a prepared realm for ``(path, source)``: the key is the source as
   the caller loaded it, so a file that changed on disk (a new source) never gets a realm
@@ -34,15 +34,16 @@ import atexit
 import contextlib
 import json
 import threading
+import enum
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, TypeAlias
 
+from .homes import Home, Key, Lease
 from .isolate import Isolate
 
-__all__ = ["GC_EVERY", "Home", "Lease", "Realms"]
+__all__ = ["GC_EVERY", "Realms"]
 
 GC_EVERY = 32
 # Garbage from earlier invocations counts against a home's heap limit until a full GC, so
@@ -52,57 +53,18 @@ GC_EVERY = 32
 GARBAGE_ROOM = 8 * 1024 * 1024
 MAX_KEYS = 64
 BLANK_READY = 1  # blank realms (the prelude, no module) per home, for a key with none ready
-_GC = object()  # the preparer's work item for a full GC
 # A module's top level already finished within the load timeout when it was inspected; a
 # preparation that takes longer than this is stopped, and its key runs the old way.
 PREPARE_TIMEOUT = 10.0
 
+class _Collect(enum.Enum):
+    """The preparer's work item for a full GC."""
 
-@dataclass(eq=False)
-class Home:
-    """One isolate hosting realms; ``ready`` maps a key to its prepared realms' ids."""
-
-    isolate: Isolate
-    ready: dict[Any, deque[int]] = field(default_factory=dict)
-    state: str = "idle"  # idle | preparing | invoking
-    since: float = 0.0  # when it started preparing
-    dirty: bool = False
-    uses: int = 0  # invocations since the last full GC
-    _ids: Iterator[int] = field(default_factory=lambda: iter(range(1, 1 << 62)))
-
-    def prepare(self, script: str | None) -> tuple[int, Any]:
-        """A new realm, with ``script`` (a module script ending in ``null``) evaluated if
-        given: (its id, None) when it is ready, else (its id, the failure's outcome)."""
-        realm = next(self._ids)
-        code = f"__kernel.create({realm})" if script is None else f"__kernel.prepare({realm}, {json.dumps(script)})"
-        loaded = self.isolate.eval(code)
-        return realm, None if loaded is None else json.loads(loaded)
-
-    def load(self, realm: int, script: str) -> Any:
-        """Evaluate ``script`` in realm ``realm`` (made by ``prepare(None)``): None when it
-        is ready, else the failure's outcome."""
-        loaded = self.isolate.eval(f"__kernel.load({realm}, {json.dumps(script)})")
-        return None if loaded is None else json.loads(loaded)
-
-    def invoke(self, realm: int, export: str, payload: str, frozen: str) -> str:
-        """Run ``export`` in realm ``realm`` (once); the prelude's outcome, as JSON text."""
-        return self.isolate.eval(
-            f"__kernel.invoke({realm}, {json.dumps(export)}, {json.dumps(payload)}, {json.dumps(frozen)})")
-
-    def total_ready(self) -> int:
-        return sum(len(ids) for ids in self.ready.values())
-
-    def collect(self) -> None:
-        self.isolate.collect_garbage()
-        self.uses = 0
+    GC = "gc"
 
 
-@dataclass(eq=False)
-class Lease:
-    """A prepared realm, leased for one invocation (:meth:`Realms.release` it)."""
-
-    home: Home
-    realm: int
+_GC = _Collect.GC
+_Work: TypeAlias = Key | None | Literal[_Collect.GC]  # what the preparer does in a home
 
 
 class Realms:
@@ -120,10 +82,10 @@ class Realms:
         self.retired = 0  # homes retired so far (stopped, out of memory, work left behind)
         self._homes: list[Home] = []
         self._serving: Home | None = None  # the home leases take from; the other is the standby
-        self._scripts: OrderedDict[Any, str] = OrderedDict()  # key -> its module script
-        self._targets: dict[Any, int] = {}
-        self._last_use: dict[Any, float] = {}
-        self._failing: set[Any] = set()  # keys whose module failed while preparing
+        self._scripts: OrderedDict[Key, str] = OrderedDict()  # key -> its module script
+        self._targets: dict[Key, int] = {}
+        self._last_use: dict[Key, float] = {}
+        self._failing: set[Key | None] = set()  # keys whose module (None: a blank realm) failed while preparing
         self._creating = 0
         self._paused = 0
         self._last_activity = 0.0
@@ -134,7 +96,7 @@ class Realms:
         atexit.register(self.shutdown)
 
     # -- leasing -------------------------------------------------------------------------
-    def lease(self, key: Any, script: Callable[[], str]) -> Lease | None:
+    def lease(self, key: Key, script: Callable[[], str]) -> Lease | None:
         """A realm prepared for ``key`` (``script()`` is its module script), made now if
         none is ready; None if the module fails in a realm (the caller runs it the old way,
         which reports the failure)."""
@@ -184,7 +146,7 @@ class Realms:
         lease.home.uses += 1
         self._end(lease.home, dirty)
 
-    def _idle_home(self, key: Any) -> Home:
+    def _idle_home(self, key: Key | None) -> Home:
         """The home to lease from (called holding the lock; may release it to wait, or to
         make a home): the *serving* home; the standby instead, which then serves, when it
         has a realm for ``key`` and the serving home none (waiting for its preparation in
@@ -242,7 +204,7 @@ class Realms:
         if home.dirty:
             home.isolate.close()
 
-    def _forget(self, key: Any) -> None:
+    def _forget(self, key: Key) -> None:
         del self._scripts[key]
         self._targets.pop(key, None)
         self._last_use.pop(key, None)
@@ -353,7 +315,7 @@ class Realms:
         if home is not None:
             home.isolate.close()
 
-    def _next_work(self, wait_for_quiet: bool = True) -> tuple[Home | None, Any] | None:
+    def _next_work(self, wait_for_quiet: bool = True) -> tuple[Home | None, _Work] | None:
         """What to do next (called holding the lock): (None, None) to make a home; (a home,
         _GC) for its GC; (a home, a key) to prepare a realm for that key, or a blank one for
         the key None; None for nothing now.

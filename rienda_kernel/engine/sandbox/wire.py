@@ -5,7 +5,7 @@ processes (``worker_main.py``, ``worker_handle.py``); standard library only, so 
 never loads V8 to use them:
 
 - :func:`from_v8` is the one place JSON text that came out of V8 becomes Python values:
-  lone surrogates are repaired (:func:`text.repair`), and a value nested deeper than
+  lone surrogates are repaired (:func:`..common.text.repair`), and a value nested deeper than
   :data:`..common.bounded.MAX_DEPTH` (the engine's one bound on nesting) is refused (Python's own JSON reader and writer would fail on it later,
   somewhere in the run).
 - :func:`host_reply` runs one host call and encodes its value, or its exception as
@@ -20,13 +20,13 @@ import json
 import re
 import socket
 import struct
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Iterable
 
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError, ScriptError
 from ..common.bounded import MAX_DEPTH
+from ..common.json_value import JSON, JSONObject
 from ..common.text import repair
-from .protocol import JSValue
+from .protocol import HostHandler, JSValue
 
 __all__ = [
     "Channel",
@@ -46,7 +46,7 @@ _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 _HEADER = struct.Struct("!I")
 
 
-def from_v8(text: str) -> Any:
+def from_v8(text: str) -> JSON:
     """Decode JSON text from V8: surrogates repaired, nesting bounded.
 
     Raises :class:`SandboxError` for a value nested deeper than :data:`MAX_DEPTH`.
@@ -68,11 +68,11 @@ def _too_deep() -> SandboxError:
     return SandboxError(f"the value is nested more than {MAX_DEPTH} levels deep")
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
+def _deeper_than(value: JSON, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
+        children: Iterable[JSON] = item.values() if isinstance(item, dict) else item
         if depth > limit:
             return True
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
@@ -91,7 +91,7 @@ class HostReplyError(Exception):
         self.name = name
 
 
-def host_reply(host: Callable[[str, Any], Any], op: str, args: Any) -> RawReply:
+def host_reply(host: HostHandler, op: str, args: JSON) -> RawReply:
     """Run ``host(op, args)``; its value, or its exception (an ``Exception``: a
     KeyboardInterrupt is the caller's), as reply text."""
     try:
@@ -110,7 +110,7 @@ def error_reply(exc: BaseException) -> RawReply:
 
 
 # -- errors across the process boundary ------------------------------------------------
-def encode_error(exc: BaseException) -> dict[str, Any]:
+def encode_error(exc: BaseException) -> JSONObject:
     """A JSON form of a sandbox error (anything else becomes a SandboxError naming it)."""
     if isinstance(exc, ScriptError):
         return {"type": "ScriptError", "message": exc.args[0], "name": exc.name, "location": exc.location}
@@ -122,25 +122,31 @@ def encode_error(exc: BaseException) -> dict[str, Any]:
     return {"type": "SandboxError", "message": f"internal error in the V8 worker: {type(exc).__name__}: {exc}"}
 
 
-def decode_error(data: dict[str, Any]) -> Exception:
+def decode_error(data: JSONObject) -> Exception:
     kind, message = data.get("type"), str(data.get("message", ""))
     if kind == "ScriptError":
         return ScriptError(message, name=data.get("name") or "Error", location=data.get("location"))
     if kind == "ExtensionError":
         return ExtensionError(message, path=data.get("path"), line=data.get("line"))
-    return {"OutOfMemory": OutOfMemory, "Interrupted": Interrupted}.get(kind, SandboxError)(message)
+    if kind == "OutOfMemory":
+        return OutOfMemory(message)
+    if kind == "Interrupted":
+        return Interrupted(message)
+    return SandboxError(message)
 
 
-def encode_outcome(outcome: Any) -> dict[str, Any]:
-    """A chain step's outcome (a protocol.JSValue, or the exception it failed with) as JSON."""
-    if isinstance(outcome, BaseException):
+def encode_outcome(outcome: JSValue | SandboxError) -> JSONObject:
+    """A chain step's outcome (a protocol.JSValue, or the error it failed with) as JSON."""
+    if isinstance(outcome, SandboxError):
         return {"error": encode_error(outcome)}
     return {"value": [outcome.kind, outcome.value]}
 
 
-def decode_outcome(data: dict[str, Any]) -> Any:
+def decode_outcome(data: JSONObject) -> JSValue | SandboxError:
+    """What :func:`encode_outcome` made (an error that is not a sandbox's: a SandboxError saying it)."""
     if "error" in data:
-        return decode_error(data["error"])
+        error = decode_error(data["error"])
+        return error if isinstance(error, SandboxError) else SandboxError(str(error))
     kind, value = data["value"]
     return JSValue(kind, value)
 
@@ -171,11 +177,12 @@ class Channel:
         """Whether bytes already read wait for the next :meth:`receive`."""
         return bool(self._pending)
 
-    def send(self, message: Any) -> None:
+    def send(self, message: object) -> None:
+        """``message`` (any value ``json.dumps`` takes) as one frame."""
         self.send_all([message])
 
-    def send_all(self, messages: list[Any]) -> None:
-        frames = []
+    def send_all(self, messages: list[object]) -> None:
+        frames: list[bytes] = []
         for message in messages:
             data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
             frames += (_HEADER.pack(len(data)), data)
@@ -184,7 +191,7 @@ class Channel:
         except OSError as exc:
             raise ChannelClosed(str(exc)) from exc
 
-    def receive(self) -> Any:
+    def receive(self) -> JSON:
         while len(self._pending) < _HEADER.size:
             self._pending += self._recv(self.READ_SIZE)
         end = _HEADER.size + _HEADER.unpack_from(self._pending)[0]

@@ -22,13 +22,14 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import count
 from pathlib import Path
-from typing import Any
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from ..errors import SandboxError
+from .protocol import HostHandler
 from .wire import Channel, ChannelClosed, host_reply
 
 __all__ = ["Worker", "WorkerDied"]
@@ -131,9 +132,9 @@ class Worker:
         return not readable
 
     # -- one job -------------------------------------------------------------------------
-    def run(self, message: list[Any], host: Callable[[str, Any], Any], cancel: CancelToken,
+    def run(self, message: Sequence[object], host: HostHandler, cancel: CancelToken,
             deadline: float | None = None,
-            on_step: Callable[[list[Any]], None] | None = None) -> dict[str, Any]:
+            on_step: Callable[[list[JSON]], None] | None = None) -> JSONObject:
         """Send ``message`` (a job), serve its host calls, return its reply; a chain job's
         ``step`` messages (one per hook, as each ends) go to ``on_step`` in order.
 
@@ -158,8 +159,11 @@ class Worker:
                 elif reply[0] == "step" and reply[1] == job and on_step is not None:
                     on_step(reply[2:])
                 elif reply[0] == "done" and reply[1] == job:
-                    self.retire = bool(reply[2].get("retire"))
-                    return reply[2]
+                    done = reply[2]
+                    if not isinstance(done, dict):
+                        raise SandboxError(f"the V8 worker ended job {job} with {done!r:.80}, not an object")
+                    self.retire = bool(done.get("retire"))
+                    return done
         except ChannelClosed:  # from None: the worker's death is said by _died
             raise self._died(guard) from None
         except BaseException:

@@ -31,9 +31,9 @@ import signal
 import socket
 import sys
 import threading
-from typing import Any
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from .chain import ChainRule, HookSource, Outcome, run_chain
 from .inprocess import InProcessSandbox
 from .protocol import JSValue
@@ -92,7 +92,7 @@ class WorkerLoop:
         self._last_job = 0
         self._early_stop = 0  # a stop that came before its job (the control channel is faster)
         self._lock = threading.Lock()
-        self._held: list[Any] = []  # messages that go out with the job's "done"
+        self._held: list[object] = []  # messages that go out with the job's "done"
         self._sandbox = InProcessSandbox(memory_limit, heap_limit=memory_limit // 2)
         self._sandbox.warm()
         self._bounded = _Bounded(memory_limit + SLACK)
@@ -124,7 +124,7 @@ class WorkerLoop:
             reply["retire"] = memory()[1] > self._retire_above
             self._send(*self._held, ["done", job, reply])
 
-    def _run(self, kind: str, job: int, fields: list[Any], token: CancelToken) -> dict[str, Any]:
+    def _run(self, kind: str, job: int, fields: list[JSON], token: CancelToken) -> JSONObject:
         """One job; each invocation under the memory bound (one per hook of a chain)."""
         if kind == "inspect":
             path, source, timeout = fields
@@ -135,7 +135,7 @@ class WorkerLoop:
             links, export, payload, rule, frozen = fields
             frozen = [tuple(f) for f in frozen]
 
-            def call_one(index: int, link: HookSource, args: list[Any]) -> JSValue:
+            def call_one(index: int, link: HookSource, args: list[JSON]) -> JSValue:
                 with self._bounded:
                     return self._sandbox.call_json(link[0], link[1], export, json.dumps(args), self._forward,
                                                    token, frozen)
@@ -156,7 +156,7 @@ class WorkerLoop:
                                             [tuple(f) for f in frozen])
         return {"value": [value.kind, value.value]}
 
-    def _forward(self, op: str, args: Any) -> RawReply:
+    def _forward(self, op: str, args: JSON) -> RawReply:
         """One host call, answered by the host process (runs on the isolate's thread).
         ``ctx.log`` (and console) returns nothing: it is sent without waiting for an answer,
         in order with everything else."""
@@ -172,7 +172,7 @@ class WorkerLoop:
             raise HostReplyError("SandboxError", f"the host process sent {reply[0]!r} instead of a reply")
         return RawReply(reply[1])
 
-    def _send(self, *messages: Any) -> None:
+    def _send(self, *messages: object) -> None:
         try:
             self._data.send_all(list(messages))
         except ChannelClosed:

@@ -13,9 +13,10 @@ import json
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NoReturn
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from ..errors import ExtensionError, Interrupted, OutOfMemory, SandboxError
 from .chain import ChainRule, HookSource, Outcome, Progress
 from .protocol import DEFAULT_MEMORY_LIMIT, Export, HostHandler, JSValue
@@ -61,7 +62,7 @@ class Sandbox:
         self._pool.wake_up()
 
     def inspect(self, path: str, source: str, *, timeout: float | None = None,
-                cancel: CancelToken | None = None) -> tuple[list[Export], dict[str, Any]]:
+                cancel: CancelToken | None = None) -> tuple[list[Export], JSONObject]:
         cancel = cancel or CancelToken()
         deadline = None if timeout is None else timeout + self.stop_grace
         try:
@@ -79,7 +80,7 @@ class Sandbox:
             raise ExtensionError(f"{path}: {exc}", path=path) from None
         return [Export(name, kind) for name, kind in reply["exports"]], reply["values"]
 
-    def call(self, path: str, source: str, export: str, payload: list[Any], host: HostHandler,
+    def call(self, path: str, source: str, export: str, payload: list[JSON], host: HostHandler,
              cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue:
         cancel.raise_if_cancelled()
         message = ["call", path, source, export, json.dumps(payload), [list(f) for f in frozen]]
@@ -95,7 +96,7 @@ class Sandbox:
         kind, value = reply["value"]
         return JSValue(kind, value)
 
-    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[Any], rule: ChainRule,
+    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[JSON], rule: ChainRule,
                    host_for: Callable[[int], HostHandler], cancel: CancelToken,
                    frozen: Sequence[tuple[int, str]] = (),
                    on_step: Callable[[int, Outcome], None] = lambda index, outcome: None) -> None:
@@ -110,12 +111,12 @@ class Sandbox:
             hosts: dict[int, HostHandler] = {}
             at = [start]  # the hook running now: host calls are its own
 
-            def host(op: str, args: Any) -> Any:
+            def host(op: str, args: JSON) -> object:
                 if at[0] not in hosts:
                     hosts[at[0]] = host_for(at[0])
                 return hosts[at[0]](op, args)
 
-            def step(message: list[Any]) -> None:
+            def step(message: list[JSON]) -> None:
                 index, outcome = start + message[0], decode_outcome(message[1])
                 at[0] = index + 1
                 on_step(index, outcome)
@@ -141,8 +142,8 @@ class Sandbox:
                     return  # a fail-closed hook's worker died: the call is refused, nothing more runs
                 start = at[0] + 1
 
-    def _run(self, message: list[Any], host: HostHandler, cancel: CancelToken,
-             deadline: float | None, on_step: Callable[[list[Any]], None] | None = None) -> dict[str, Any]:
+    def _run(self, message: Sequence[object], host: HostHandler, cancel: CancelToken,
+             deadline: float | None, on_step: Callable[[list[JSON]], None] | None = None) -> JSONObject:
         worker = self._pool.acquire(cancel)
         self.jobs += 1
         try:
@@ -198,5 +199,5 @@ class _Died(Exception):
         self.cause = cause
 
 
-def _no_host(op: str, args: Any) -> Any:
+def _no_host(op: str, args: JSON) -> NoReturn:
     raise RuntimeError(f"ctx is not available while the module loads ({op})")

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
 
 from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
 from ..errors import ArgumentsError, Interrupted, SandboxError
 from ..ctx.host import Host, RunContext
 from ..sandbox.protocol import JSValue, SandboxLike
@@ -48,7 +48,7 @@ def cap_text(text: str, cap: int = OUTPUT_CAP) -> str:
     return encoded[:room].decode("utf-8", "ignore") + _CUT_NOTE
 
 
-def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
+def decode_arguments(tool: Tool, arguments: JSON) -> JSONObject:
     """The arguments as a dict that matches ``tool.parameters``; raises ArgumentsError."""
     if arguments == bounded.DEEP_ARGUMENTS or (not isinstance(arguments, str) and bounded.too_deep(arguments)):
         raise ArgumentsError(f"arguments for {tool.name} are {bounded.TOO_DEEP}")
@@ -68,7 +68,7 @@ def decode_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
 
 
 def invoke_tool(
-    tool: Tool, arguments: Any, run: RunContext, sandbox: SandboxLike, cancel: CancelToken,
+    tool: Tool, arguments: JSON, run: RunContext, sandbox: SandboxLike, cancel: CancelToken,
     call_id: str | None = None,
 ) -> ToolResult:
     """Run one tool call (the model's ``call_id``, when there is one) and return what the
@@ -93,7 +93,7 @@ def invoke_tool(
     return replace(result, text=cap_text(repair(result.text)))  # a path's undecodable bytes...
 
 
-def _execute_js(tool: JSTool, args: dict[str, Any], host: Host, sandbox: SandboxLike, cancel: CancelToken) -> ToolResult:
+def _execute_js(tool: JSTool, args: JSONObject, host: Host, sandbox: SandboxLike, cancel: CancelToken) -> ToolResult:
     returned = sandbox.call(tool.path, tool.source, "execute", [args], host, cancel)
     return typed_result(tool.name, returned)
 
@@ -124,11 +124,11 @@ def _describe(returned: JSValue) -> str:
     return f"{article} {returned.kind} ({_preview(returned.value)})"
 
 
-def _preview(value: Any) -> str:
+def _preview(value: JSON) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _json_kind(value: Any) -> str:
+def _json_kind(value: JSON) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
             type(None): "null", int: "a number", float: "a number"}.get(type(value), type(value).__name__)

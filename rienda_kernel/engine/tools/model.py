@@ -7,7 +7,8 @@
   shape plus the names it has on the server's side.
 - :class:`ToolResult`: what the model reads back from any tool.
 - :class:`Catalog`: the tools and hooks one run (or one listing) can use, with the
-  diagnostics of whatever was skipped.
+  diagnostics of whatever was skipped (and, for MCP servers, :class:`McpProblem`: what
+  each of those diagnostics is about).
 
 This module holds no tool's implementation: reading a home (:mod:`..home`) builds these
 objects without importing any built-in, MCP or sandbox code.
@@ -19,9 +20,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..events import Diagnostic
+from ..common.json_value import JSONObject
+from ..events import Diagnostic, StreamName
 from ..sessions.messages import MessageMeta
 
 if TYPE_CHECKING:
@@ -29,8 +31,8 @@ if TYPE_CHECKING:
     from ..ctx.files import Workspace
     from ..ui import Approvals
 
-__all__ = ["HOOK_POINTS", "NAME_RULE", "BuiltinHost", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "SubagentStarter",
-           "Tool", "ToolResult"]
+__all__ = ["HOOK_POINTS", "NAME_RULE", "BuiltinHost", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpProblem", "McpTool",
+           "SubagentStarter", "Tool", "ToolResult"]
 
 # The names of agents, tools and hooks (their file or folder under the home) and of an MCP
 # server's tools as Rienda names them: 1 to 64 letters, digits, "_" or "-". Anything else
@@ -51,13 +53,14 @@ HOOK_POINTS = (
 
 @dataclass(frozen=True)
 class JSTool:
-    """A user tool: ``source`` is the file's text as loaded and checked."""
+    """A user tool: ``source`` is the file's text as loaded and checked; ``parameters`` the
+    JSON Schema its module exports (checked whole at load)."""
 
     name: str
     path: str
     source: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JSONObject
 
 
 @dataclass(frozen=True)
@@ -83,9 +86,14 @@ class BuiltinHost(Protocol):
     replay); ``approvals`` are the confirms the run's session allowed "for this session"
     (None outside a run)."""
 
-    workspace: Workspace
-    cancel: CancelToken
-    call_id: str | None
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def cancel(self) -> CancelToken: ...
+
+    @property
+    def call_id(self) -> str | None: ...
 
     @property
     def subagents(self) -> SubagentStarter | None: ...
@@ -93,7 +101,7 @@ class BuiltinHost(Protocol):
     @property
     def approvals(self) -> Approvals | None: ...
 
-    def emit_output(self, stream: str, text: str) -> None:
+    def emit_output(self, stream: StreamName, text: str) -> None:
         """Show live output (``"stdout"`` or ``"stderr"``) in the front end."""
 
     def emit_log(self, text: str) -> None:
@@ -103,13 +111,14 @@ class BuiltinHost(Protocol):
 @dataclass(frozen=True)
 class BuiltinTool:
     """A tool implemented in Python; ``parameters`` is the JSON Schema of its arguments.
-    ``run`` returns ``(text, is_error)``, or a :class:`ToolResult` when it has more to say
-    (``meta`` for the session, or that it was ``interrupted``)."""
+    ``run`` gets the model's arguments (checked against ``parameters``) and returns
+    ``(text, is_error)``, or a :class:`ToolResult` when it has more to say (``meta`` for the
+    session, or that it was ``interrupted``)."""
 
     name: str
     description: str
-    parameters: dict
-    run: Callable[[BuiltinHost, dict], tuple[str, bool] | ToolResult]
+    parameters: JSONObject
+    run: Callable[[BuiltinHost, JSONObject], tuple[str, bool] | ToolResult]
 
 
 @dataclass(frozen=True)
@@ -120,8 +129,8 @@ class McpTool:
 
     name: str
     description: str
-    parameters: dict
-    run: Callable[[BuiltinHost, dict], tuple]
+    parameters: JSONObject
+    run: Callable[[BuiltinHost, JSONObject], tuple[str, bool]]
     server: str = ""
     tool: str = ""
 
@@ -152,20 +161,37 @@ class ToolResult:
     meta: MessageMeta | None = field(default=None, compare=False)
     interrupted: bool = field(default=False, compare=False)
 
-    def to_js(self) -> dict[str, Any]:
+    def to_js(self) -> dict[str, object]:
         return {"text": self.text, "isError": self.is_error}
+
+
+@dataclass(frozen=True)
+class McpProblem:
+    """Why an MCP server, or one of its tools, is not in a catalog: ``message`` is what its
+    diagnostic says (:meth:`diagnostic`, source ``mcp:SERVER``); ``tool`` names the tool
+    skipped (its name on the server), None when the server itself cannot be used (it did
+    not start)."""
+
+    server: str
+    message: str
+    tool: str | None = None
+
+    def diagnostic(self) -> Diagnostic:
+        return Diagnostic(f"mcp:{self.server}", self.message)
 
 
 @dataclass(frozen=True)
 class Catalog:
     """Everything found under one home: usable tools (built-ins included) and hooks,
-    plus the diagnostics of whatever was skipped or suspicious."""
+    plus the diagnostics of whatever was skipped or suspicious. ``mcp_problems`` are the
+    MCP servers' among them, as data (:func:`.mcp.catalog.missing_tool` reads them)."""
 
     home: Path
     tools: dict[str, Tool]
     hooks: dict[str, Hook]
     diagnostics: list[Diagnostic] = field(default_factory=list)
     shadowed: tuple[str, ...] = ()
+    mcp_problems: tuple[McpProblem, ...] = ()
 
     def diagnostics_of(self, folder: str, name: str) -> list[str]:
         """The messages about ``<folder>/<name>/index.js`` (``folder``: "tools" or "hooks"),

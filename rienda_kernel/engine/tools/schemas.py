@@ -11,16 +11,24 @@ applied at each call.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..common import imports
+from ..common.json_value import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from referencing import Registry, Resource
+    from referencing._core import Resolved, Resolver  # public only as what Registry's methods return
+    from referencing.jsonschema import Schema
 
 __all__ = ["arguments_problem", "schema_problems"]
 
 
-def schema_problems(parameters: Any) -> list[str]:
+def schema_problems(parameters: JSON) -> list[str]:
     """What makes ``parameters`` unusable as the schema of a tool's arguments (empty: usable)."""
-    jsonschema = imports.jsonschema()  # here, not at import: its import is slow
+    imports.jsonschema()  # here, not at import: its import is slow (and takes the extras Rienda never uses)
+    import jsonschema  # the module imports.jsonschema() imported
+
     try:
         jsonschema.validators.validator_for(parameters).check_schema(parameters)
     except jsonschema.SchemaError as exc:
@@ -32,14 +40,15 @@ def schema_problems(parameters: Any) -> list[str]:
             for ref, why in _unresolved_refs(parameters)]
 
 
-def arguments_problem(parameters: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+def arguments_problem(parameters: JSONObject, arguments: JSONObject) -> str | None:
     """Why ``arguments`` do not match ``parameters`` (the best match, naming the field), or
     None when they do. Never raises."""
-    jsonschema = imports.jsonschema()
-    from jsonschema_specifications import REGISTRY as META_SCHEMAS
+    imports.jsonschema()
+    import jsonschema  # the module imports.jsonschema() imported
 
+    registry = _meta_schemas()
     try:
-        validator = jsonschema.validators.validator_for(parameters)(parameters, registry=META_SCHEMAS)
+        validator = jsonschema.validators.validator_for(parameters)(parameters, registry=registry)
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     except Exception as exc:  # noqa: BLE001 - a schema that breaks validation must not end the run
         return f"the tool's parameters schema cannot be applied: {_first_line(exc)}"
@@ -49,15 +58,14 @@ def arguments_problem(parameters: dict[str, Any], arguments: dict[str, Any]) -> 
     return f"{f'field {field!r}' if field else 'arguments'}: {error.message}"
 
 
-def _unresolved_refs(schema: dict[str, Any]) -> list[tuple[str, str]]:
+def _unresolved_refs(schema: JSONObject) -> list[tuple[str, str]]:
     """Each ``$ref`` of ``schema`` (in any subschema) that does not resolve, and why."""
-    from jsonschema_specifications import REGISTRY as META_SCHEMAS
     from referencing.jsonschema import DRAFT202012, specification_with
 
     root = specification_with(schema.get("$schema", ""), default=DRAFT202012).create_resource(schema)
     unresolved: list[tuple[str, str]] = []
 
-    def visit(resource: Any, resolver: Any) -> None:
+    def visit(resource: Resource[Schema], resolver: Resolver[Schema]) -> None:
         ref = resource.contents.get("$ref") if isinstance(resource.contents, dict) else None
         if isinstance(ref, str):
             try:
@@ -68,11 +76,19 @@ def _unresolved_refs(schema: dict[str, Any]) -> list[tuple[str, str]]:
         for subresource in resource.subresources():
             visit(subresource, resolver.in_subresource(subresource))
 
-    visit(root, META_SCHEMAS.resolver_with_root(root))
+    visit(root, _meta_schemas().resolver_with_root(root))
     return unresolved
 
 
-def _comes_back(resolved: Any) -> bool:
+def _meta_schemas() -> Registry[Schema]:
+    """The JSON Schema meta-schemas (a ``$ref`` may name one), imported on first use."""
+    from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]  # it ships no types
+
+    registry: Registry[Schema] = REGISTRY
+    return registry
+
+
+def _comes_back(resolved: Resolved[Schema]) -> bool:
     """Whether following ``$ref`` from ``resolved`` returns to a schema already passed."""
     seen: set[int] = set()
     while isinstance(resolved.contents, dict) and isinstance(resolved.contents.get("$ref"), str):

@@ -26,6 +26,8 @@ How a call flows (every arrow that crosses a thread is bounded by the run's canc
 :mod:`.servers` owns the loop thread and the servers (:class:`.servers.McpServers`, one
 per :class:`~rienda_kernel.engine.runtime.rienda.Rienda`, closed by ``Rienda.close()``);
 :mod:`.connection` is one server's connection (start, list, call, stop), :mod:`.server_lines`
-how each line a stdio server writes is read; :mod:`.tool` the
-tool object the catalog holds is :class:`..model.McpTool`.
+how each line a stdio server writes is read, :mod:`.results` what a call's result becomes
+for the model, :mod:`.catalog` the servers' tools in a catalog and in an agent's declared
+tools. The tool object a catalog holds is :class:`..model.McpTool`, and what kept a server
+or a tool out of it a :class:`..model.McpProblem`.
 """

@@ -14,39 +14,47 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...cancel import CancelToken
 from ...errors import ConfigError
+from ..model import Catalog
 from .names import expand_declared, servers_wanted, split_name
 from .settings import ServerSpec, remember_secrets
+
+if TYPE_CHECKING:
+    from ...home.agents import Agent
+    from .servers import McpServers
 
 __all__ = ["declared_tools", "missing_tool", "servers_for", "with_mcp_tools"]
 
 
-def servers_for(workdir: Any) -> Any:
+def servers_for(workdir: Path) -> McpServers:
     """A Rienda's :class:`.servers.McpServers` (its module, and asyncio, loaded only now)."""
     from .servers import McpServers
 
     return McpServers(workdir)
 
 
-def with_mcp_tools(catalog: Any, servers: Any, specs: Mapping[str, ServerSpec], tools: Sequence[str] | None,
-                   all_servers: bool, cancel: CancelToken | None) -> Any:
+def with_mcp_tools(catalog: Catalog, servers: McpServers, specs: Mapping[str, ServerSpec], tools: Sequence[str] | None,
+                   all_servers: bool, cancel: CancelToken | None) -> Catalog:
     """``catalog`` with the MCP tools asked for, from ``servers`` (the Rienda's
     :class:`.servers.McpServers`, which also stops the servers config.yaml, ``specs``, no
-    longer names). The servers' secrets are the process's from here on (they may start)."""
+    longer names), and a diagnostic for each of their problems. The servers' secrets are
+    the process's from here on (they may start)."""
     remember_secrets(specs.values())
     wanted = servers_wanted(None if tools is None and all_servers else (tools or []), specs)
-    found, diagnostics = servers.tools(specs, wanted, cancel)
-    if not found and not diagnostics:
+    found, problems = servers.tools(specs, wanted, cancel)
+    if not found and not problems:
         return catalog
     shadowed = set(catalog.shadowed) | (set(found) & set(catalog.tools))
     return dataclasses.replace(catalog, tools={**found, **catalog.tools},
-                               diagnostics=[*catalog.diagnostics, *diagnostics], shadowed=tuple(sorted(shadowed)))
+                               diagnostics=[*catalog.diagnostics, *(problem.diagnostic() for problem in problems)],
+                               mcp_problems=(*catalog.mcp_problems, *problems), shadowed=tuple(sorted(shadowed)))
 
 
-def declared_tools(agent: Any, catalog: Any, specs: Mapping[str, ServerSpec]) -> Any:
+def declared_tools(agent: Agent, catalog: Catalog, specs: Mapping[str, ServerSpec]) -> Agent:
     """``agent`` with its MCP declarations checked and expanded (``specs``: config.yaml's
     servers); ConfigError naming the agent file and what is missing, as for an unknown tool."""
     for name in agent.tools:
@@ -57,7 +65,7 @@ def declared_tools(agent: Any, catalog: Any, specs: Mapping[str, ServerSpec]) ->
     return agent if expanded == agent.tools else dataclasses.replace(agent, tools=expanded)
 
 
-def missing_tool(name: str, catalog: Any, specs: Mapping[str, ServerSpec]) -> str | None:
+def missing_tool(name: str, catalog: Catalog, specs: Mapping[str, ServerSpec]) -> str | None:
     """Why the MCP name ``name`` is not usable (None: it is, or it is not an MCP name;
     ``specs``: config.yaml's servers)."""
     parts = split_name(name)
@@ -68,13 +76,13 @@ def missing_tool(name: str, catalog: Any, specs: Mapping[str, ServerSpec]) -> st
         configured = ", ".join(sorted(specs)) or "none"
         return (f"no MCP server {server!r} in {catalog.home / 'config.yaml'}'s mcp_servers "
                 f"(servers: {configured})")
-    said = [d.message for d in catalog.diagnostics if d.source == f"mcp:{server}"]
-    failed = [m for m in said if " skipped: " not in m]
+    problems = [problem for problem in catalog.mcp_problems if problem.server == server]
+    failed = [problem.message for problem in problems if problem.tool is None]
     if failed:
         return "; ".join(failed)
     if tool is None:
         return None
-    skipped = [m for m in said if f"tool {tool!r} skipped" in m]
+    skipped = [problem.message for problem in problems if problem.tool == tool]
     if skipped:
         return "; ".join(skipped)
     prefix = f"mcp__{server}__"

@@ -31,10 +31,18 @@ import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING
 
+from ...common.json_value import JSON, JSONObject
 from . import server_lines
 from .settings import ServerSpec
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.client import Transport
+    from mcp.client._transport import TransportStreams  # what a Transport yields (named only there)
+    from mcp.types import CallToolResult, LoggingMessageNotificationParams, Tool
 
 __all__ = ["Connection", "StartFailed", "describe_failure"]
 
@@ -52,7 +60,7 @@ class Connection:
         self.spec = spec
         self.workdir = workdir
         self.on_log = on_log
-        self.session: Any = None
+        self.session: ClientSession | None = None
         self.pid: int | None = None
         self.calls = 0  # calls in flight
         self.interrupted = False  # a call was cancelled and no call has completed since
@@ -62,11 +70,11 @@ class Connection:
         self._task: asyncio.Task[None] | None = None
 
     # -- start ---------------------------------------------------------------------------------
-    async def start(self) -> list[Any]:
+    async def start(self) -> list[Tool]:
         """Connect, initialize and list the tools (all pages); StartFailed otherwise."""
-        self._stop = asyncio.Event()
-        ready: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
-        self._task = asyncio.ensure_future(self._hold(ready))
+        stop = self._stop = asyncio.Event()
+        ready: asyncio.Future[list[Tool]] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.ensure_future(self._hold(ready, stop))
         try:
             return await asyncio.wait_for(asyncio.shield(ready), self.spec.start_timeout)
         except asyncio.TimeoutError as exc:
@@ -77,7 +85,7 @@ class Connection:
             await self.stop(terminate_after=0)
             raise
 
-    async def _hold(self, ready: asyncio.Future[list[Any]]) -> None:
+    async def _hold(self, ready: asyncio.Future[list[Tool]], stop: asyncio.Event) -> None:
         try:
             from mcp import ClientSession
         except ImportError:
@@ -95,7 +103,7 @@ class Connection:
                 tools = await _list_tools(session)
                 self.session = session
                 ready.set_result(tools)
-                await self._stop.wait()
+                await stop.wait()
         except BaseException as exc:  # noqa: BLE001 - whatever ended the connection is the message
             if not ready.done():
                 ready.set_exception(StartFailed(self.failure(describe_failure(exc))))
@@ -107,11 +115,14 @@ class Connection:
             if self._stderr is not None:
                 self._stderr.close()
 
-    async def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
+    async def _transport(self, stack: contextlib.AsyncExitStack) -> Transport:
         spec = self.spec
-        if spec.kind == "http":
-            from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+        if spec.command is None:  # a streamable HTTP server (ServerSpec.kind): it has a url
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client  # where streamable_http takes it from
 
+            if spec.url is None:
+                raise StartFailed("it has neither a command nor a url")
             client = await stack.enter_async_context(create_mcp_http_client(headers=dict(spec.headers)))
             return streamable_http_client(spec.url, http_client=client)
         from mcp import StdioServerParameters, stdio_client
@@ -119,9 +130,12 @@ class Connection:
         cwd = self.workdir / Path(spec.cwd).expanduser() if spec.cwd else self.workdir
         if not cwd.is_dir():
             raise StartFailed(f"its cwd {str(cwd)!r} is not a directory")
+        stderr = self._stderr
+        if stderr is None:
+            raise StartFailed("its stderr has no pipe")  # a stdio server's always has (__init__)
         params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env) or None,
                                        cwd=str(cwd), encoding_error_handler="replace")  # bad bytes: U+FFFD
-        return _Spawned(stdio_client(params, errlog=self._stderr.writer), self)
+        return _Spawned(stdio_client(params, errlog=stderr.writer), self, stderr)
 
     # -- use -----------------------------------------------------------------------------------
     @property
@@ -130,16 +144,20 @@ class Connection:
             return True
         return self.pid is not None and not _alive(self.pid)
 
-    async def call(self, tool: str, arguments: dict[str, Any], progress: Callable[[str], None]) -> Any:
-        """The server's ``CallToolResult``; what the SDK raises otherwise (a closed connection)."""
+    async def call(self, tool: str, arguments: JSONObject, on_progress: Callable[[str], None]) -> CallToolResult:
+        """The server's ``CallToolResult`` (its progress notifications told ``on_progress``,
+        one line each); what the SDK raises otherwise (a closed connection)."""
+        session = self.session
+        if session is None:  # its caller starts a connection that is dead (no session) first
+            raise ConnectionError(f"MCP server {self.spec.name!r} is not connected")
 
-        async def reported(done: float, total: float | None, message: str | None) -> None:
-            amount = f"{done:g}/{total:g}" if total else f"{done:g}"
-            progress(f"{message} ({amount})" if message else f"progress {amount}")
+        async def reported(progress: float, total: float | None, message: str | None) -> None:
+            amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+            on_progress(f"{message} ({amount})" if message else f"progress {amount}")
 
         self.calls += 1
         try:
-            result = await self.session.call_tool(tool, arguments, progress_callback=reported)
+            result = await session.call_tool(tool, arguments, progress_callback=reported)
         except asyncio.CancelledError:
             self.interrupted = True
             raise
@@ -148,7 +166,7 @@ class Connection:
         self.interrupted = False
         return result
 
-    async def _logged(self, params: Any) -> None:
+    async def _logged(self, params: LoggingMessageNotificationParams) -> None:
         data = params.data
         text = data if isinstance(data, str) else _json(data)
         level = str(params.level)
@@ -195,29 +213,32 @@ class Connection:
                 os.killpg(self.pid, signum)
 
 
-class _Spawned(contextlib.AbstractAsyncContextManager):
+class _Spawned(contextlib.AbstractAsyncContextManager["TransportStreams"]):
     """``stdio_client``, and once it has started the process: its pid (found by its stderr
-    pipe), and our end of that pipe closed (so its reader sees the end when the server exits)."""
+    pipe ``stderr``), and our end of that pipe closed (so its reader sees the end when the
+    server exits)."""
 
-    def __init__(self, inner: Any, connection: Connection) -> None:
+    def __init__(self, inner: Transport, connection: Connection, stderr: _StderrTail) -> None:
         self._inner = inner
         self._connection = connection
+        self._stderr = stderr
 
-    async def __aenter__(self) -> Any:
-        stderr = self._connection._stderr
+    async def __aenter__(self) -> TransportStreams:
         try:
             streams = await self._inner.__aenter__()
-            self._connection.pid = _child_with_stderr(stderr.inode)  # the process exists by now
+            self._connection.pid = _child_with_stderr(self._stderr.inode)  # the process exists by now
         finally:
-            stderr.spawned()
+            self._stderr.spawned()
         return streams
 
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._inner.__aexit__(*exc)
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        traceback: TracebackType | None) -> bool | None:
+        return await self._inner.__aexit__(kind, exc, traceback)
 
 
-async def _list_tools(session: Any) -> list[Any]:
-    tools, cursor = [], None
+async def _list_tools(session: ClientSession) -> list[Tool]:
+    tools: list[Tool] = []
+    cursor: str | None = None
     while True:
         if cursor is None:
             page = await session.list_tools()
@@ -319,7 +340,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _json(value: Any) -> str:
+def _json(value: JSON) -> str:
     import json
 
     try:

@@ -7,8 +7,7 @@ stands for every tool of that server. Imports nothing heavy.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from collections.abc import Collection, Iterable
 
 __all__ = ["MCP_PREFIX", "expand_declared", "servers_wanted", "split_name", "tool_name"]
 
@@ -43,9 +42,10 @@ def servers_wanted(names: Iterable[str] | None, configured: Collection[str]) -> 
     return wanted
 
 
-def expand_declared(declared: Iterable[str], tools: Mapping[str, Any], servers: Collection[str]) -> tuple[str, ...]:
+def expand_declared(declared: Iterable[str], tools: Collection[str], servers: Collection[str]) -> tuple[str, ...]:
     """An agent's ``tools:`` with each ``mcp__SERVER`` (a configured server) replaced by
-    that server's tools in ``tools`` (sorted), in place; every other name kept as it is."""
+    that server's tools among the names ``tools`` (sorted), in place; every other name kept
+    as it is."""
     expanded: list[str] = []
     for name in declared:
         parts = split_name(name)

@@ -7,8 +7,9 @@
 - No content but structured content: the structured content as JSON.
 - ``isError`` is the server's ``isError``.
 
-Works on the SDK's pydantic models by attribute, so nothing here imports the SDK. The cap
-(256 KiB) and the scrubbing are the engine's, as for every tool.
+Works on the SDK's pydantic models by attribute, so nothing here imports the SDK (its
+types only for the checker). The cap (256 KiB) and the scrubbing are the engine's, as for
+every tool.
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult, ContentBlock
 
 __all__ = ["result_text"]
 
 
-def result_text(result: Any) -> tuple[str, bool]:
+def result_text(result: CallToolResult) -> tuple[str, bool]:
     """``(text, is_error)`` for a ``CallToolResult``."""
     parts = [_item(item) for item in (getattr(result, "content", None) or [])]
     structured = getattr(result, "structured_content", None)
@@ -30,21 +34,20 @@ def result_text(result: Any) -> tuple[str, bool]:
     return "\n".join(parts), bool(getattr(result, "is_error", False))
 
 
-def _item(item: Any) -> str:
-    kind = getattr(item, "type", None)
-    if kind == "text":
+def _item(item: ContentBlock) -> str:
+    if item.type == "text":
         return str(item.text)
-    if kind in ("image", "audio"):
-        return f"[{kind}: {getattr(item, 'mime_type', None) or 'unknown type'}, {_size(getattr(item, 'data', ''))}]"
-    if kind == "resource":
+    if item.type in ("image", "audio"):
+        return f"[{item.type}: {getattr(item, 'mime_type', None) or 'unknown type'}, {_size(getattr(item, 'data', ''))}]"
+    if item.type == "resource":
         resource = item.resource
         mime = getattr(resource, "mime_type", None)
         text = getattr(resource, "text", None)
         what = f"{len(text)} characters" if isinstance(text, str) else _size(getattr(resource, "blob", ""))
         return f"[resource {resource.uri}{f' ({mime})' if mime else ''}: {what}]"
-    if kind == "resource_link":
+    if item.type == "resource_link":
         return f"[resource link: {item.uri} ({item.name})]"
-    return f"[{kind or type(item).__name__} item]"
+    return f"[{getattr(item, 'type', None) or type(item).__name__} item]"  # a kind this SDK version added
 
 
 def _size(data: str) -> str:

@@ -29,10 +29,14 @@ import contextvars
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...common import bounded
+from ...common.json_value import JSON
 from ...common.text import repair
+
+if TYPE_CHECKING:
+    from mcp.shared.message import SessionMessage
 
 __all__ = ["CURRENT_NOTE", "LIBRARY_LOGGERS", "install_line_reader", "read_line"]
 
@@ -58,7 +62,7 @@ def install_line_reader() -> None:
         stdio._parse_line = read_line  # noqa: SLF001 - the seam this module exists for
 
 
-def read_line(line: str) -> Any:
+def read_line(line: str) -> SessionMessage | Exception:
     """One stdout line as the SDK's ``SessionMessage``: the message, or for a reply that
     cannot be used a JSON-RPC error for its id; any other line an Exception the SDK
     drops (said first through :data:`CURRENT_NOTE`)."""
@@ -73,12 +77,13 @@ def read_line(line: str) -> Any:
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(data, by_name=False))
     except ValidationError as exc:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        return _unusable(line, _reply_id(data), f"{where}: {first.get('msg')}" if where else str(first.get("msg")))
+        errors = exc.errors()
+        where = ".".join(str(part) for part in errors[0].get("loc", ())) if errors else ""
+        said = errors[0].get("msg") if errors else None
+        return _unusable(line, _reply_id(data), f"{where}: {said}" if where else str(said))
 
 
-def _unusable(line: str, reply_id: int | str | None, why: str) -> Any:
+def _unusable(line: str, reply_id: int | str | None, why: str) -> SessionMessage | Exception:
     from mcp import types
     from mcp.shared.message import SessionMessage
 
@@ -92,11 +97,10 @@ def _unusable(line: str, reply_id: int | str | None, why: str) -> Any:
     return ValueError(why)
 
 
-def _reply_id(data: Any) -> int | str | None:
+def _reply_id(data: JSON) -> int | str | None:
     """The id of a reply (an object with ``result`` or ``error``), else None."""
-    if isinstance(data, dict) and ("result" in data or "error" in data) and isinstance(data.get("id"), (int, str)):
-        return data["id"]
-    return None
+    reply_id = data.get("id") if isinstance(data, dict) and ("result" in data or "error" in data) else None
+    return reply_id if isinstance(reply_id, (int, str)) else None
 
 
 def _peeked_id(line: str) -> int | str | None:

@@ -4,14 +4,15 @@ thread of its own, each server started once, when one of its tools is first need
 Contracts:
 - :meth:`McpServers.tools` starts the servers asked for that are not running (all at once,
   each within its ``start_timeout``) and returns their tools as :class:`..model.McpTool`, with
-  a :class:`Diagnostic` (source ``mcp:SERVER``) for each server that failed to start (its
-  stderr's last lines) and each tool skipped (a name that breaks the name rule, an
-  ``inputSchema`` that is not a usable JSON Schema). A server whose settings changed in
-  config.yaml is restarted; one removed is stopped. A failed start is tried again by the
-  next call of :meth:`tools`.
-- A tool's call (:meth:`McpServers.call`) runs on the loop while the calling thread waits;
-  the server's progress notifications and log messages reach the call's host as log lines
-  on the calling thread, while the call runs. The cancel token ends the wait at once with
+  a :class:`..model.McpProblem` (a diagnostic, source ``mcp:SERVER``) for each server that
+  failed to start (its stderr's last lines) and each tool skipped (a name that breaks the
+  name rule, an ``inputSchema`` that is not a usable JSON Schema). A server whose settings
+  changed in config.yaml is restarted; one removed is stopped. A failed start is tried
+  again by the next call of :meth:`tools`.
+- A tool's call (what its :class:`..model.McpTool` runs) runs on the loop while the calling
+  thread waits on a queue of the call's events (:data:`_CallEvent`): the server's progress
+  notifications and log messages reach the call's host as log lines on the calling thread,
+  while the call runs. The cancel token ends the wait at once with
   :class:`Interrupted` (the call's task is cancelled, so the SDK sends
   ``notifications/cancelled``). A server that is gone (it crashed mid-call, the connection
   closed) makes the call an error result; the next call starts the server again.
@@ -42,24 +43,50 @@ import contextlib
 import queue
 import signal
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Coroutine, Mapping
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, TypeVar, assert_never
 
 from ...cancel import CancelToken
+from ...common.json_value import JSONObject
 from ...errors import Interrupted
-from ...events import Diagnostic
 from .connection import Connection, StartFailed, describe_failure
 from .names import tool_name
 from .results import result_text
 from .settings import ServerSpec
-from ..model import NAME_RULE, McpTool
+from ..model import NAME_RULE, BuiltinHost, McpProblem, McpTool
+
+if TYPE_CHECKING:
+    from mcp.types import Tool
 
 __all__ = ["McpServers"]
 
 CLOSE_BUDGET_S = 3.0
 BUSY_GRACE_S = 0.5  # a busy or interrupted server's moment to act on a cancellation before it is terminated
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class _Log:
+    """A log line for the call's host (the server's progress or log message)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class _Done:
+    """The call's future is done: its result (or error) is there to take."""
+
+
+@dataclass(frozen=True)
+class _Cancel:
+    """The run's cancel token was set: the call is cancelled on the loop."""
+
+
+# What the calling thread of one tool call waits for, in its queue.
+_CallEvent: TypeAlias = _Log | _Done | _Cancel
 
 
 class McpServers:
@@ -76,16 +103,16 @@ class McpServers:
         self._specs: Mapping[str, ServerSpec] = {}
         # The loop thread's alone (see the module's docstring).
         self._connections: dict[str, Connection] = {}
-        self._listed: dict[str, list[Any]] = {}  # server -> its tools, as the SDK listed them
-        self._waiting: dict[str, list[queue.SimpleQueue[tuple[str, Any]]]] = {}  # server -> its calls' queues
-        self._background: set[asyncio.Future[Any]] = set()  # stops of dropped connections, held till done
+        self._listed: dict[str, list[Tool]] = {}  # server -> its tools, as the SDK listed them
+        self._waiting: dict[str, list[queue.SimpleQueue[_CallEvent]]] = {}  # server -> its calls' queues
+        self._background: set[asyncio.Future[None]] = set()  # stops of dropped connections, held till done
         self._starting: dict[str, asyncio.Future[str | None]] = {}  # server -> its start under way
 
     # -- the catalog -----------------------------------------------------------------------------
     def tools(self, specs: Mapping[str, ServerSpec], wanted: Collection[str],
-              cancel: CancelToken | None = None) -> tuple[dict[str, McpTool], list[Diagnostic]]:
+              cancel: CancelToken | None = None) -> tuple[dict[str, McpTool], list[McpProblem]]:
         """The tools of the ``wanted`` servers among ``specs`` (started as needed), and the
-        diagnostics of what could not be used. Interrupted when ``cancel`` stops the wait."""
+        problems of what could not be used. Interrupted when ``cancel`` stops the wait."""
         from ..schemas import schema_problems
 
         with contextlib.suppress(ImportError):  # here: a slow first import is no server's start time
@@ -93,12 +120,12 @@ class McpServers:
         with self._lock:
             self._specs = specs = dict(specs)
             started: dict[str, str | None] = {}
-            listings: dict[str, list[Any]] = {}
+            listings: dict[str, list[Tool]] = {}
             if self._loop is not None or any(name in specs for name in wanted):  # no loop: no server to stop
                 future = self._submit(self._refresh(specs, sorted(wanted)))
                 started, listings = self._wait(future, cancel or CancelToken())
         tools: dict[str, McpTool] = {}
-        diagnostics = [Diagnostic(f"mcp:{name}", problem) for name, problem in started.items() if problem]
+        problems = [McpProblem(name, problem) for name, problem in started.items() if problem]
         for server in sorted(wanted):
             for listed in listings.get(server, []) if server in specs and not started.get(server) else []:
                 name = tool_name(server, listed.name)
@@ -106,15 +133,15 @@ class McpServers:
                            if not NAME_RULE.fullmatch(name) else "; ".join(schema_problems(listed.input_schema))
                            .replace("'parameters'", "its inputSchema"))
                 if problem:
-                    diagnostics.append(Diagnostic(f"mcp:{server}", f"MCP server {server!r}: tool {listed.name!r} "
-                                                  f"skipped: {problem}"))
+                    problems.append(McpProblem(server, f"MCP server {server!r}: tool {listed.name!r} skipped: {problem}",
+                                               tool=listed.name))
                     continue
                 tools[name] = McpTool(name, listed.description or listed.title or "", dict(listed.input_schema),
                                       partial(self._run, server, listed.name), server=server, tool=listed.name)
-        return tools, diagnostics
+        return tools, problems
 
     async def _refresh(self, specs: Mapping[str, ServerSpec],
-                       wanted: list[str]) -> tuple[dict[str, str | None], dict[str, list[Any]]]:
+                       wanted: list[str]) -> tuple[dict[str, str | None], dict[str, list[Tool]]]:
         """On the loop: stop the connections whose settings changed in ``specs`` (or that it
         no longer names), start the ``wanted`` servers not running. Each started server's
         failure (or None), and the listed tools of each wanted server."""
@@ -153,27 +180,30 @@ class McpServers:
         return None
 
     # -- one call --------------------------------------------------------------------------------
-    def _run(self, server: str, tool: str, host: Any, arguments: dict[str, Any]) -> tuple[str, bool]:
+    def _run(self, server: str, tool: str, host: BuiltinHost, arguments: JSONObject) -> tuple[str, bool]:
         """What :class:`McpTool` runs: the call on the loop, waited on by the calling thread."""
-        events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        events: queue.SimpleQueue[_CallEvent] = queue.SimpleQueue()
         future = self._submit(self._call(server, tool, arguments, events, self._specs.get(server)))
-        future.add_done_callback(lambda _: events.put(("done", None)))
-        unregister = host.cancel.on_cancel(lambda: events.put(("cancel", None)))
+        future.add_done_callback(lambda _: events.put(_Done()))
+        unregister = host.cancel.on_cancel(lambda: events.put(_Cancel()))
         try:
             while True:
-                kind, value = events.get()
-                if kind == "log":
-                    host.emit_log(value)
-                elif kind == "done":
-                    return future.result()
-                else:
-                    future.cancel()  # cancels the task on the loop: the SDK tells the server
-                    raise Interrupted("stopped")
+                event = events.get()
+                match event:
+                    case _Log(text=text):
+                        host.emit_log(text)
+                    case _Done():
+                        return future.result()
+                    case _Cancel():
+                        future.cancel()  # cancels the task on the loop: the SDK tells the server
+                        raise Interrupted("stopped")
+                    case _:
+                        assert_never(event)
         finally:
             unregister()
 
-    async def _call(self, server: str, tool: str, arguments: dict[str, Any],
-                    events: queue.SimpleQueue[tuple[str, Any]], spec: ServerSpec | None) -> tuple[str, bool]:
+    async def _call(self, server: str, tool: str, arguments: JSONObject,
+                    events: queue.SimpleQueue[_CallEvent], spec: ServerSpec | None) -> tuple[str, bool]:
         """On the loop: the call, on ``server``'s connection (started from ``spec``, its
         settings as configured now, if it is not running)."""
         label = f"mcp__{server}__{tool}"
@@ -187,7 +217,7 @@ class McpServers:
             connection = self._connections[server]
         self._waiting.setdefault(server, []).append(events)
         try:
-            result = await connection.call(tool, arguments, lambda text: events.put(("log", text)))
+            result = await connection.call(tool, arguments, lambda text: events.put(_Log(text)))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a server's failure is the call's error result
@@ -221,10 +251,10 @@ class McpServers:
         """A server's log message: to the latest of its calls still running (else nowhere)."""
         waiting = self._waiting.get(server)
         if waiting:
-            waiting[-1].put(("log", text))
+            waiting[-1].put(_Log(text))
 
     # -- the loop and its end --------------------------------------------------------------------
-    def _submit(self, coroutine: Any) -> concurrent.futures.Future[Any]:
+    def _submit(self, coroutine: Coroutine[object, object, _T]) -> concurrent.futures.Future[_T]:
         """Run ``coroutine`` on the loop (made now if there is none): its future."""
         with self._loop_lock:
             if self._loop is None:
@@ -235,7 +265,7 @@ class McpServers:
             return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     @staticmethod
-    def _wait(future: concurrent.futures.Future[Any], cancel: CancelToken) -> Any:
+    def _wait(future: concurrent.futures.Future[_T], cancel: CancelToken) -> _T:
         done = threading.Event()
         future.add_done_callback(lambda _: done.set())
         unregister = cancel.on_cancel(done.set)
