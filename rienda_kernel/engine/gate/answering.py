@@ -15,8 +15,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..common.json_value import JSON, JSONObject
 from ..errors import RiendaError
 from ..home.config import rienda_home
 from ..secrets import Scrubber
@@ -52,7 +52,7 @@ class GateReply:
     one line each on stderr, and exits with ``exit_code``. ``timed_out``: hooks may still
     hold threads, so the process should end without waiting for them."""
 
-    answer: dict[str, Any] | None
+    answer: JSONObject | None
     exit_code: int = 0
     notes: list[str] = field(default_factory=list)
     timed_out: bool = False

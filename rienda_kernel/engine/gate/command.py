@@ -14,8 +14,8 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
+from ..common.json_value import JSON
 from .answering import GATE_AGENTS, GateOptions, answer_hook_event
 from .server import ask_gate_server, start_gate_server
 
@@ -45,7 +45,7 @@ def gate_command(home: Path, target: str, data: bytes, options: GateOptions, war
 
 
 def _decide_here(home: Path, target: str, data: bytes, options: GateOptions,
-                 warm: float | None) -> tuple[Any, int, list[str], bool]:
+                 warm: float | None) -> tuple[JSON, int, list[str], bool]:
     from ..sandbox.workers import warm_shared_sandbox
 
     if target in GATE_AGENTS:  # a home with hooks: the V8 worker boots while the rest imports

@@ -27,8 +27,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..common.json_value import JSON, JSONObject
 from ..cancel import CancelToken, on_thread, wait_for
 from ..ctx.host import RunContext
 from ..errors import ConfigError, RiendaError
@@ -85,7 +85,7 @@ class Decision:
     event: GateEvent
     agent_id: str
     verdict: Verdict
-    arguments: dict[str, Any]
+    arguments: JSONObject
     refused_by: str | None = None
     records: list[HookDecision | Confirm] = field(default_factory=list)
     hooks: Sequence[Hook] = ()
@@ -204,7 +204,7 @@ def _failure(records: Sequence[HookDecision | Confirm], point: str) -> str | Non
     return None
 
 
-def _result_text(response: Any) -> str:
+def _result_text(response: JSON) -> str:
     """The text of an agent's ``tool_response``: a string as it is, a shell's stdout and
     stderr, MCP content blocks' text, anything else as JSON."""
     if isinstance(response, str):
@@ -217,7 +217,7 @@ def _result_text(response: Any) -> str:
     return "" if response is None else json.dumps(response, ensure_ascii=False)
 
 
-def _result_failed(response: Any) -> bool:
+def _result_failed(response: JSON) -> bool:
     return isinstance(response, dict) and (response.get("is_error") is True or response.get("isError") is True)
 
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, replace
 from secrets import token_hex
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from ..common.json_value import JSON, JSONObject
 from ..common import bounded
 from ..errors import PayloadError
 from ..sessions.messages import MessageMeta
@@ -73,12 +74,12 @@ class GateEvent:
     cwd: str | None
     call_id: str
     tool: str
-    tool_input: dict[str, Any]
+    tool_input: JSONObject
     name: str
-    arguments: dict[str, Any]
-    response: Any = None
+    arguments: JSONObject
+    response: JSON = None
 
-    def ctx(self) -> dict[str, Any]:
+    def ctx(self) -> JSONObject:
         """What a hook sees as ``ctx.session.gate`` (:data:`CTX_FIELDS`), also saved with
         the call (``meta.gate``) for replay."""
         return {"agent": self.agent, "sessionId": self.session_id, "cwd": self.cwd, "event": self.event,
@@ -100,9 +101,9 @@ class Verdict:
 
     kind: Kind
     reason: str | None = None
-    arguments: dict[str, Any] | None = None
+    arguments: JSONObject | None = None
     context: str | None = None
-    output: Any = None
+    output: JSON = None
     failed: bool = False
 
 
@@ -151,7 +152,7 @@ def read_event(agent: str, data: bytes) -> GateEvent:
                      tool, tool_input, name, arguments, value.get("tool_response"))
 
 
-def _normalized(agent: str, tool: str, tool_input: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _normalized(agent: str, tool: str, tool_input: JSONObject) -> tuple[str, JSONObject]:
     if tool in SHELL_TOOLS[agent]:
         command = tool_input.get("command", tool_input.get("cmd"))
         if isinstance(command, list) and all(isinstance(part, str) for part in command):
@@ -161,7 +162,7 @@ def _normalized(agent: str, tool: str, tool_input: dict[str, Any]) -> tuple[str,
     return tool, dict(tool_input)
 
 
-def agent_arguments(event: GateEvent, arguments: dict[str, Any]) -> dict[str, Any]:
+def agent_arguments(event: GateEvent, arguments: JSONObject) -> JSONObject:
     """``arguments`` (normalized, maybe rewritten by a hook) in the agent's own shape."""
     if event.name != _SHELL:
         return dict(arguments)
@@ -173,7 +174,7 @@ def agent_arguments(event: GateEvent, arguments: dict[str, Any]) -> dict[str, An
     return {**event.tool_input, **rest, key: command}
 
 
-def answer(event_agent: str, phase: Phase, verdict: Verdict) -> dict[str, Any]:
+def answer(event_agent: str, phase: Phase, verdict: Verdict) -> JSONObject:
     """The JSON the agent reads on stdout (exit code 0)."""
     if event_agent == "gemini-cli":
         return _gemini(phase, verdict)
@@ -182,7 +183,7 @@ def answer(event_agent: str, phase: Phase, verdict: Verdict) -> dict[str, Any]:
     if verdict.kind == "pass":
         return {}
     decision = "deny" if verdict.kind == "ask" and event_agent not in CAN_ASK else verdict.kind
-    out: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": decision}
+    out: JSONObject = {"hookEventName": "PreToolUse", "permissionDecision": decision}
     if verdict.reason:
         out["permissionDecisionReason"] = verdict.reason
     if verdict.arguments is not None and decision in ("allow", "ask"):
@@ -190,13 +191,13 @@ def answer(event_agent: str, phase: Phase, verdict: Verdict) -> dict[str, Any]:
     return {"hookSpecificOutput": out}
 
 
-def _after(agent: str, verdict: Verdict) -> dict[str, Any]:
+def _after(agent: str, verdict: Verdict) -> JSONObject:
     """After the call only Claude Code lets a hook change what the model reads."""
     if agent != "claude-code":
         return {}
     if verdict.kind == "deny":  # a failure after the call: the model is told its result was not checked
         return {"decision": "block", "reason": verdict.reason or "the gate failed after the call"}
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     if verdict.context is not None:
         out["additionalContext"] = verdict.context
     if verdict.output is not None:
@@ -204,7 +205,7 @@ def _after(agent: str, verdict: Verdict) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", **out}} if out else {}
 
 
-def _gemini(phase: Phase, verdict: Verdict) -> dict[str, Any]:
+def _gemini(phase: Phase, verdict: Verdict) -> JSONObject:
     if phase == "after":
         return {}
     if verdict.kind in ("deny", "ask"):  # never `ask`: Gemini CLI headless hangs on it

@@ -34,8 +34,8 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
+from ..common.json_value import JSON, JSONObject
 from ..errors import SessionBusy, SessionError
 from ..sessions.messages import Message, MessageMeta, ToolCall
 from ..sessions.seen import saw
@@ -67,7 +67,7 @@ def session_id_for(event: GateEvent) -> str:
     return f"{event.agent}-{own}"
 
 
-def recorded_gate(store: SessionStore, session_id: str, call_id: Any) -> dict[str, Any] | None:
+def recorded_gate(store: SessionStore, session_id: str, call_id: JSON) -> JSONObject | None:
     """``ctx.session.gate`` as the gate gave it for call ``call_id`` of the saved session
     ``session_id``; None when there is no such session or call (``rienda hook`` then
     gives none)."""
@@ -131,7 +131,7 @@ def _ledger(writer: SessionWriter, decision: Decision) -> None:
         writer.append_record(record)
 
 
-def _about(event: GateEvent, answer: str) -> dict[str, Any]:
+def _about(event: GateEvent, answer: str) -> JSONObject:
     return {**event.ctx(), "answer": answer}
 
 

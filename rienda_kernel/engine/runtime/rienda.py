@@ -10,10 +10,10 @@ agent declares, within ``load_timeout`` seconds each (``config.yaml``, default 2
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..home.agents import Agent, list_agents, load_agent
 from ..cancel import CancelToken
@@ -24,7 +24,9 @@ from ..builtins.standard import BUILTIN_TOOLS
 from ..home.extensions import DEFAULT_LOAD_TIMEOUT, ExtensionLoader, summary
 from ..ctx.host import RunContext
 from ..providers import provider_for
-from ..sandbox.protocol import SandboxLike
+from ..common.json_value import JSON, JSONObject
+from ..sandbox.chain import ChainRule, HookSource, JSValue, Outcome
+from ..sandbox.protocol import Export, HostHandler, SandboxLike
 from ..sandbox.workers import Sandbox, shared_sandbox
 from .conversation import DEFAULT_MAX_TURNS, Conversation
 from .seams import Link
@@ -258,7 +260,7 @@ class Rienda:
                               f"({', '.join(sorted(catalog.tools))})")
         return catalog.tools[name]
 
-    def call_tool(self, tool: Tool | str, arguments: str | dict[str, Any], ui: FrontEnd,
+    def call_tool(self, tool: Tool | str, arguments: str | JSONObject, ui: FrontEnd,
                   cancel: CancelToken | None = None) -> ToolResult:
         """Run ``tool`` (from :meth:`find_tool`, or its name) once, outside any run: ``ctx``
         has no session or agent. ArgumentsError for JSON text that is not valid, too deep or
@@ -279,7 +281,7 @@ class Rienda:
                          config=self.config().for_extensions())
         return invoke_tool(tool, arguments, run, self.sandbox, cancel or CancelToken())
 
-    def hook_call(self, name: str, point: str, payload: str | dict[str, Any], *, agent_id: str = "default",
+    def hook_call(self, name: str, point: str, payload: str | JSONObject, *, agent_id: str = "default",
                   session_id: str | None = None) -> HookInvocation:
         """Hook ``name`` loaded and ``payload`` fitted to ``point``, ready to run as a run
         would (``rienda hook``, ``%rienda hook``); see :mod:`.testing.hook_call`."""
@@ -331,11 +333,33 @@ class Rienda:
 
 
 class _SandboxOnUse:
-    """Stands for a :class:`Rienda`'s sandbox until an attribute of it is needed, then is
-    that sandbox (see :attr:`Rienda.sandbox_on_use`)."""
+    """Stands for a :class:`Rienda`'s sandbox until one of its methods is called, then
+    forwards to that sandbox, made then (see :attr:`Rienda.sandbox_on_use`)."""
 
     def __init__(self, rienda: Rienda) -> None:
         self._rienda = rienda
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._rienda.sandbox, name)
+    @property
+    def memory_limit(self) -> int:
+        return self._rienda.sandbox.memory_limit
+
+    def inspect(self, path: str, source: str, *, timeout: float | None = None,
+                cancel: CancelToken | None = None) -> tuple[list[Export], JSONObject]:
+        return self._rienda.sandbox.inspect(path, source, timeout=timeout, cancel=cancel)
+
+    def call(self, path: str, source: str, export: str, payload: list[JSON], host: HostHandler,
+             cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue:
+        return self._rienda.sandbox.call(path, source, export, payload, host, cancel, frozen)
+
+    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[JSON], rule: ChainRule,
+                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
+                   frozen: Sequence[tuple[int, str]] = (),
+                   on_step: Callable[[int, Outcome], None] | None = None) -> None:
+        sandbox = self._rienda.sandbox
+        if on_step is None:
+            sandbox.call_chain(links, export, payload, rule, host_for, cancel, frozen)
+        else:
+            sandbox.call_chain(links, export, payload, rule, host_for, cancel, frozen, on_step)
+
+    def prepare(self) -> None:
+        self._rienda.sandbox.prepare()

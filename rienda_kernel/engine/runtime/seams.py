@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from ..common.json_value import JSONObject
 
 if TYPE_CHECKING:
     from ..cancel import CancelToken
@@ -107,12 +109,12 @@ class Link:
     limit: Limit
     max_turns: int | None  # the top-level conversation's override, if any
 
-    def header(self) -> dict[str, Any]:
+    def header(self) -> JSONObject:
         """What the child's session header records of its parent."""
         return {"parent_session_id": self.parent_session_id, "parent_call_id": self.parent_call_id,
                 "depth": self.depth}
 
-    def ctx(self) -> dict[str, Any]:
+    def ctx(self) -> JSONObject:
         """``ctx.subagent``."""
         return {"agent": self.path[-1], "depth": self.depth, "parentSessionId": self.parent_session_id,
                 "callId": self.parent_call_id}

@@ -90,7 +90,8 @@ class ChainRunner(Protocol):
 class SandboxLike(ChainRunner, Protocol):
     """What the engine needs from a sandbox (see the module's contracts)."""
 
-    memory_limit: int
+    @property
+    def memory_limit(self) -> int: ...
 
     def inspect(self, path: str, source: str, *, timeout: float | None = None,
                 cancel: CancelToken | None = None) -> tuple[list[Export], JSONObject]: ...

@@ -26,8 +26,8 @@ import re
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
+from ..common.json_value import JSON, JSONObject
 from .messages import Message
 
 __all__ = ["LETTERS_PER_TOKEN", "MESSAGE_OVERHEAD", "PUNCTUATION_TOKENS", "WIDE_TOKENS", "ContextFill",
@@ -56,7 +56,7 @@ class ContextFill:
         """How full the window is, in whole percent (None when the window is unknown)."""
         return None if not self.window else round(100 * self.tokens / self.window)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"tokens": self.tokens, "window": self.window, "estimated": self.estimated}
 
     def line(self) -> str:
@@ -116,5 +116,5 @@ def context_fill(messages: list[Message], window: int | None, sent_besides: Iter
     return ContextFill(whole, window, whole)
 
 
-def _arguments(arguments: Any) -> str:
+def _arguments(arguments: JSON) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)

@@ -21,7 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from difflib import SequenceMatcher
-from typing import Any
+from typing import TYPE_CHECKING
+
+from ..common.json_value import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from ..tools.model import Hook
 
 __all__ = ["MIN_PIECE", "WITHHELD", "pieces", "recover", "saw"]
 
@@ -30,12 +35,12 @@ _DIFF_LIMIT = 64 * 1024  # characters of input and output beyond which only a si
 WITHHELD = None
 
 
-def saw(hooks: Iterable[Any], point: str, fields: Mapping[str, tuple[Any, Any]]) -> dict[str, Any] | None:
+def saw(hooks: Iterable[Hook], point: str, fields: Mapping[str, tuple[JSON, JSON]]) -> JSONObject | None:
     """``meta["saw"]`` for one point: None when no hook in ``hooks`` handles ``point``;
     else an entry for each field whose (input, output) pair in ``fields`` differs."""
     if not any(point in hook.points for hook in hooks):
         return None
-    kept: dict[str, Any] = {}
+    kept: JSONObject = {}
     for name, (given, made) in fields.items():
         if given == made and type(given) is type(made):
             continue
@@ -69,7 +74,7 @@ def pieces(given: str, made: str) -> list[list[int]] | None:
     return found
 
 
-def recover(entry: Any, saved: str) -> str | None:
+def recover(entry: JSON, saved: str) -> str | None:
     """The input an entry of :func:`saw` describes, read from ``saved``; None when it was
     withheld, or ``saved`` is not the text it was taken from (a scrubbed secret changed it)."""
     if not isinstance(entry, dict) or entry.get("of") != len(saved):

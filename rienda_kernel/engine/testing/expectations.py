@@ -33,11 +33,10 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 
 from ..home import yaml_file
-from ..common.json_value import JSON
+from ..common.json_value import JSON, JSONObject
 from ..errors import ConfigError
 
 __all__ = ["CallExpectation", "Expectations", "expectations_beside", "load_expectations"]
@@ -58,14 +57,14 @@ class CallExpectation:
     where: str  # e.g. "calls[2] of sessions/x.expect.yaml", for messages
     match_id: str | None = None
     match_tool: str | None = None
-    match_arguments: dict[str, Any] = field(default_factory=dict)
+    match_arguments: JSONObject = field(default_factory=dict)
     refused: bool | None = None
     refused_by: str | None = None
     reason: str | None = None
-    arguments: dict[str, Any] | None = None
+    arguments: JSONObject | None = None
     result: tuple[str, bool | None] | None = None
 
-    def matches(self, call_id: str, name: str, arguments: Any) -> bool:
+    def matches(self, call_id: str, name: str, arguments: JSON) -> bool:
         """Whether this entry selects the recorded call (``arguments`` as the model sent them)."""
         if self.match_id is not None and call_id != self.match_id:
             return False
@@ -76,7 +75,7 @@ class CallExpectation:
         return all(key in arguments and _value_matches(pattern, arguments[key])
                    for key, pattern in self.match_arguments.items())
 
-    def refusal_problems(self, call: Any) -> list[str]:
+    def refusal_problems(self, call: JSON) -> list[str]:
         """``call`` is a :class:`~.report.CallReplay`; what it breaks of ``refused``/``allowed``."""
         now_text = call.now_result.text if call.now_result else ""
         if self.refused is False:
@@ -90,14 +89,14 @@ class CallExpectation:
             return [f"expected a refusal reason containing {self.reason!r}, got {now_text!r}"]
         return []
 
-    def argument_problems(self, call: Any) -> list[str]:
+    def argument_problems(self, call: JSON) -> list[str]:
         if call.now_refused_by:
             return [f"expected arguments {_json(self.arguments)}, but the call is refused by hook {call.now_refused_by}"]
         if call.now_arguments != self.arguments:
             return [f"expected arguments {_json(self.arguments)}, now {_json(call.now_arguments)}"]
         return []
 
-    def result_problems(self, call: Any) -> list[str]:
+    def result_problems(self, call: JSON) -> list[str]:
         assert self.result is not None
         text, is_error = self.result
         if call.now_refused_by:
@@ -121,7 +120,7 @@ class Expectations:
     confirm: bool | None = None
     calls: tuple[CallExpectation, ...] = ()
 
-    def for_call(self, call_id: str, name: str, arguments: Any) -> CallExpectation | None:
+    def for_call(self, call_id: str, name: str, arguments: JSON) -> CallExpectation | None:
         return next((entry for entry in self.calls if entry.matches(call_id, name, arguments)), None)
 
 
@@ -154,7 +153,7 @@ def load_expectations(path: Path) -> Expectations:
     return Expectations(path, None if confirm is None else confirm == "allow", calls)
 
 
-def _entry(entry: Any, where: str) -> CallExpectation:
+def _entry(entry: JSON, where: str) -> CallExpectation:
     _check(isinstance(entry, dict), f"{where}: an entry is a mapping with match and what to expect")
     _check_keys(entry, _ENTRY_KEYS, where)
     match = entry.get("match")
@@ -179,7 +178,7 @@ def _entry(entry: Any, where: str) -> CallExpectation:
     return expectation
 
 
-def _refusal(entry: dict[str, Any], where: str) -> tuple[bool | None, str | None]:
+def _refusal(entry: JSONObject, where: str) -> tuple[bool | None, str | None]:
     refused, allowed = entry.get("refused"), entry.get("allowed")
     _check(refused is None or allowed is None, f"{where}: give refused or allowed, not both")
     _check(refused is None or refused is True or (isinstance(refused, str) and refused),
@@ -190,7 +189,7 @@ def _refusal(entry: dict[str, Any], where: str) -> tuple[bool | None, str | None
     return (False, None) if allowed else (None, None)
 
 
-def _result(value: Any, where: str) -> tuple[str, bool | None]:
+def _result(value: JSON, where: str) -> tuple[str, bool | None]:
     if isinstance(value, str):
         return value, None
     _check(isinstance(value, dict) and isinstance(value.get("text"), str),
@@ -200,7 +199,7 @@ def _result(value: Any, where: str) -> tuple[str, bool | None]:
     return value["text"], value.get("isError")
 
 
-def _pattern(value: Any, where: str) -> Any:
+def _pattern(value: JSON, where: str) -> JSON:
     if not isinstance(value, str):
         return value
     try:
@@ -215,15 +214,15 @@ def _value_matches(pattern: re.Pattern[str] | JSON, value: JSON) -> bool:
     return bool(pattern == value)
 
 
-def _check_keys(mapping: dict[Any, Any], allowed: tuple[str, ...], where: str) -> None:
+def _check_keys(mapping: JSONObject, allowed: tuple[str, ...], where: str) -> None:
     unknown = [str(key) for key in mapping if key not in allowed]
     _check(not unknown, f"{where}: unknown key {', '.join(map(repr, unknown))}; the keys are {', '.join(allowed)}")
 
 
-def _check(condition: Any, message: str) -> None:
+def _check(condition: JSON, message: str) -> None:
     if not condition:
         raise ConfigError(message)
 
 
-def _json(value: Any) -> str:
+def _json(value: JSON) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -47,12 +47,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from ..cancel import CancelToken
-from ..common.json_value import JSON
+from ..common.json_value import JSON, JSONObject
 from ..errors import ConfigError
 from ..events import Confirm, Event, HookDecision
 from .expectations import CallExpectation, Expectations, expectations_beside
@@ -107,7 +106,7 @@ def replay_file(rienda: RunHost, path: Path, hooks: list[str] | None = None, run
 
 def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list[str] | None, agent_id: str | None,
             run_tools: bool, ui: FrontEnd | None, expected: Expectations | None,
-            inherited: tuple[list[str], set[str]] | None = None, load: Any = None,
+            inherited: tuple[list[str], set[str]] | None = None, load: JSON = None,
             parent_call_id: str | None = None) -> ReplayReport:
     load = load or rienda.store.load
     config = rienda.config()
@@ -130,7 +129,7 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
     decisions: list[HookDecision] = []
     notes: list[str] = []
 
-    def observe(event: Any) -> None:
+    def observe(event: JSON) -> None:
         if isinstance(event, HookDecision):
             decisions.append(event)
 
@@ -176,7 +175,7 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
 
 
 def _sub_agent(replayed: CallReplay, recorded: Message | None, rienda: RunHost, run_tools: bool, ui: FrontEnd,
-               chain: tuple[list[str], set[str]], load: Any, notes: list[str]) -> CallReplay:
+               chain: tuple[list[str], set[str]], load: JSON, notes: list[str]) -> CallReplay:
     """``replayed`` with the replay of the sub-agent's session its call started, if any,
     through ``chain`` (the call's run's hooks and its fail-closed ones) then the sub-agent's own."""
     child_id = _child_session(recorded)
@@ -313,7 +312,7 @@ def session_script(rienda: RunHost, session_id: str) -> str:
     for message in loaded.messages:
         if message.role != "assistant" or message.meta.interrupted or message.meta.error:
             continue
-        item: dict[str, Any] = {"text": message.text}
+        item: JSONObject = {"text": message.text}
         if message.thinking:
             item["thinking"] = message.thinking
         if message.tool_calls:

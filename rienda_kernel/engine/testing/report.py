@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..common.json_value import JSON, JSONObject
 from .expectations import CallExpectation
 from ..tools.model import ToolResult
 
@@ -31,8 +31,8 @@ class CallReplay:
 
     id: str
     name: str
-    recorded_arguments: Any
-    now_arguments: Any
+    recorded_arguments: JSON
+    now_arguments: JSON
     recorded_refused_by: str | None
     now_refused_by: str | None
     recorded_result: ToolResult | None
@@ -79,7 +79,7 @@ class CallReplay:
             return [f"result now different: {_short(self.recorded_result.text)!r} -> {_short(self.now_result.text)!r}"]
         return []
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"id": self.id, "name": self.name, "differences": self.differences, "not_run": self.not_run,
                 "child_session_id": self.child_session}
 
@@ -109,7 +109,7 @@ class ReplayReport:
         return (bool(self.texts) or bool(self.unmatched) or bool(self.compactions)
                 or any(call.differences for call in self.calls) or any(child.changed for child in self.children))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """``rienda replay --json``: the report, a sub-agent's session's report in ``children``."""
         return {"session_id": self.session_id, "hooks": self.hooks, "changed": self.changed,
                 "calls": [call.to_dict() for call in self.calls],
@@ -147,7 +147,7 @@ def _by(hook: str, failed: str | None) -> str:
     return f"hook {hook}" + (f", failing closed: {failed}" if failed else "")
 
 
-def _field_changes(before: Any, after: Any) -> str:
+def _field_changes(before: JSON, after: JSON) -> str:
     if isinstance(before, dict) and isinstance(after, dict):
         keys = sorted(set(before) | set(after))
         return "; ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in keys if before.get(k) != after.get(k))
