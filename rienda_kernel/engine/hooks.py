@@ -177,8 +177,9 @@ class HookChain:
         end = self._point("beforeCompact", [payload], _COMPACT, cancel, frozen=[(0, "messages")])
         if end.refused_by is not None:
             return CompactGate(cancelled_by=end.refused_by, reason=end.reason)
-        return CompactGate(None, end.fields["summary"] or None, end.fields["instructions"] or None,
-                           end.writers.get("summary"), end.writers.get("instructions"))
+        by = end.supplied.get("summary")  # a summary supplied is the summary, even an empty one (H24)
+        return CompactGate(None, str(end.fields["summary"]) if by else None, end.fields["instructions"] or None,
+                           by, end.writers.get("instructions"))
 
     def after_compact(self, summary: str, tokens_before: int, tokens_after: int, cancel: CancelToken) -> str:
         """``{summary, tokensBefore, tokensAfter}`` → the summary the session keeps."""
@@ -226,6 +227,7 @@ class HookChain:
                 return self._decided(hook, point, reply.duration_ms, "refused", call_id=call_id, reason=end.reason)
             updated, decision = self._apply(hook, point, reply, end.fields, types, call_id)
             end.writers.update({key: hook.name for key in updated if updated[key] != end.fields[key]})
+            end.supplied.update({key: hook.name for key in updated if reply.value.get(key) is not None})
             end.fields = updated
             return decision
 
@@ -344,6 +346,7 @@ class _End:
     reason: str | None = None
     failed: str | None = None  # a fail-closed hook's error, when that refused
     writers: dict[str, str] = field(default_factory=dict)  # field -> the last hook that changed it
+    supplied: dict[str, str] = field(default_factory=dict)  # field -> the last hook that returned it (same or not)
 
 
 def _changes(before: JSONObject, after: JSONObject) -> JSONObject:

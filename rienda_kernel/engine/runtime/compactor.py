@@ -208,7 +208,7 @@ class Compactor:
         setup, besides = self.setup, _besides_tokens(self.setup)
         draft = view_tokens(setup.history, plan.view.with_summary(made), besides)
         summary = scrub_text(self.chain.after_compact(made or "", outcome.before, draft, cancel)) or None
-        if summary != made:  # as the record keeps it
+        if summary != (made or None):  # as the record keeps it (an empty summary is none)
             outcome.acted.append(f"{_writer(self.chain, 'afterCompact')}: rewrote the summary")
         view = plan.view.with_summary(summary)
         after = view_tokens(setup.history, view, besides)

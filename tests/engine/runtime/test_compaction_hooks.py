@@ -167,3 +167,14 @@ def test_H26_a_sub_agents_compaction_passes_the_leads_hooks_first(rig):
     made = [e for e in ui.events if isinstance(e, Compaction)]
     assert made and all(event.depth == 1 and event.outcome == "compacted" for event in made)
     assert made[0].pruned >= 1 and not made[0].folded  # the older results were pruned, which was enough
+
+
+def test_H24_an_empty_summary_is_the_summary_and_no_model_is_asked(rig):
+    """A hook may supply an empty summary (the folded history must reach no model): the
+    summariser is not asked, the folded messages are sent as nothing (issue 40)."""
+    rig.write_hook("blank", "module.exports = { beforeCompact() { return {summary: ''}; } };")
+    events, conversation = prompts(long_agent(rig, ["blank"]), 6)
+    [record] = compactions(rig, conversation.session_id)
+    assert (record["outcome"], record["summary"], record["summary_by"]) == ("compacted", None, "blank")
+    assert record["hooks"] == ["blank: supplied the summary"]
+    assert conversation.compaction.view is not None and conversation.compaction.view.summary is None
