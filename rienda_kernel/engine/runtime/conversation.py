@@ -217,7 +217,10 @@ class Conversation:
         self.compaction.settings = settings
         self.compaction.summariser = None
         if settings.model:
-            provider, name = provider_for(settings.model, config)
+            try:
+                provider, name = provider_for(settings.model, config)
+            except ConfigError as exc:  # said as the setting at fault
+                raise ConfigError(f"{config.path}: compaction.model: {exc}") from exc
             self.compaction.summariser = (provider, name, settings.model)
 
     def _choose_model(self, ui: EventSink) -> str:

@@ -190,3 +190,12 @@ def test_nothing_to_compact_is_said_once_in_a_run_and_a_later_turn_compacts(rig)
     assert outcomes == ["nothing", "compacted"]
     [record] = records(rig, conversation.session_id)
     assert record["pruned"] == {"2": "[pruned: huge, 4,000 characters]"}
+
+
+def test_a_summariser_on_an_unknown_provider_names_compaction_model(rig):
+    """A run fails before its first request, and the line names the setting at fault."""
+    engine = agent(rig, 600, config={"compaction": {"model": "nowhere/mini"}})
+    result = engine.conversation("long").run("hello", NonInteractiveUI())
+    assert result.reason == "error"
+    assert result.error.startswith(f"{rig.home / 'config.yaml'}: compaction.model: model 'nowhere/mini': no provider "
+                                   "named 'nowhere'"), result.error
