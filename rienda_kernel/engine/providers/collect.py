@@ -12,6 +12,7 @@ included, raises :class:`Partial` holding what arrived, so the loop can save it.
 from __future__ import annotations
 
 from ..cancel import CancelToken
+from ..errors import AnswerCutOff
 from ..events import Notify, TextDelta, ThinkingDelta
 from ..hooks import ModelResponse
 from ..secrets import StreamGuard
@@ -43,20 +44,27 @@ class Partial(Exception):
         self.cause = cause
 
 
-def stream_response(provider: Provider, request: ModelRequest, ui: EventSink,
-            cancel: CancelToken) -> tuple[ModelResponse, Usage | None, JSONObject]:
+def stream_response(provider: Provider, request: ModelRequest, ui: EventSink, cancel: CancelToken,
+                    limit: int | None = None) -> tuple[ModelResponse, Usage | None, JSONObject]:
     """Stream one response: the response, its usage and its vendor state; a stop or any
     failure (a provider's bug included) raises :class:`Partial`, whose cause the run then
-    ends with once what arrived is saved."""
+    ends with once what arrived is saved. With ``limit``, a response whose text and
+    thinking pass that many characters is cut off there (:class:`AnswerCutOff`), the rest
+    of its stream never read: a server that ignores ``max_tokens`` cannot fill memory."""
     text: list[str] = []
     thinking: list[str] = []
     calls: list[ToolCall] = []
     usage: Usage | None = None
     vendor: JSONObject = {}
     shown = _Deltas(ui)
+    size = 0
     try:
         for chunk in provider.stream(request, cancel):
             cancel.raise_if_cancelled()
+            if limit is not None and isinstance(chunk, (TextChunk, ThinkingChunk)):
+                size += len(chunk.text)
+                if size > limit:
+                    raise AnswerCutOff(f"the answer passed {limit:,} characters; the rest was not read")
             if isinstance(chunk, TextChunk):
                 text.append(repair(chunk.text))
                 shown.add(TextDelta, text[-1])

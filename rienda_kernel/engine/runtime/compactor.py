@@ -52,6 +52,8 @@ from ..ui import EventSink
 __all__ = ["AUTO_TARGET", "CompactionState", "Compactable", "Compactor", "request_fill", "said_failed",
            "sent_messages", "tool_specs", "window_of"]
 
+SUMMARY_MAX_TOKENS = 4096  # what a summariser may write (its request's max_tokens)
+CHARACTERS_PER_TOKEN_AT_MOST = 16  # past this many characters a token, a summary stream is cut off (unread)
 AUTO_TARGET = 0.75  # an automatic compaction that only prunes must bring the request under this share of the threshold
 
 
@@ -288,10 +290,11 @@ def _summary(setup: Compactable, plan: Plan, gate: CompactGate, window: int | No
     provider, model, model_id = setup.compaction.summariser or (setup.provider, setup.model_name, setup.model_id)
     budget = max(256, (window or 16_384) // 2 - estimate_tokens(SYSTEM) - 200)
     prompt = summary_prompt(plan.view.summary, folded, gate.instructions, budget)
-    options = setup.agent.options if model_id == setup.model_id else {}
+    options = {**(setup.agent.options if model_id == setup.model_id else {}), "max_tokens": SUMMARY_MAX_TOKENS}
     request = ModelRequest(model, SYSTEM, [Message.user(prompt)], [], setup.run.workdir, options, purpose="compaction")
     try:
-        response, _, _ = stream_response(provider, request, _Quiet(setup.run.ui), cancel)
+        response, _, _ = stream_response(provider, request, _Quiet(setup.run.ui), cancel,
+                                         limit=SUMMARY_MAX_TOKENS * CHARACTERS_PER_TOKEN_AT_MOST)
     except Partial as partial:
         if isinstance(partial.cause, Interrupted):
             raise partial.cause from None  # a stop, as it was raised, without the Partial carrying it

@@ -4,12 +4,15 @@ real V8 hooks and the session file."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
 from rienda_kernel.engine import ConfigError, NonInteractiveUI
 from rienda_kernel.engine.events import Compaction
 from rienda_kernel.engine.home.config import read_config
+from rienda_kernel.engine.runtime.compactor import CHARACTERS_PER_TOKEN_AT_MOST, SUMMARY_MAX_TOKENS
 from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.sessions.compaction.view import request_messages
 
@@ -199,3 +202,31 @@ def test_a_summariser_on_an_unknown_provider_names_compaction_model(rig):
     assert result.reason == "error"
     assert result.error.startswith(f"{rig.home / 'config.yaml'}: compaction.model: model 'nowhere/mini': no provider "
                                    "named 'nowhere'"), result.error
+
+
+def test_a_runaway_summary_stream_is_cut_off_unread_and_kept_as_far_as_the_limit(rig):
+    """The summariser is asked for at most SUMMARY_MAX_TOKENS; a server that ignores it and
+    streams on (about 100 MB here) is not read past the limit: memory stays bounded, and
+    what it wrote up to there is judged as any summary (here too long for a 600-token
+    window: rejected, the session left as it was) (issue 40)."""
+    sent = [0]
+    piece = json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "mini",
+                        "choices": [{"index": 0, "delta": {"content": "lorem ipsum " * 80}, "finish_reason": None}]})
+
+    def runaway():
+        for _ in range(100_000):
+            sent[0] += 1
+            yield piece
+
+    with serving(fake_openai()) as server:
+        server.replies += [{"events": runaway(), "done": False}]
+        engine = agent(rig, 600, config={"providers": {"cheap": {"api": "openai", "base_url": server.url,
+                                                                  "api_key_env": None}},
+                                         "compaction": {"model": "cheap/mini"}})
+        conversation = engine.conversation("long")
+        run_all(conversation, 6)
+        assert server.requests[0]["max_tokens"] == SUMMARY_MAX_TOKENS
+    [record] = records(rig, conversation.session_id)
+    assert record["outcome"] == "rejected" and record["tokens_after"] <= SUMMARY_MAX_TOKENS * CHARACTERS_PER_TOKEN_AT_MOST
+    assert conversation.compaction.view is None
+    assert sent[0] < 10_000, sent  # the rest of the stream was never read
