@@ -106,3 +106,24 @@ def test_a_summary_cut_off_at_the_length_limit_is_kept_as_far_as_it_goes(rig, ve
     assert (result.reason, result.error) == ("end_turn", None), engine.store.load(session_id).records
     [made] = engine.store.load(session_id).records_of(CompactionRecord)
     assert (made.outcome, made.view and made.view.summary) == ("compacted", "## Goal\n- count the words")
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_retry_refused_again_ends_in_the_one_line_and_never_compacts_twice(rig, vendor):
+    """The retried request refused for its length again: the run ends with the one line
+    ("even after compacting it once"); one compaction was made, and nothing more was asked
+    (a loop would ask for a second summary, and a third request)."""
+    server = (fake_openai if vendor == "openai" else fake_anthropic)()
+    refusal = {"status": 400, "body": OPENAI if vendor == "openai" else ANTHROPIC}
+    with serving(server):
+        engine, session_id = session_with_tool_calls(rig, vendor, server)
+        asked_before = len(server.requests)
+        _, text = streams(vendor)
+        server.replies += [refusal, {"events": text("## Goal\n- count the words of notes.txt (4)")}, refusal]
+        result = engine.conversation("counter", session_id).run("And once more?", NonInteractiveUI())
+        asked = len(server.requests) - asked_before
+    assert result.reason == "error" and "even after compacting it once" in result.error, result.error
+    assert "\n" not in result.error and f"session {session_id} is kept" in result.error
+    assert asked == 3  # the refused request, the summariser, the refused retry: no second compaction
+    [made] = engine.store.load(session_id).records_of(CompactionRecord)
+    assert (made.outcome, made.reason) == ("compacted", "overflow")
