@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from ..helpers.mcp_servers import write_config
+from ..helpers.vendor_streams.openai import text_stream, tool_stream
+from ..helpers.vendor_wire import serving
+from ..helpers.vendors import fake_openai
 
 ROGUE = Path(__file__).parents[1] / "helpers" / "mcp_rogue.py"
 
@@ -45,6 +48,30 @@ def test_a_reply_with_a_lone_surrogate_escape_is_read_with_u_fffd(home):
     done = rienda(home("surrogate"), "call", "mcp__rogue__echo", '{"text": "hi"}')
     assert (done.returncode, done.stdout) == (0, "half \ufffd of it\n"), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_tools_list_with_lone_surrogates_is_read_with_u_fffd_and_a_run_sends_it(tmp_path):
+    """The escape in what ``tools/list`` says (description, a parameter's description, the
+    title): ``rienda tools`` lists it, and a run sends it to the model's server, each with
+    U+FFFD (without the line reader's repair a run failed with UnicodeEncodeError before
+    its first request: issue 40)."""
+    with serving(fake_openai()) as server:
+        write_config(tmp_path, {"rogue": {"command": sys.executable, "args": [str(ROGUE)],
+                                          "env": {"ROGUE": "surrogate-list"}, "start_timeout": 600}},
+                     providers={"cloud": {"api": "openai", "base_url": server.url, "api_key_env": None}})
+        (tmp_path / "agents").mkdir()
+        (tmp_path / "agents" / "echoer.md").write_text("---\ndescription: Echoes.\nmodel: cloud/gpt-4o\n"
+                                                       "tools: [mcp__rogue__echo]\n---\nEcho.\n")
+        server.replies += [{"events": tool_stream("call_1", "mcp__rogue__echo", '{"text": "hi"}')},
+                           {"events": text_stream("Done.")}]
+        listed = rienda(tmp_path, "tools")
+        done = rienda(tmp_path, "run", "--agent", "echoer", "go")
+        requests = list(server.requests)
+    assert listed.returncode == 0 and "Says \ufffd it back." in listed.stdout, listed.stdout + listed.stderr
+    assert (done.returncode, "Traceback" in done.stderr) == (0, False), done.stderr
+    sent = requests[0]["tools"][0]["function"]
+    assert sent["description"] == "Says \ufffd it back."
+    assert sent["parameters"]["properties"]["text"]["description"] == "what \ufffd to say"
 
 
 def test_a_tools_list_too_deep_to_read_fails_the_start_at_once_saying_what_was_wrong(home):

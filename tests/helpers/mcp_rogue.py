@@ -3,6 +3,8 @@ server class would not let it). ``ROGUE`` in its environment says how:
 
 - ``banner``: a banner and a debug line on stdout before and between its answers;
 - ``surrogate``: ``tools/call`` answers with JSON holding a lone surrogate escape;
+- ``surrogate-list``: ``tools/list`` does: in the tool's description, its parameter's
+  description and its title (what a run sends the model, and ``rienda tools`` prints);
 - ``garbage``: ``tools/call`` answers with a reply whose ``result`` is not a CallToolResult;
 - ``deep``: ``tools/list`` answers with an ``inputSchema`` nested 300 levels;
 - ``bytes``: before answering a call, a line that is not UTF-8, and a log notification
@@ -53,6 +55,11 @@ for line in sys.stdin:
             raw("DEBUG initialized, waiting for requests")
     elif method == "tools/list":
         schema = deep_schema(300) if HOW == "deep" else SCHEMA
+        if HOW == "surrogate-list":
+            raw('{"jsonrpc": "2.0", "id": %s, "result": {"tools": [{"name": "echo", "title": "Echo \\udc00", '
+                '"description": "Says \\ud83d it back.", "inputSchema": {"type": "object", "properties": '
+                '{"text": {"type": "string", "description": "what \\ud800 to say"}}}}]}}' % json.dumps(ident))
+            continue
         send({"jsonrpc": "2.0", "id": ident, "result": {"tools": [
             {"name": "echo", "description": "Says it back.", "inputSchema": schema}]}})
     elif method == "tools/call":
