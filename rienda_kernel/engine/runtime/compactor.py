@@ -30,7 +30,7 @@ from ..cancel import CancelToken
 from ..common.json_value import JSONObject
 from ..ctx.host import RunContext
 from ..errors import AnswerCutOff, ContextOverflow, Interrupted, ProviderError, RiendaError, SessionWriteError
-from ..events import Compaction, CompactionOutcome, CompactionReason, Event, TextDelta, ThinkingDelta
+from ..events import Compaction, CompactionOutcome, CompactionReason, Event, Notify, TextDelta, ThinkingDelta
 from ..hooks import CompactGate, HookChain
 from ..home.agents import Agent
 from ..providers import ModelRequest, Provider, ToolSpec
@@ -131,15 +131,22 @@ class Compactor:
 
     def before_request(self, cancel: CancelToken) -> None:
         """Compact (``auto``) when the next request passes ``window - reserve``, automatic
-        compaction is on and none of this run went wrong."""
+        compaction is on and none of this run went wrong; then, when the request is still
+        larger than the whole window (nothing could be compacted, or compaction is off), say
+        so before it is sent: the model may refuse it."""
         settings = self.setup.compaction.settings
-        if not settings.auto or self._held is not None:
-            return
         fill = request_fill(self.setup, cancel)
-        if fill.window is not None and fill.tokens > settings.threshold(fill.window):
+        if fill.window is None:
+            return
+        if settings.auto and self._held is None and fill.tokens > settings.threshold(fill.window):
             made = self._compact("auto", cancel)
             if made.outcome in ("cancelled", "rejected", "failed"):
                 self._held = made
+            fill = request_fill(self.setup, cancel)
+        if fill.window is not None and fill.tokens > fill.window:
+            self.setup.run.ui.emit(Notify("rienda", "context", (
+                f"the request holds {'about ' if fill.estimated else ''}{fill.tokens:,} tokens, {fill.percent} % of "
+                f"{self.setup.model_id}'s window of {fill.window:,}: it is sent as it is, and the model may refuse it")))
 
     def after_refusal(self, refused: ContextOverflow, cancel: CancelToken) -> Compaction | None:
         """The compaction a refusal for length gets (reason ``overflow``): none when automatic

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from rienda_kernel.engine import ConfigError, NonInteractiveUI
-from rienda_kernel.engine.events import Compaction
+from rienda_kernel.engine.events import Compaction, Notify
 from rienda_kernel.engine.home.config import read_config
 from rienda_kernel.engine.runtime.compactor import CHARACTERS_PER_TOKEN_AT_MOST, SUMMARY_MAX_TOKENS
 from rienda_kernel.engine.runtime.rienda import Rienda
@@ -230,3 +230,18 @@ def test_a_runaway_summary_stream_is_cut_off_unread_and_kept_as_far_as_the_limit
     assert record["outcome"] == "rejected" and record["tokens_after"] <= SUMMARY_MAX_TOKENS * CHARACTERS_PER_TOKEN_AT_MOST
     assert conversation.compaction.view is None
     assert sent[0] < 10_000, sent  # the rest of the stream was never read
+
+
+def test_a_request_over_the_whole_window_is_said_before_it_is_sent(rig):
+    """Nothing to compact (compaction off here) and the request past the window: one notice
+    before it goes, naming the fill and the window; a request within it gets none (issue 40)."""
+    engine = agent(rig, 600, config={"compaction": False})
+    conversation = engine.conversation("long")
+    ui = NonInteractiveUI()
+    run_all(conversation, 7, ui)
+    said = [e.body for e in ui.events if isinstance(e, Notify) and e.title == "context"]
+    assert said and all("'s window of 600: it is sent as it is, and the model may refuse it" in line for line in said)
+    assert said[0].startswith("the request holds about ") and " % of scripted/script.yaml's window of 600" in said[0]
+    quiet = NonInteractiveUI()
+    agent(rig, 100_000, config={"compaction": False}).conversation("long").run("hello", quiet)
+    assert not [e for e in quiet.events if isinstance(e, Notify) and e.title == "context"]
