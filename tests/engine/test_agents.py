@@ -114,8 +114,10 @@ def test_windows_line_endings_are_accepted(tmp_path):
          "tools lists 'read' twice (first at line 4)"),
         ("---\nmodel: a/b\nhooks: [audit, audit]\n---\n", 3, "hooks lists 'audit' twice"),
         ("---\nmodel: a/b\ntools: [read]\ntools: [shell]\n---\n", 4, "key 'tools' appears twice (first at line 3)"),
-        ("---\nmodel: a/b\nmax_turns: 0\n---\n", 3, "max_turns must be a positive whole number of model turns, got 0"),
-        ("---\nmodel: a/b\nmax_turns: '5'\n---\n", 3, "max_turns must be a positive whole number"),
+        ("---\nmodel: a/b\nmax_turns: 0\n---\n", 3,
+         "max_turns must be a positive whole number of model turns, got the number 0"),
+        ("---\nmodel: a/b\nmax_turns: '5'\n---\n", 3,
+         "max_turns must be a positive whole number of model turns, got the string '5'"),  # as config.yaml says it
         ("---\nmodel: a/b\nmax_turns: true\n---\n", 3, "max_turns must be a positive whole number"),
         ("---\nmodel: a/b\noptions: [max_tokens]\n---\n", 3, "options must be a mapping of provider options"),
     ],

@@ -35,7 +35,7 @@ from pathlib import Path
 from .front_matter import AgentError, compose, item_lines, kind, split_front_matter
 from ..common.json_value import JSON, JSONObject
 from ..tools.model import NAME_RULE
-from ..common.hints import LEADING_HINT, did_you_mean
+from ..common.hints import LEADING_HINT, did_you_mean, shown
 from ..errors import ConfigError
 from ..events import Diagnostic
 
@@ -175,7 +175,7 @@ def _check_count(path: Path, key: str, data: _Data, lines: dict[str, int]) -> in
         return None
     least, expected = _COUNTS[key]
     if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise AgentError(path, lines.get(key, 1), f"{key} must be {expected}, got {value!r}")
+        raise AgentError(path, lines.get(key, 1), f"{key} must be {expected}, got {shown(value)}")
     return value
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from ..common.hints import did_you_mean
+from ..common.hints import did_you_mean, shown
 from ..common.json_value import JSON, JSONObject
 from ..errors import ConfigError
 from ..events import Diagnostic
@@ -184,7 +184,7 @@ def check_config(home: Path) -> Config:
         elif value is None:
             del data[key]
         elif not setting.accepts(value):
-            raise ConfigError(f"{path}:{line}: {key} must be {setting.expected}, got {_shown(value)}")
+            raise ConfigError(f"{path}:{line}: {key} must be {setting.expected}, got {shown(value)}")
         elif key == "mcp_servers":
             servers, found = parse_mcp_servers(path, root, value)
             diagnostics += found
@@ -242,14 +242,6 @@ def _unknown(path: Path, line: int, key: JSON) -> Diagnostic:
     return Diagnostic(CONFIG_SOURCE, f"{path}:{line}: unknown setting {key!r}{did_you_mean(key, SETTINGS)}; ignored "
                       f"(the settings are {', '.join(SETTINGS)})", path=str(path), line=line)
 
-
-_KINDS: dict[type, str] = {str: "the string", bool: "the boolean", int: "the number", float: "the number",
-                           list: "a list", dict: "a mapping"}
-
-
-def _shown(value: JSON) -> str:
-    kind = _KINDS.get(type(value), type(value).__name__)
-    return f"{kind} {value!r:.60}" if not isinstance(value, (list, dict)) else kind
 
 
 def yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str]:
