@@ -141,3 +141,13 @@ def test_a_tab_in_yaml_says_to_indent_with_spaces_at_its_line_in_the_cli(tmp_pat
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "config.yaml:2: malformed YAML" in done.stderr and "YAML indents with spaces" in done.stderr
+
+
+def test_a_bracket_left_open_is_named_where_it_opened_not_where_the_parser_gave_up(tmp_path):
+    """The line a person must fix is where the bracket (or quote) opened; where the parser
+    gave up is said after it (issue 40)."""
+    (tmp_path / "config.yaml").write_text("max_turns: 3\nproviders: {cloud: {api: openai}\nconfirm: ask\n")
+    with pytest.raises(ConfigError) as raised:
+        read_config(tmp_path)
+    assert str(raised.value) == (f"{tmp_path / 'config.yaml'}:2: malformed YAML: a flow mapping that starts here is "
+                                 "not closed (expected ',' or '}', but got '<scalar>' at line 3)")

@@ -56,15 +56,28 @@ def load(text: str, *, first_line: int = 1) -> tuple[JSON, yaml.Node | None, dic
                 and key.tag != _MERGE} if isinstance(node, yaml.MappingNode) else {}
         return repair(loader.construct_document(node)), node, keys
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = str(getattr(exc, "problem", None) or exc)
-        if "'\\t'" in problem:  # PyYAML says "found character '\t' that cannot start any token"
-            problem += " (YAML indents with spaces: replace the tab with spaces)"
-        raise YAMLProblem(mark.line + 1 + offset if mark else None, f"malformed YAML: {problem}") from exc
+        raise _malformed(exc, offset) from exc
     except RecursionError:  # the composer recurses: thousands of levels, which a chained cause would keep alive
         raise YAMLProblem(None, f"nested more than {MAX_DEPTH} levels deep") from None
     finally:
         loader.dispose()
+
+
+def _malformed(exc: yaml.YAMLError, offset: int) -> YAMLProblem:
+    """PyYAML's error as one problem at one line: where what was left open (a bracket, a
+    quote) began, when the parser gave up on a later line, else where it gave up."""
+    problem_mark = getattr(exc, "problem_mark", None)
+    context_mark = getattr(exc, "context_mark", None)
+    problem = str(getattr(exc, "problem", None) or exc)
+    if "'\\t'" in problem:  # PyYAML says "found character '\t' that cannot start any token"
+        problem += " (YAML indents with spaces: replace the tab with spaces)"
+    context = str(getattr(exc, "context", None) or "")
+    if context_mark is not None and problem_mark is not None and context_mark.line != problem_mark.line:
+        opened = context.removeprefix("while parsing ").removeprefix("while scanning ")
+        return YAMLProblem(context_mark.line + 1 + offset, f"malformed YAML: {opened} that starts here is not closed "
+                           f"({problem} at line {problem_mark.line + 1 + offset})")
+    mark = problem_mark or context_mark
+    return YAMLProblem(mark.line + 1 + offset if mark else None, f"malformed YAML: {problem}")
 
 
 def _check(root: yaml.Node, offset: int) -> None:

@@ -26,7 +26,7 @@ from ...helpers.recorded_session import record_session
     ("calls:\n  - match: {id: a}\n    result: {txt: x}\n", "result must be the text, or a mapping with text"),
     ("calls:\n  - match: {arguments: {command: '('}}\n    refused: true\n",
      "calls[0] of {path}: match.arguments.command: not a regular expression"),
-    ("calls:\n  - match: {id: a\n", "{path}:3: malformed YAML"),
+    ("calls:\n  - match: {id: a\n", "{path}:2: malformed YAML: a flow mapping that starts here is not closed"),
 ])
 def test_a_malformed_file_names_the_file_entry_and_key(tmp_path, text, message):
     path = tmp_path / "s.expect.yaml"
