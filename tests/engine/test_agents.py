@@ -211,3 +211,20 @@ def test_a_missing_agents_available_list_leaves_out_those_that_fail_to_load_and_
     assert "did you mean 'broken'?" in message
     assert message.endswith("(did you mean 'broken'? available: coder, default; failed to load: broken "
                             "(the agents listing says why))")
+
+
+def test_a_model_with_no_provider_in_an_agent_file_names_the_file_and_line(rig):
+    """A typo in an agent file's ``model:`` fails the run before it starts, and the line
+    names the file and the ``model:`` line, with the closest provider (issue 40)."""
+    from rienda_kernel.engine import NonInteractiveUI
+    from rienda_kernel.engine.runtime.rienda import Rienda
+
+    path = rig.home / "agents" / "typo.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("---\ndescription: Typo.\nmodel: opneai/gpt-4o\n---\nHelp.\n")
+    result = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("typo").run(
+        "hi", NonInteractiveUI())
+    assert result.reason == "error"
+    assert result.error.startswith(f"{path}:3: model 'opneai/gpt-4o': no provider named 'opneai' (did you mean "
+                                   "'openai'? "), result.error
+    assert not (rig.home / "sessions").exists()  # refused before anything was saved

@@ -72,6 +72,12 @@ class Agent:
     agents: tuple[str, ...] | None = None  # the agents its ``agent`` tool may start; None: any
     max_depth: int | None = None  # levels of sub-agents below it; None: the configuration's
     fail_closed: tuple[str, ...] = ()  # hooks (of ``hooks``) whose failure refuses a tool call
+    model_line: int | None = None  # the line of the file's ``model:`` (messages about the model name it)
+
+    @property
+    def model_where(self) -> str | None:
+        """``file:line`` of the agent file's ``model:`` (None for the built-in agent)."""
+        return None if self.path is None else f"{self.path}:{self.model_line or 1}"
 
     @property
     def model_label(self) -> str:
@@ -240,6 +246,7 @@ def parse_agent(path: Path, agent_id: str, text: str) -> tuple[Agent, list[Diagn
         agents=names["agents"] if data.get("agents") is not None else None,
         max_depth=_check_count(path, "max_depth", data, lines),
         fail_closed=_check_fail_closed(path, names["hooks"], names["fail_closed"], item_lines(node, "fail_closed")),
+        model_line=lines.get("model"),
     )
     return agent, _unknown_keys(path, data, lines)
 

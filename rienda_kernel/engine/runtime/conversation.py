@@ -20,7 +20,7 @@ from ..home.extensions import check_declared
 from ..hooks import inert_fail_closed
 from .loop import RunResult, TurnSetup, compact_session, run_prompt
 from .compactor import CompactionState, said_failed
-from ..providers import provider_for
+from ..providers import Provider, provider_for
 from ..providers.choice import choose_default_model
 from ..secrets import scrub_text
 from ..tools.mcp.catalog import declared_tools
@@ -192,7 +192,7 @@ class Conversation:
             ui.emit(diagnostic)
         catalog = fit_agent_tool(catalog, agent, self.rienda)
         model_id = self.model or agent.model or self._choose_model(ui)
-        provider, model_name = provider_for(model_id, config)
+        provider, model_name = self._provider(model_id, agent, config)
         provider.preflight(model_name, agent.options, agent.path or f"the built-in agent {agent.id!r}")
         max_turns = self._max_turns(agent, config)
         writer = self._open_writer(agent, model_id)
@@ -210,6 +210,17 @@ class Conversation:
         return TurnSetup(writer.id, agent, model_id, provider, model_name, catalog,
                          self.rienda.sandbox_on_use, run, writer, self.messages, link.approvals if link else self.approvals,
                          max_turns=max_turns, inherited_hooks=link.hooks if link else (), compaction=self.compaction)
+
+    def _provider(self, model_id: str, agent: Agent, config: Config) -> tuple[Provider, str]:
+        """The model's provider and name; a model the agent file names that has none is an
+        error naming the file and its ``model:`` line."""
+        try:
+            return provider_for(model_id, config)
+        except ConfigError as exc:
+            where = agent.model_where if not self.model and model_id == agent.model else None
+            if where is None:
+                raise
+            raise ConfigError(f"{where}: {exc}") from exc
 
     def _compaction_settings(self, config: Config) -> None:
         """``compaction:`` of config.yaml, and its summariser."""
