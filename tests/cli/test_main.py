@@ -44,6 +44,12 @@ def test_call_is_not_disturbed_by_broken_tools_beside_it_and_names_them_when_its
     assert (done.returncode, done.stdout, done.stderr) == (0, "echoed\n", "")
     missing = rienda("call", "nowhere", home=home)  # then every tool is looked at, to say what exists
     assert missing.returncode == 1 and "broken/index.js" in missing.stderr and "(agent, echo, http, read, shell, write)" in missing.stderr
+    # a tool that is there but cannot be loaded: said so, and why (not "no tool named"): issue 40
+    broken = rienda("call", "broken", home=home)
+    assert broken.returncode == 1 and broken.stderr.count("\n") == 1, broken.stderr
+    assert broken.stderr.startswith("rienda: tool 'broken' could not be loaded: ") and "not loaded" in broken.stderr
+    typo = rienda("call", "ecko", home=home)
+    assert "no tool named 'ecko' (did you mean 'echo'?) in " in typo.stderr, typo.stderr
 
 
 def test_an_error_result_exits_1_and_bad_arguments_name_the_field(tmp_path):

@@ -206,6 +206,20 @@ def test_H05_a_declared_hook_or_tool_that_does_not_exist_fails_the_run_before_an
     assert not (rig.home / "sessions").exists() or not list((rig.home / "sessions").iterdir())
 
 
+def test_H05_every_missing_tool_and_hook_is_said_at_once_with_the_closest_name(rig, engine, probe):
+    """Several typos in an agent file: one error naming each, with "did you mean" where a
+    tool or hook of the home (or a built-in) is close (issue 40)."""
+    rig.write_tool("word-count", 'module.exports = { description: "w", parameters: {type: "object"}, '
+                                 'execute: () => "3" };')
+    rig.write_hook("guard", "module.exports = { beforeRun() {} };")
+    path = agent(rig, model="probe/m", tools=("wrod-count", "reed"), hooks=("gaurd",))
+    result = engine.conversation("writer").run("hi", NonInteractiveUI())
+    assert result.reason == "error" and result.error.startswith(f"{path}: declares tool 'wrod-count'")
+    for name, closest in (("wrod-count", "word-count"), ("reed", "read"), ("gaurd", "guard")):
+        assert f"{name!r}, which does not exist (no " in result.error and f"(did you mean {closest!r}?)" in result.error
+    assert probe.requests == []
+
+
 def test_a_hook_skipped_for_a_diagnostic_fails_the_run_saying_why(rig, engine):
     rig.write_hook("typo", "module.exports = { beforeToolExec() {} };")
     agent(rig, hooks=("typo",))

@@ -196,6 +196,7 @@ def check_declared(agent: Agent, catalog: Catalog, elsewhere: tuple[str, ...] = 
     naming it and the agent file (and why it was skipped, or, for a name in ``elsewhere``,
     that it exists only ``where_elsewhere``)."""
     where = agent.path or f"the built-in agent {agent.id!r}"
+    problems = []
     for kind, names, found, folder in (("tool", agent.tools, catalog.tools, "tools"),
                                        ("hook", agent.hooks, catalog.hooks, "hooks")):
         for name in names:
@@ -208,8 +209,19 @@ def check_declared(agent: Agent, catalog: Catalog, elsewhere: tuple[str, ...] = 
             elif kind == "tool" and name in elsewhere:
                 detail = f" here: it is a notebook tool, which exists only in {where_elsewhere}"
             else:
-                detail = f" (no {catalog.home / folder / name / 'index.js'})"
-            raise ConfigError(f"{where}: declares {kind} {name!r}, which does not exist{detail}")
+                known = {*found, *_folders(catalog.home / folder)}
+                detail = f" (no {catalog.home / folder / name / 'index.js'}){did_you_mean(name, known)}"
+            problems.append(f"declares {kind} {name!r}, which does not exist{detail}")
+    if problems:  # every one at once: a person fixes the file once
+        raise ConfigError(f"{where}: " + "; ".join(problems))
+
+
+def _folders(directory: Path) -> list[str]:
+    """The names of the folders in ``directory`` (none when it cannot be read)."""
+    try:
+        return [entry.name for entry in directory.iterdir() if entry.is_dir()]
+    except OSError:
+        return []
 
 
 def summary(extension: Tool | Hook) -> str:

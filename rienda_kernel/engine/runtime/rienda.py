@@ -24,6 +24,7 @@ from ..builtins.standard import BUILTIN_TOOLS
 from ..home.extensions import DEFAULT_LOAD_TIMEOUT, ExtensionLoader, summary
 from ..ctx.host import RunContext
 from ..providers import provider_for
+from ..common.hints import did_you_mean
 from ..common.json_value import JSON, JSONObject
 from ..sandbox.chain import ChainRule, HookSource, JSValue, Outcome
 from ..sandbox.protocol import Export, HostHandler, SandboxLike
@@ -253,11 +254,15 @@ class Rienda:
         if name not in catalog.tools and (problem := missing_tool(name, catalog, config.mcp_servers)):
             raise ConfigError(f"no tool named {name!r}: {problem}")
         if name not in catalog.tools:
+            source = self.home / "tools" / name / "index.js"
+            why = [d.message for d in catalog.diagnostics if d.path == str(source)]
+            if why:  # the file is there: say why it could not be loaded, not that it does not exist
+                raise ConfigError(f"tool {name!r} could not be loaded: {'; '.join(why)}")
             catalog = self.catalog(hooks=[], config=config)  # every tool, to say what exists and what is broken
             for diagnostic in catalog.diagnostics:
                 ScrubbingUI.around(ui).emit(diagnostic)
-            raise ConfigError(f"no tool named {name!r} in {self.home / 'tools'} or the built-ins "
-                              f"({', '.join(sorted(catalog.tools))})")
+            raise ConfigError(f"no tool named {name!r}{did_you_mean(name, catalog.tools)} in {self.home / 'tools'} "
+                              f"or the built-ins ({', '.join(sorted(catalog.tools))})")
         return catalog.tools[name]
 
     def call_tool(self, tool: Tool | str, arguments: str | JSONObject, ui: FrontEnd,
