@@ -43,7 +43,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                "PayloadError", "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
                "SessionWriteError"),
     "events": ("Compaction", "Confirm", "Diagnostic", "Event", "HookDecision", "Log", "MessageSaved", "Notify", "Output",
-               "RunEnd", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
+               "RunEnd", "RunEndReason", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
     "home.agents": ("Agent",),
     "home.config": ("Config", "check_config", "load_config", "read_config", "rienda_home"),
     "home.extensions": ("ExtensionLoader",),
@@ -69,7 +69,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "testing.hook_call": ("HookCall", "HookInvocation"),
     "testing.report": ("ReplayReport",),
     "tools.invoke": ("OUTPUT_CAP",),
-    "tools.model": ("HOOK_POINTS", "NAME_RULE", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "ToolResult"),
+    "tools.model": ("HOOK_POINTS", "NAME_RULE", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "Tool",
+                    "ToolResult"),
     "ui": ("ASK_PROMPT", "CONFIRM_POLICIES", "Answer", "Asker", "ConfirmPolicy", "EventSink", "FrontEnd", "How",
            "NonInteractiveUI", "Person", "PersonAsker", "Recorder", "ScrubbingUI", "UI", "Via", "confirm_policy",
            "typed_answer"),
@@ -98,8 +99,8 @@ if TYPE_CHECKING:
     from .events import (
         Compaction as Compaction, Confirm as Confirm, Diagnostic as Diagnostic, Event as Event,
         HookDecision as HookDecision, Log as Log, MessageSaved as MessageSaved, Notify as Notify, Output as Output,
-        RunEnd as RunEnd, RunStart as RunStart, TextDelta as TextDelta, ThinkingDelta as ThinkingDelta,
-        ToolCallStarted as ToolCallStarted, ToolResultReady as ToolResultReady,
+        RunEnd as RunEnd, RunEndReason as RunEndReason, RunStart as RunStart, TextDelta as TextDelta,
+        ThinkingDelta as ThinkingDelta, ToolCallStarted as ToolCallStarted, ToolResultReady as ToolResultReady,
     )
     from .home.agents import Agent as Agent
     from .home.config import (
@@ -144,7 +145,7 @@ if TYPE_CHECKING:
     from .tools.invoke import OUTPUT_CAP as OUTPUT_CAP
     from .tools.model import (
         HOOK_POINTS as HOOK_POINTS, NAME_RULE as NAME_RULE, BuiltinTool as BuiltinTool, Catalog as Catalog,
-        Hook as Hook, JSTool as JSTool, McpTool as McpTool, ToolResult as ToolResult,
+        Hook as Hook, JSTool as JSTool, McpTool as McpTool, Tool as Tool, ToolResult as ToolResult,
     )
     from .ui import (
         ASK_PROMPT as ASK_PROMPT, CONFIRM_POLICIES as CONFIRM_POLICIES, Answer as Answer, Asker as Asker,
