@@ -235,16 +235,16 @@ class RiendaKernel(IPythonKernel):
             finally:
                 done.set()
 
+        def on_the_loop(job: Callable[[], None]) -> None:  # the python tool's job, in a copy of the cell's context
+            loop.call_soon_threadsafe(job, context=context.copy())  # (the turn's thread runs in that one)
+
         with turns.one_turn(), turns.stopping(cancel, (signal.SIGINT, signal.SIGTERM), loop.call_soon_threadsafe,
                                               before_terminating=notebook.close) as signalled:  # its MCP servers stop too
             self._running = (cancel, done)
             if signalled is not None:  # the loop wakes at a signal, whichever thread got it
                 loop.add_reader(signalled, drain, signalled)
-            def on_the_loop(job: Callable[[], None]) -> None:  # in a copy of the cell's context (the turn's is that one)
-                loop.call_soon_threadsafe(job, context=context.copy())
-
             try:
-                with turns.code.lent(on_the_loop):  # where the python tool's jobs run
+                with turns.code.lent(on_the_loop):
                     result = await loop.run_in_executor(None, turn)
             finally:
                 self._running = None
