@@ -287,6 +287,7 @@ def _home(session: TurnSession, args: list[str]) -> CommandOutput:
 
 
 def help_output(session: TurnSession, args: list[str]) -> CommandOutput:
+    """``help [COMMAND]``, spelled as ``session``'s front end spells a command."""
     return _help(session.prefix, args)
 
 

@@ -17,7 +17,7 @@ class ToolCallResult:
 
     id: str
     name: str
-    arguments: JSON  # as the model wrote them
+    arguments: JSON  # as the call's message saved them
     text: str | None
     is_error: bool | None
     subagent_session_id: str | None = None
