@@ -6,9 +6,7 @@ the ``rienda`` command, and the ``%rienda`` magics (``%load_ext rienda_kernel``)
 
 __version__ = "0.1.0"
 
+# `%load_ext rienda_kernel`: the %rienda magics (their module imports IPython only when loaded).
+from rienda_kernel.jupyter.extension import load_ipython_extension  # noqa: E402
 
-def load_ipython_extension(ipython):
-    """``%load_ext rienda_kernel``: register the %rienda magics."""
-    from rienda_kernel.jupyter.extension import load_ipython_extension as load
-
-    load(ipython)
+__all__ = ["__version__", "load_ipython_extension"]

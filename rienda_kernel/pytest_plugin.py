@@ -17,15 +17,21 @@ run alongside them. Items share nothing but one engine per process, so ``pytest 
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr, TracebackStyle
+
+    from rienda_kernel.engine import ReplayReport, Rienda
 
 __all__ = ["ReplayDiffers", "SessionFile", "SessionItem"]
 
 _ROOTS = pytest.StashKey[list[Path]]()
-_ENGINE = pytest.StashKey[Any]()
+_ENGINE = pytest.StashKey["Rienda"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -68,7 +74,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+def pytest_runtest_makereport(item: pytest.Item,
+                               call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Every report of a replayed session passes the front ends' reader: whatever put it
     together (the replay's report, a hook's error, pytest's own traceback, what was
     captured), no secret reaches the terminal or a JUnit file."""
@@ -87,7 +94,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 class ReplayDiffers(Exception):
     """A session that no longer replays as recorded (or as expected); holds the report."""
 
-    def __init__(self, report: Any) -> None:
+    def __init__(self, report: ReplayReport) -> None:
         super().__init__("\n".join(report.lines()))
         self.report = report
 
@@ -113,7 +120,8 @@ class SessionItem(pytest.Item):
         if report.changed:
             raise ReplayDiffers(report)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: TracebackStyle | None = None) -> str | TerminalRepr:
         from rienda_kernel.engine import RiendaError
 
         if isinstance(excinfo.value, ReplayDiffers):
@@ -126,7 +134,7 @@ class SessionItem(pytest.Item):
         return self.path, None, f"replay of {self.path.name}"
 
 
-def _engine(config: pytest.Config) -> Any:
+def _engine(config: pytest.Config) -> Rienda:
     """One :class:`Rienda` per process (one V8 sandbox, one extension cache)."""
     if _ENGINE not in config.stash:
         from rienda_kernel.engine import Rienda

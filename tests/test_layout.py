@@ -65,6 +65,21 @@ def test_the_lazy_loader_knows_every_exported_name_and_nothing_else():
         raise AssertionError("rienda_kernel.engine exports a name __all__ does not list")
 
 
+def test_the_checker_sees_the_same_names_the_lazy_loader_loads():
+    """engine/__init__.py's ``if TYPE_CHECKING:`` block re-exports (``X as X``) each name of
+    the lazy table from the same submodule, and nothing else."""
+    tree = ast.parse((ENGINE / "__init__.py").read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    seen = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.level == 1, ast.dump(node)
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{alias.name} is not re-exported as itself"
+            seen[alias.name] = node.module
+    assert seen == engine._WHERE  # noqa: SLF001 - the loader's own table
+
+
 def test_front_ends_import_the_engine_only_through_its_api():
     offending = [f"{path.relative_to(REPO)}:{line}: {module}"
                  for path in FRONT_ENDS for line, module in imported_modules(path)

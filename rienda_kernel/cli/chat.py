@@ -26,8 +26,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
-from typing import IO
+from typing import IO, Protocol
 
 from ..commands.session import TurnSession
 from ..commands.vocabulary import CommandError, run_rienda_command, subcommands
@@ -216,8 +215,8 @@ def _line_editing(chat: Chat) -> Iterator[Callable[[], str | None]]:
         _load_history(editing, history)
         editing.set_completer(_completer(editing))
         editing.parse_and_bind("tab: complete")
-    if gnu:  # Ctrl-C at the prompt: the line is cleared and given back empty
-        editing.parse_and_bind(r'"\C-c": "\C-a\C-k\C-m"')
+        if gnu:  # Ctrl-C at the prompt: the line is cleared and given back empty
+            editing.parse_and_bind(r'"\C-c": "\C-a\C-k\C-m"')
     try:
         yield lambda: _typed(chat.prompt, chat.stdin if gnu else None)
     finally:
@@ -271,7 +270,18 @@ def _ctrl_c_as_a_key(terminal: IO[str] | None) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
-def _readline() -> ModuleType | None:
+class _LineEditing(Protocol):
+    """What chat uses of the :mod:`readline` module (the module itself is one)."""
+
+    def set_history_length(self, length: int, /) -> None: ...
+    def read_history_file(self, filename: Path, /) -> None: ...
+    def write_history_file(self, filename: Path, /) -> None: ...
+    def set_completer(self, function: Callable[[str, int], str | None], /) -> None: ...
+    def parse_and_bind(self, string: str, /) -> None: ...
+    def get_line_buffer(self) -> str: ...
+
+
+def _readline() -> _LineEditing | None:
     """Python's readline module, or None where it has none (the prompt still works)."""
     try:
         import readline
@@ -280,7 +290,7 @@ def _readline() -> ModuleType | None:
     return readline
 
 
-def _load_history(editing: ModuleType, history: Path) -> None:
+def _load_history(editing: _LineEditing, history: Path) -> None:
     editing.set_history_length(HISTORY_LENGTH)
     try:
         editing.read_history_file(history)
@@ -290,7 +300,7 @@ def _load_history(editing: ModuleType, history: Path) -> None:
         _say(f"warning: the chat history {history} cannot be read: {error_line(exc)}")
 
 
-def _save_history(editing: ModuleType, history: Path) -> None:
+def _save_history(editing: _LineEditing, history: Path) -> None:
     try:
         history.parent.mkdir(parents=True, exist_ok=True)
         editing.write_history_file(history)
@@ -298,7 +308,7 @@ def _save_history(editing: ModuleType, history: Path) -> None:
         _say(f"warning: the chat history cannot be saved to {history}: {error_line(exc)}")
 
 
-def _completer(editing: ModuleType) -> Callable[[str, int], str | None]:
+def _completer(editing: _LineEditing) -> Callable[[str, int], str | None]:
     """Tab on ``/``: the names of the commands chat offers."""
     def complete(text: str, state: int) -> str | None:
         line = editing.get_line_buffer()

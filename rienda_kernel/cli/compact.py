@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Any
 
 __all__ = ["add_compact_commands"]
 
 _STOPS = (signal.SIGINT, signal.SIGTERM)
 
 
-def add_compact_commands(commands: Any) -> None:
+def add_compact_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``rienda compact`` and ``rienda pin`` on the subparsers ``commands``."""
     compact = commands.add_parser("compact", help="compact a session now, through its agent's hooks "
                                                   "(see docs/compaction.md)")

@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Any
 
 __all__ = ["add_gate_command"]
 
 
-def add_gate_command(commands: Any) -> None:
+def add_gate_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``rienda gate`` on the subparsers ``commands``."""
     gate = commands.add_parser("gate", help="answer one hook event of Claude Code, Codex, Gemini CLI or Copilot "
                                             "CLI with a Rienda agent's hooks (see docs/gate.md)")

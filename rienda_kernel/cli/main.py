@@ -35,7 +35,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 # The engine loads each name on first use: `rienda --help` (and a run with no JavaScript
 # extensions) loads only what it needs.
@@ -46,7 +46,7 @@ from .compact import add_compact_commands
 from .gate import add_gate_command
 
 if TYPE_CHECKING:
-    from ..engine import ConfirmPolicy, Diagnostic, Rienda
+    from ..engine import ConfirmPolicy, Diagnostic, FrontEnd, Rienda, ToolResult
 
 __all__ = ["main"]
 
@@ -58,7 +58,7 @@ _OPENED: list[Rienda] = []  # closed when the command ends (their MCP servers st
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The ``rienda`` command. Everything it prints passes one :class:`Output` around
+    """The ``rienda`` command. Everything it prints passes one :class:`OutputStream` around
     stdout and one around stderr (scrubbed, paths as the reader sees them, and a closed
     pipe never a traceback); every error is one line."""
     reader = Reader()
@@ -72,12 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     return CLOSED_EXIT if out.closed_early else code
 
 
-def _command(argv: list[str] | None, out: Output) -> int:
+def _command(argv: list[str] | None, out: OutputStream) -> int:
     args = _parser().parse_args(argv)
     if getattr(args, "json", False):  # JSON for programs: scrubbed, paths as they are
         out.reader = Reader(paths=False)
+    command: Callable[[argparse.Namespace], int] = args.command  # the subcommand's, set_defaults
     try:
-        return args.command(args)
+        return command(args)
     except RiendaError as exc:
         print(f"rienda: {error_line(exc)}", file=sys.stderr)
         return 1
@@ -246,7 +247,7 @@ def _policy(args: argparse.Namespace, rienda: Rienda) -> ConfirmPolicy:
     return rienda.confirm_policy(args.confirm)
 
 
-def _terminal_stdin() -> Any:
+def _terminal_stdin() -> IO[str] | None:
     return sys.stdin if sys.stdin is not None and sys.stdin.isatty() else None
 
 
@@ -271,6 +272,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     cancel = CancelToken()
     closed = sys.stdout  # closed (| head -1): the run stops as interrupted, on a thread of its own
+    assert isinstance(closed, OutputStream)  # main() put it there
     closed.on_closed = lambda: threading.Thread(target=cancel.cancel, name="rienda-stop", daemon=True).start()
     result, stopped_by = run_interruptibly(lambda cancel: conversation.run(prompt, ui, cancel), cancel,
                                            signals=STOP_SIGNALS)
@@ -321,7 +323,7 @@ def _replay(args: argparse.Namespace) -> int:
     ui = TerminalUI(_policy(args, rienda), None)
     report = rienda.replay(args.session, hooks=hooks, agent_id=args.agent, run_tools=args.run_tools, ui=ui)
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False))  # scrubbed by the one Output
+        print(json.dumps(report.to_dict(), ensure_ascii=False))  # scrubbed by the one OutputStream
     else:
         print("\n".join(report.lines()))
     return 1 if report.changed else 0
@@ -347,7 +349,7 @@ def _call(args: argparse.Namespace) -> int:
     ui = TerminalUI(_policy(args, rienda), None)
     tool = rienda.find_tool(args.tool, ui)
 
-    def call(cancel: Any) -> Any:
+    def call(cancel: CancelToken) -> ToolResult | RiendaError | None:
         try:
             return rienda.call_tool(tool, args.arguments, ui, cancel)
         except Interrupted:
@@ -373,7 +375,7 @@ def _hook(args: argparse.Namespace) -> int:
     invocation = rienda.hook_call(args.name, args.point, args.payload, agent_id=args.agent,
                                   session_id=args.session_id)
     if args.json:
-        ui: Any = NonInteractiveUI(policy=_policy(args, rienda), record_events=False)
+        ui: FrontEnd = NonInteractiveUI(policy=_policy(args, rienda), record_events=False)
     else:  # ctx.log, notices and confirms show on stderr as they happen
         ui = TerminalUI(_policy(args, rienda), _terminal_stdin())
     call = invocation.run_interruptibly(ui)

@@ -18,8 +18,9 @@ def sessions_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     if not infos:
         return CommandOutput(f"No saved sessions yet in {where}.", value=infos)
     heading = f"{count(len(infos), 'session')} in {where}, newest last (* = current):"
-    rows = [(mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
-            for info in infos]
+    rows: list[tuple[object, ...]] = [
+        (mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
+        for info in infos]
     columns: tuple[str, ...] = ("", "id", "agent", "model", "messages", "title")
     if any(info.parent_session_id for info in infos):  # sub-agents' sessions name the session that started them
         rows = [(*row, info.parent_session_id or "") for row, info in zip(rows, infos)]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ..engine import (
     CONFIRM_ENV,
@@ -22,6 +21,7 @@ from ..engine import (
     Rienda,
     RiendaError,
     SavedExtension,
+    Tool,
     confirm_policy,
 )
 from ..frontend.output import os_error_text
@@ -44,7 +44,7 @@ class TurnSession:
     prefix = "%rienda "
 
     def __init__(self, home: str | os.PathLike[str] | None = None, workdir: str | os.PathLike[str] = ".",
-                 extra_tools: Mapping[str, Any] | None = None) -> None:
+                 extra_tools: Mapping[str, Tool] | None = None) -> None:
         self.rienda = Rienda(home=home, workdir=workdir, extra_tools=extra_tools)
         self.rienda.prepare_sandbox()  # the first cell should not wait for a V8 worker to start
         self.agent_id = "default"

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from ..engine import BuiltinTool, Diagnostic, McpTool
+from ..engine import BuiltinTool, Catalog, Diagnostic, McpTool, Tool
 
 __all__ = ["CommandOutput", "count", "escape", "listing", "mark", "markdown_table", "one_line", "text_table",
            "tool_rows"]
@@ -84,7 +83,7 @@ def listing(heading: str, headers: Sequence[str], rows: Sequence[Sequence[object
     return CommandOutput("\n\n".join(text_parts), "\n\n".join(markdown_parts), value)
 
 
-def tool_rows(catalog: Any, in_home: Callable[[str], str]) -> tuple[list[Any], list[tuple[str, str, str, str]]]:
+def tool_rows(catalog: Catalog, in_home: Callable[[str], str]) -> tuple[list[Tool], list[tuple[str, str, str, str]]]:
     """A catalog's tools (built-in and the user's, then each MCP server's, grouped by their
     names' ``mcp__SERVER__`` prefix) and their rows: name, description, origin, note."""
     tools = sorted(catalog.tools.values(), key=lambda tool: (isinstance(tool, McpTool), tool.name))

@@ -137,7 +137,7 @@ def ask_prompt(line: str) -> str | None:
     ``ask`` without a prompt."""
     rest = after_prefix(line)
     text = (line if rest is None else rest).lstrip()
-    word = re.match(r"\S*", text).group()
+    word = text.split(maxsplit=1)[0] if text else ""
     if word != "ask":
         return None
     prompt = text[len(word):].strip()
@@ -287,8 +287,13 @@ def _home(session: TurnSession, args: list[str]) -> CommandOutput:
 
 
 def help_output(session: TurnSession, args: list[str]) -> CommandOutput:
+    """``help [COMMAND]``, spelled as ``session``'s front end spells a command."""
+    return _help(session.prefix, args)
+
+
+def _help(prefix: str, args: list[str]) -> CommandOutput:
+    """All the commands' help, or ``args[0]``'s, each usage spelled with ``prefix``."""
     subs: Sequence[Subcommand] = (_subcommand(args[0]),) if args else SUBCOMMANDS
-    prefix = TurnSession.prefix if session is None else session.prefix
     width = max(len(sub.usage) for sub in subs) + len(prefix)
     lines = [f"{prefix}{sub.usage}".ljust(width) + f"  {sub.help}" for sub in subs]
     markdown = [f"- `{prefix}{sub.usage}`: {escape(sub.help)}" for sub in subs]
@@ -300,7 +305,7 @@ def help_output(session: TurnSession, args: list[str]) -> CommandOutput:
 
 def help_text(name: str | None = None) -> str:
     """The commands' help as plain text: all of them, or ``name``'s (CommandError if unknown)."""
-    return help_output(None, [name] if name else []).text  # type: ignore[arg-type] - help reads no session
+    return _help(TurnSession.prefix, [name] if name else []).text
 
 
 def agent_names(session: TurnSession) -> list[str]:

@@ -30,7 +30,7 @@ Where things are (each folder's ``__init__`` says more):
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 # The public names, by the submodule that defines them: the one list (``__all__`` and the
 # lazy loader below are both made from it).
@@ -43,7 +43,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                "PayloadError", "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
                "SessionWriteError"),
     "events": ("Compaction", "Confirm", "Diagnostic", "Event", "HookDecision", "Log", "MessageSaved", "Notify", "Output",
-               "RunEnd", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
+               "RunEnd", "RunEndReason", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
     "home.agents": ("Agent",),
     "home.config": ("Config", "check_config", "load_config", "read_config", "rienda_home"),
     "home.extensions": ("ExtensionLoader",),
@@ -69,18 +69,100 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "testing.hook_call": ("HookCall", "HookInvocation"),
     "testing.report": ("ReplayReport",),
     "tools.invoke": ("OUTPUT_CAP",),
-    "tools.model": ("HOOK_POINTS", "NAME_RULE", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "ToolResult"),
+    "tools.model": ("HOOK_POINTS", "NAME_RULE", "BuiltinTool", "Catalog", "Hook", "JSTool", "McpTool", "Tool",
+                    "ToolResult"),
     "ui": ("ASK_PROMPT", "CONFIRM_POLICIES", "Answer", "Asker", "ConfirmPolicy", "EventSink", "FrontEnd", "How",
            "NonInteractiveUI", "Person", "PersonAsker", "Recorder", "ScrubbingUI", "UI", "Via", "confirm_policy",
            "typed_answer"),
 }
+
+# What the checker sees: each public name with its real type (``X as X`` re-exports it
+# under mypy --strict). At run time nothing here is imported; ``__getattr__`` below loads
+# a name on first use. tests/test_layout.py holds this block to the table above.
+if TYPE_CHECKING:
+    from .builtins.code_runner import CodeRunner as CodeRunner, Runner as Runner
+    from .builtins.notebook import (
+        PythonNamespace as PythonNamespace, notebook_tools as notebook_tools, with_error as with_error,
+    )
+    from .builtins.standard import BUILTIN_TOOLS as BUILTIN_TOOLS
+    from .cancel import (
+        CancelToken as CancelToken, run_interruptibly as run_interruptibly, settle as settle,
+        signals_wake as signals_wake,
+    )
+    from .errors import (
+        ArgumentsError as ArgumentsError, ConfigError as ConfigError, ContextOverflow as ContextOverflow,
+        ExtensionError as ExtensionError, Interrupted as Interrupted, OutOfMemory as OutOfMemory,
+        PayloadError as PayloadError, ProviderError as ProviderError, RiendaError as RiendaError,
+        SandboxError as SandboxError, ScriptError as ScriptError, SessionBusy as SessionBusy,
+        SessionError as SessionError, SessionWriteError as SessionWriteError,
+    )
+    from .events import (
+        Compaction as Compaction, Confirm as Confirm, Diagnostic as Diagnostic, Event as Event,
+        HookDecision as HookDecision, Log as Log, MessageSaved as MessageSaved, Notify as Notify, Output as Output,
+        RunEnd as RunEnd, RunEndReason as RunEndReason, RunStart as RunStart, TextDelta as TextDelta,
+        ThinkingDelta as ThinkingDelta, ToolCallStarted as ToolCallStarted, ToolResultReady as ToolResultReady,
+    )
+    from .home.agents import Agent as Agent
+    from .home.config import (
+        Config as Config, check_config as check_config, load_config as load_config, read_config as read_config,
+        rienda_home as rienda_home,
+    )
+    from .home.extensions import ExtensionLoader as ExtensionLoader
+    from .http import warm_http as warm_http
+    from .common.hints import did_you_mean as did_you_mean
+    from .common.imports import import_module as import_module, prewarm as prewarm
+    from .common.json_value import JSON as JSON, JSONObject as JSONObject
+    from .runtime.loop import RunResult as RunResult
+    from .providers.choice import NoModelError as NoModelError
+    from .runtime.conversation import Conversation as Conversation
+    from .gate.answering import (
+        GATE_AGENTS as GATE_AGENTS, GATE_EVENT_BYTES as GATE_EVENT_BYTES, GateOptions as GateOptions,
+        GateReply as GateReply, answer_hook_event as answer_hook_event,
+    )
+    from .gate.command import gate_command as gate_command
+    from .gate.server import (
+        ask_gate_server as ask_gate_server, serve_gate as serve_gate, start_gate_server as start_gate_server,
+    )
+    from .runtime.rienda import CONFIRM_ENV as CONFIRM_ENV, Rienda as Rienda, SavedExtension as SavedExtension
+    from .sandbox.workers import (
+        Sandbox as Sandbox, shared_sandbox as shared_sandbox, warm_shared_sandbox as warm_shared_sandbox,
+    )
+    from .secrets import redact_config as redact_config, scrub as scrub, scrub_text as scrub_text
+    from .sessions.fill import ContextFill as ContextFill
+    from .sessions.messages import (
+        Message as Message, MessageMeta as MessageMeta, SubagentLink as SubagentLink, ToolCall as ToolCall,
+        Usage as Usage,
+    )
+    from .sessions.reading import LoadedSession as LoadedSession
+    from .sessions.records import (
+        ApprovalRecord as ApprovalRecord, CompactionRecord as CompactionRecord, PinRecord as PinRecord,
+        Record as Record, RunEndRecord as RunEndRecord, SessionHeader as SessionHeader, StoppedRecord as StoppedRecord,
+        UnknownRecord as UnknownRecord,
+    )
+    from .sessions.store import SessionInfo as SessionInfo
+    from .testing.hook_call import HookCall as HookCall, HookInvocation as HookInvocation
+    from .testing.report import ReplayReport as ReplayReport
+    from .tools.invoke import OUTPUT_CAP as OUTPUT_CAP
+    from .tools.model import (
+        HOOK_POINTS as HOOK_POINTS, NAME_RULE as NAME_RULE, BuiltinTool as BuiltinTool, Catalog as Catalog,
+        Hook as Hook, JSTool as JSTool, McpTool as McpTool, Tool as Tool, ToolResult as ToolResult,
+    )
+    from .ui import (
+        ASK_PROMPT as ASK_PROMPT, CONFIRM_POLICIES as CONFIRM_POLICIES, Answer as Answer, Asker as Asker,
+        ConfirmPolicy as ConfirmPolicy, EventSink as EventSink, FrontEnd as FrontEnd, How as How,
+        NonInteractiveUI as NonInteractiveUI, Person as Person, PersonAsker as PersonAsker, Recorder as Recorder,
+        ScrubbingUI as ScrubbingUI, UI as UI, Via as Via, confirm_policy as confirm_policy,
+        typed_answer as typed_answer,
+    )
 
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """A public name, imported from its submodule on first use (PEP 562). Typed ``object``
+    rather than ``Any``: a name the block above forgot fails the checker where it is used."""
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import assert_never
 
 from ..engine import JSON, HookDecision
 
@@ -53,7 +54,9 @@ def hook_action(decision: HookDecision) -> str | None:
         return f"⚠ hook {hook} threw in {point} and was skipped: {_one_line(decision.error or '')}"
     if effect == "invalid":
         return f"⚠ hook {hook} returned what {point} cannot use; ignored: {_one_line(decision.error or '')}"
-    return None
+    if effect == "none":
+        return None
+    assert_never(effect)
 
 
 def _changes_text(changes: Mapping[str, JSON]) -> str:

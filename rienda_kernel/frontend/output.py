@@ -25,10 +25,11 @@ import io
 import os
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from ..engine import RiendaError, scrub
+from ..engine import JSON, RiendaError, scrub
 
 __all__ = ["OutputStream", "Reader", "check_folder", "check_output_file", "error_line", "is_internal", "os_error_text"]
 
@@ -43,7 +44,7 @@ class Reader:
     def __init__(self, folder: str | os.PathLike[str] | None = None, paths: bool = True) -> None:
         self.folder = str(folder) if folder is not None else _current_folder()
         home = os.path.expanduser("~")
-        places = []  # (the absolute form, what the reader sees instead; None: relative)
+        places: list[tuple[str, str | None]] = []  # (the absolute form, what the reader sees instead; None: relative)
         if paths and self.folder not in ("", home):
             places += [(folder, None) for folder in _spellings(self.folder)]
         if paths:
@@ -58,10 +59,10 @@ class Reader:
             text = _SURROGATE.sub("\ufffd", text)
         for pattern, instead in self._places:
             if pattern.search(text):
-                text = pattern.sub(lambda m, instead=instead: _shortened(m, instead), text)
+                text = pattern.sub(partial(_shortened, instead=instead), text)
         return text
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: JSON) -> JSON:
         """``value`` (JSON-like: a message's content) with :meth:`text` applied to each
         string in it, keys included; the credential fields the scrubber knows replaced."""
         value = scrub(value)
@@ -115,19 +116,19 @@ class OutputStream(io.TextIOBase):
         if not self.closed_early:
             shown = self.reader.text(text)
             try:
-                self._call(self.stream.write, shown)
+                self._call(lambda: self.stream.write(shown))
             except UnicodeEncodeError:  # a terminal that cannot show a character: shown as ?
                 encoding = getattr(self.stream, "encoding", None) or "ascii"
-                self._call(self.stream.write, shown.encode(encoding, "replace").decode(encoding))
+                self._call(lambda: self.stream.write(shown.encode(encoding, "replace").decode(encoding)))
         return len(text)
 
     def flush(self) -> None:
         if not self.closed_early:
             self._call(self.stream.flush)
 
-    def _call(self, action: Callable[..., Any], *args: Any) -> None:
+    def _call(self, action: Callable[[], object]) -> None:
         try:
-            action(*args)
+            action()
         except UnicodeEncodeError:
             raise
         except (BrokenPipeError, ValueError):  # ValueError: the stream was closed under us
@@ -164,14 +165,14 @@ class OutputStream(io.TextIOBase):
         return True
 
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:  # type: ignore[override]  # typeshed: an attribute; io's is a read-only property
         return getattr(self.stream, "encoding", None) or "utf-8"
 
     @property
-    def errors(self) -> str | None:  # type: ignore[override]
+    def errors(self) -> str | None:  # type: ignore[override]  # typeshed: an attribute; io's is a read-only property
         return getattr(self.stream, "errors", None)
 
-    def __getattr__(self, name: str) -> Any:  # ipykernel's OutStream: set_parent, session...
+    def __getattr__(self, name: str) -> object:  # ipykernel's OutStream: set_parent, session...
         return getattr(self.stream, name)
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+
+from ..engine import JSON
 
 __all__ = ["PREVIEW_LINES", "PREVIEW_WIDTH", "Preview", "preview", "readable"]
 
@@ -59,7 +60,7 @@ def preview(text: str, max_lines: int | None = PREVIEW_LINES, width: int | None 
     return Preview(shown, len(lines) - len(shown))
 
 
-def _json_container(text: str) -> tuple[Any, str] | None:
+def _json_container(text: str) -> tuple[JSON, str] | None:
     """The object or array ``text`` starts with as JSON, and the text after it; None when
     it does not start with one."""
     stripped = text.strip()
@@ -75,7 +76,7 @@ def _json_container(text: str) -> tuple[Any, str] | None:
     return value, rest
 
 
-def _pretty(value: Any, level: int) -> str:
+def _pretty(value: JSON, level: int) -> str:
     flat = json.dumps(value, ensure_ascii=False)
     if not isinstance(value, (dict, list)) or not value or len(flat) + 2 * level <= _ONE_LINE:
         return flat
@@ -90,7 +91,7 @@ def _pretty(value: Any, level: int) -> str:
     return "[\n" + ",\n".join(items) + f"\n{close}]"
 
 
-def _rows(scalars: list[Any], width: int) -> list[str]:
+def _rows(scalars: list[JSON], width: int) -> list[str]:
     """JSON scalars joined by ", " in rows up to ``width`` wide (a wider one alone)."""
     rows: list[str] = []
     for text in (json.dumps(item, ensure_ascii=False) for item in scalars):

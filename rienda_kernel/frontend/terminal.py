@@ -16,7 +16,7 @@ import os
 import select
 import sys
 import threading
-from typing import IO
+from typing import IO, assert_never
 
 from ..engine import (
     ASK_PROMPT,
@@ -77,7 +77,8 @@ def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
     """A line from ``stream``, or None once ``cancel`` is set (a pipe the cancel writes to
     wakes the wait at once: no polling)."""
     wake_read, wake_write = os.pipe()
-    guard, closed = threading.Lock(), []
+    guard = threading.Lock()
+    closed: list[bool] = []
 
     def wake() -> None:  # on the cancelling thread, maybe after the line came: never on a closed pipe
         with guard:
@@ -86,7 +87,8 @@ def _read_line(stream: IO[str], cancel: CancelToken) -> str | None:
 
     unregister = cancel.on_cancel(wake)
     try:
-        ready, _, _ = select.select([stream, wake_read], [], [])
+        watched: list[IO[str] | int] = [stream, wake_read]
+        ready, _, _ = select.select(watched, [], [])
         return None if cancel.cancelled or stream not in ready else stream.readline()
     finally:
         unregister()
@@ -203,33 +205,58 @@ class TerminalUI(_AnsweringUI):
         self.err.flush()
 
     def _sub_agent_line(self, event: Event) -> str | None:
-        if isinstance(event, RunStart):
-            return f"┌ sub-agent {event.agent} (session {event.session_id})\n"
-        if isinstance(event, RunEnd):
-            return f"└ sub-agent ended: {event.reason}" + (f": {event.error}" if event.error else "") + "\n"
-        if isinstance(event, MessageSaved):
-            text = str(event.message.get("text") or "").strip()
-            return f"{text}\n" if text else None
-        if isinstance(event, (TextDelta, ThinkingDelta)):
-            return None
-        return self._line(event)
+        """What stderr shows, indented, for a sub-agent's ``event``; None for nothing."""
+        match event:
+            case RunStart():
+                return f"┌ sub-agent {event.agent} (session {event.session_id})\n"
+            case RunEnd():
+                return f"└ sub-agent ended: {event.reason}" + (f": {event.error}" if event.error else "") + "\n"
+            case MessageSaved():
+                text = str(event.message.get("text") or "").strip()
+                return f"{text}\n" if text else None
+            case TextDelta() | ThinkingDelta():
+                return None  # a sub-agent's text is shown as saved
+            case (ToolCallStarted() | ToolResultReady() | HookDecision() | Confirm() | Log() | Output() | Notify()
+                  | Diagnostic() | Compaction()):
+                return self._line(event)
+            case _:
+                assert_never(event)
 
     def _line(self, event: Event) -> str | None:
         """What stderr shows for ``event`` (a line, or lines); None for what is shown
         elsewhere or not at all."""
-        if isinstance(event, ToolCallStarted):
-            args = json.dumps(event.arguments, ensure_ascii=False)
-            notes = self._notes.pop((event.depth, event.session_id, event.id), [])
-            return f"→ {event.name} {args}\n" + "".join(f"  {note}\n" for note in notes)
-        if isinstance(event, ToolResultReady):
-            notes = self._notes.pop((event.depth, event.session_id, event.id), [])
-            return self._result(event) + "".join(f"  {note}\n" for note in notes)
-        if isinstance(event, HookDecision):
-            return f"{hook_action(event)}\n"
-        line = _describe(event)
-        if line and isinstance(event, Confirm) and not event.answer and event.how in _POLICY_DENIALS:
-            return f"{line.rstrip(chr(10))}; {self.allow_hint}\n"
-        return line
+        match event:
+            case ToolCallStarted():
+                args = json.dumps(event.arguments, ensure_ascii=False)
+                notes = self._notes.pop((event.depth, event.session_id, event.id), [])
+                return f"→ {event.name} {args}\n" + "".join(f"  {note}\n" for note in notes)
+            case ToolResultReady():
+                notes = self._notes.pop((event.depth, event.session_id, event.id), [])
+                return self._result(event) + "".join(f"  {note}\n" for note in notes)
+            case HookDecision():
+                return f"{hook_action(event)}\n"
+            case Confirm():
+                verdict = "allowed" if event.answer else "denied"
+                line = f"[{event.source}] confirm {event.title!r}: {verdict} ({event.how})"
+                if not event.answer and event.how in _POLICY_DENIALS:
+                    return f"{line}; {self.allow_hint}\n"
+                return f"{line}\n"
+            case Log():
+                return f"[{event.source}] {event.text}\n"
+            case Output():
+                return event.text
+            case Notify():
+                return f"[{event.source}] notice: {event.title}: {event.body}\n"
+            case Diagnostic():
+                return f"diagnostic: {event.message}\n"
+            case Compaction():
+                return f"[rienda] {event.message}\n"
+            case RunEnd():
+                return f"rienda: {event.error}\n" if event.error else None
+            case RunStart() | TextDelta() | ThinkingDelta() | MessageSaved():
+                return None  # text and thinking stream to their own places; a saved message was streamed
+            case _:
+                assert_never(event)
 
     def _result(self, event: ToolResultReady) -> str:
         """A result's first lines (all of them when ``verbose``), indented under its mark."""
@@ -239,25 +266,6 @@ class TerminalUI(_AnsweringUI):
             return f"{mark} {shown.lines[0]}\n"
         more = shown.more_line(self.see_all.format(session=self._session or "ID"))
         return mark + "\n" + "".join(f"    {line}".rstrip() + "\n" for line in shown.lines + ([more] if more else []))
-
-
-def _describe(event: Event) -> str | None:
-    """One human line (or chunk) for stderr; None for events shown elsewhere or not at all."""
-    if isinstance(event, Log):
-        return f"[{event.source}] {event.text}\n"
-    if isinstance(event, Output):
-        return event.text
-    if isinstance(event, Notify):
-        return f"[{event.source}] notice: {event.title}: {event.body}\n"
-    if isinstance(event, Confirm):
-        return f"[{event.source}] confirm {event.title!r}: {'allowed' if event.answer else 'denied'} ({event.how})\n"
-    if isinstance(event, Diagnostic):
-        return f"diagnostic: {event.message}\n"
-    if isinstance(event, Compaction):
-        return f"[rienda] {event.message}\n"
-    if isinstance(event, RunEnd) and event.error:
-        return f"rienda: {event.error}\n"
-    return None
 
 
 class JsonLinesUI(_AnsweringUI):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, completion_matcher
 
@@ -36,7 +35,6 @@ _CELL_OPTIONS = {option.flag: option.complete for option in CELL_OPTIONS if opti
 def rienda_matcher(notebook: Callable[[], TurnSession]) -> Callable[[CompletionContext], SimpleMatcherResult]:
     """A matcher for ``shell.Completer.custom_matchers``; ``notebook()`` gives the state."""
 
-    @completion_matcher(identifier="rienda", api_version=2)
     def match(context: CompletionContext) -> SimpleMatcherResult:
         try:
             found = _complete(notebook, context)
@@ -53,6 +51,7 @@ def rienda_matcher(notebook: Callable[[], TurnSession]) -> Callable[[CompletionC
         return {"completions": [SimpleCompletion(m) for m in fitting], "suppress": True,
                 "matched_fragment": word[len(head):] if token else ""}
 
+    completion_matcher(identifier="rienda", api_version=2)(match)  # marks the function itself (IPython's decorator)
     return match
 
 
@@ -74,7 +73,7 @@ def _cell_option(notebook: TurnSession, before: str) -> tuple[str, list[str]]:
     word = "" if before.endswith((" ", "\t")) else words[-1]
     previous = words[-1] if word == "" else (words[-2] if len(words) > 1 else "")
     if previous in _CELL_OPTIONS:
-        candidates: list[Any] = _CELL_OPTIONS[previous](notebook)
+        candidates = _CELL_OPTIONS[previous](notebook)
     elif len(words) >= 1:
         candidates = list(_CELL_OPTIONS)
     else:
@@ -88,9 +87,9 @@ def complete(session: TurnSession, line: str, cursor: int) -> tuple[list[str], i
     ``line[start:end]`` is the word each match replaces. Never raises."""
     cursor = max(0, min(cursor, len(line)))
     before = line[:cursor]
-    word = re.search(r"\S*$", before).group()
+    word = _matched(re.search(r"\S*$", before))
     start = cursor - len(word)
-    end = cursor + len(re.match(r"\S*", line[cursor:]).group())
+    end = cursor + len(_matched(re.match(r"\S*", line[cursor:])))
     line_start = before.rfind("\n") + 1
     head = before[line_start:start]
     rest = after_prefix(head)
@@ -105,6 +104,11 @@ def complete(session: TurnSession, line: str, cursor: int) -> tuple[list[str], i
     except RiendaError:
         candidates = []
     return [c for c in candidates if c.startswith(word)], start, end
+
+
+def _matched(found: re.Match[str] | None) -> str:
+    """What a pattern that matches every text (``\\S*``) matched."""
+    return found.group() if found is not None else ""
 
 
 def inspect(session: TurnSession, line: str, cursor: int) -> CommandOutput | None:

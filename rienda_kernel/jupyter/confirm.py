@@ -26,10 +26,10 @@ import html
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 from .cell import CellTarget, sender_session
-from ..engine import ASK_PROMPT, Answer, CancelToken, Confirm, typed_answer
+from ..engine import ASK_PROMPT, Answer, CancelToken, Confirm, JSONObject, typed_answer
 
 __all__ = ["VIEW_WAIT", "ClientViews", "NotebookPerson", "ShownConfirm", "record_bundle"]
 
@@ -100,6 +100,12 @@ class _Race:
         self._unhook()
 
 
+class _Closable(Protocol):
+    """A widget (or its layout, its style): what is closed once the confirm is answered."""
+
+    def close(self) -> None: ...
+
+
 class ShownConfirm:
     """A confirm's display in the cell. Building it and replacing it both run on the
     kernel's thread, in that order, so the record never races the buttons."""
@@ -107,7 +113,7 @@ class ShownConfirm:
     def __init__(self, target: CellTarget) -> None:
         self.target = target
         self.display_id = f"rienda-confirm-{uuid.uuid4().hex[:12]}"
-        self.widgets: list[Any] = []
+        self.widgets: list[_Closable] = []
         self.shown = False
 
     def replace(self, bundle: dict[str, str]) -> None:
@@ -173,7 +179,7 @@ def _build_buttons(shown: ShownConfirm, title: str, body: str, race: _Race) -> N
     """Allow once / Allow for this session / Deny; runs on the kernel's thread."""
     target = shown.target
     try:
-        import ipywidgets as widgets
+        import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets ships no types
 
         allow = widgets.Button(description="Allow", button_style="success", icon="check", tooltip="Allow this once")
         always = widgets.Button(description="Allow for this session", button_style="info",
@@ -189,7 +195,7 @@ def _build_buttons(shown: ShownConfirm, title: str, body: str, race: _Race) -> N
                                (deny, Answer(False, "user", "buttons"))):
             button.on_click(lambda _, answer=answer: race.offer(answer))
 
-        def viewed(change: dict[str, Any]) -> None:
+        def viewed(change: JSONObject) -> None:  # traitlets' change: the widget's value, synced from the page
             sender = sender_session(target.kernel)
             if (change["new"] or 0) > 0 and (not target.client or sender in (target.client, "", None)):
                 race.view_shown()

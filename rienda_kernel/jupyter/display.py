@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import assert_never
 
 from .cell import CellTarget
 from .confirm import ClientViews, NotebookPerson, ShownConfirm, record_bundle
@@ -66,7 +65,6 @@ from ..engine import (
 )
 
 __all__ = ["NotebookUI"]
-
 
 
 class NotebookUI(PersonAsker):
@@ -102,18 +100,49 @@ class NotebookUI(PersonAsker):
     # -- events ------------------------------------------------------------------------
     def emit(self, event: Event) -> None:
         """Show ``event``; never raises into the run (a display that fails is logged)."""
-        handler = _HANDLERS.get(type(event))
-        if handler is None:
-            return
         try:
             if self._logs is not None and (event.depth or not isinstance(event, (Log, Output, Diagnostic))):
                 self._end_logs()
             if event.depth:
                 self._sub_agent(event)
             else:
-                handler(self, event)
+                self._show(event)
         except Exception:  # noqa: BLE001 - the run goes on, and ends
             self.target.kernel.log.exception("Rienda: could not show a %s event", type(event).__name__)
+
+    def _show(self, event: Event) -> None:
+        """A top-level run's event, each kind its own way."""
+        match event:
+            case RunStart():
+                self._run_start(event)
+            case TextDelta():
+                self._text(event)
+            case ThinkingDelta():
+                self._thinking(event)
+            case MessageSaved():
+                self._saved(event)
+            case ToolCallStarted():
+                self._tool_call(event)
+            case ToolResultReady():
+                self._tool_result(event)
+            case HookDecision():
+                self._decision(event)
+            case Log():
+                self._log(event)
+            case Output():
+                self._output(event)
+            case Notify():
+                self._notify(event)
+            case Diagnostic():
+                self._diagnostic(event)
+            case Confirm():
+                self._confirm(event)
+            case RunEnd():
+                self._run_end(event)
+            case Compaction():
+                self._compaction(event)
+            case _:
+                assert_never(event)
 
     def _sub_agent(self, event: Event) -> None:
         """A sub-agent's event: into its nested box; a diagnostic as any other; a confirm
@@ -215,7 +244,8 @@ class NotebookUI(PersonAsker):
         self._logs.add(event.text)
 
     def _end_logs(self) -> None:
-        self._logs.finish()
+        if self._logs is not None:
+            self._logs.finish()
         self._logs = None
 
     def _output(self, event: Output) -> None:
@@ -277,20 +307,3 @@ class NotebookUI(PersonAsker):
             if asking:
                 self._activity = "working…"
 
-
-_HANDLERS: dict[type, Callable[[NotebookUI, Any], None]] = {
-    RunStart: NotebookUI._run_start,
-    TextDelta: NotebookUI._text,
-    ThinkingDelta: NotebookUI._thinking,
-    MessageSaved: NotebookUI._saved,
-    ToolCallStarted: NotebookUI._tool_call,
-    ToolResultReady: NotebookUI._tool_result,
-    HookDecision: NotebookUI._decision,
-    Log: NotebookUI._log,
-    Output: NotebookUI._output,
-    Notify: NotebookUI._notify,
-    Diagnostic: NotebookUI._diagnostic,
-    Confirm: NotebookUI._confirm,
-    RunEnd: NotebookUI._run_end,
-    Compaction: NotebookUI._compaction,
-}

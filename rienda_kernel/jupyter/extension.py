@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 __all__ = ["load_ipython_extension"]
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """Register %rienda, %%rienda, %%rienda_tool and %%rienda_hook and their Tab
     completion in this shell, and print one line: the home, the agent and its model.
 

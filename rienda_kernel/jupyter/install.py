@@ -14,15 +14,16 @@ from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpecManager
 
-from ..engine import CONFIRM_POLICIES
+from ..engine import CONFIRM_POLICIES, JSONObject
 
 __all__ = ["KERNEL_NAME", "install", "main"]
 
 KERNEL_NAME = "rienda"
 
 
-def kernel_json(env: dict[str, str] | None = None) -> dict:
-    spec = {
+def kernel_json(env: dict[str, str] | None = None) -> JSONObject:
+    """The kernelspec's kernel.json: this Python runs ``python -m rienda_kernel``, with ``env``."""
+    spec: JSONObject = {
         "argv": [sys.executable, "-m", "rienda_kernel", "-f", "{connection_file}"],
         "display_name": "Rienda",
         "language": "markdown",

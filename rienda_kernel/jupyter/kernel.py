@@ -31,8 +31,8 @@ import functools
 import os
 import signal
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection, Coroutine
+from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
 from ipykernel.ipkernel import IPythonKernel
 from jupyter_client.session import Session
@@ -41,12 +41,15 @@ from .. import __version__
 from .cell import CellTarget
 from ..commands.vocabulary import CommandError, ask_prompt, error_flag, help_text, is_command, run_rienda_command
 from .completion import complete, inspect
-from ..engine import CancelToken, RiendaError, notebook_tools, scrub
+from ..engine import CancelToken, JSONObject, RiendaError, RunResult, notebook_tools, scrub
 from ..frontend.output import Reader, error_line, is_internal
 from ..commands.session import TurnSession
 from .notebook import notebook_error_line, prewarm_first_turn, shell_namespace
 from .pump import drain
 from .turns import EXTENSION_CELLS, TurnDriver
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 __all__ = ["ReaderSession", "RiendaKernel", "launch"]
 
@@ -55,6 +58,7 @@ _EXTENSION_CELLS = {f"%%{magic}": kind for magic, kind in EXTENSION_CELLS.items(
 # and then how long it waits for that: both within jupyter_client's 2.5 s before SIGTERM.
 _WIND_DOWN_S = 1.5
 _STOP_S = 0.5
+_P = ParamSpec("_P")
 
 
 class ReaderSession(Session):
@@ -66,7 +70,7 @@ class ReaderSession(Session):
 
     reader = Reader()
 
-    def serialize(self, msg: dict[str, Any], ident: Any = None) -> list[bytes]:
+    def serialize(self, msg: JSONObject, ident: list[bytes] | bytes | None = None) -> list[bytes]:
         content = msg.get("content")
         if isinstance(content, dict):
             kind = msg.get("header", {}).get("msg_type", "")
@@ -74,13 +78,16 @@ class ReaderSession(Session):
         return super().serialize(msg, ident)
 
 
-def _replies(fallback: Callable[..., dict[str, Any]]) -> Callable[[Any], Any]:
+_Handler = Callable[Concatenate["RiendaKernel", _P], Coroutine[object, object, JSONObject]]  # an async request handler
+
+
+def _replies(fallback: Callable[..., JSONObject]) -> Callable[[_Handler[_P]], _Handler[_P]]:
     """A request handler that always replies: an exception is logged (with its traceback,
     in the kernel's log) and the reply is ``fallback(kernel, *args)``."""
 
-    def wrap(handler: Any) -> Any:
+    def wrap(handler: _Handler[_P]) -> _Handler[_P]:
         @functools.wraps(handler)
-        async def replying(self: RiendaKernel, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        async def replying(self: RiendaKernel, /, *args: _P.args, **kwargs: _P.kwargs) -> JSONObject:
             try:
                 return await handler(self, *args, **kwargs)
             except Exception:  # noqa: BLE001 - every request gets its reply
@@ -107,15 +114,19 @@ class RiendaKernel(IPythonKernel):
     banner = "Rienda: each cell is a prompt to the current agent; `%rienda help` lists the commands."
     help_links = [{"text": "Rienda commands", "url": "https://rienda.varavel.com/docs/tools/index.md"}]
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        import ipywidgets  # noqa: F401 - registers the widget comm targets front ends open
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[no-untyped-call]  # ipykernel's Kernel.__init__ is untyped
+        if self.shell is None:  # IPythonKernel makes it above (ipykernel types it optional)
+            raise RuntimeError("the IPython kernel made no shell")
+        self.ipython: InteractiveShell = self.shell
+        # Registers the widget comm targets front ends open (ipywidgets ships no types).
+        import ipywidgets  # type: ignore[import-untyped]  # noqa: F401
 
         prewarm_first_turn(("jsonschema",))  # the first tool's schema check would wait for it otherwise
         self.turns = TurnDriver()
         self.startup_error: str | None = None
         self._running: tuple[CancelToken, threading.Event] | None = None
-        tools = notebook_tools(shell_namespace(self.shell, self.turns.code))
+        tools = notebook_tools(shell_namespace(self.ipython, self.turns.code))
         try:
             self.notebook: TurnSession | None = TurnSession(workdir=os.getcwd(), extra_tools=tools)
         except RiendaError as exc:
@@ -123,14 +134,16 @@ class RiendaKernel(IPythonKernel):
 
     # -- execute -------------------------------------------------------------------------
     async def do_execute(self, code: str, silent: bool, store_history: bool = True,
-                         user_expressions: Any = None, allow_stdin: bool = False, *,
-                         cell_meta: Any = None, cell_id: Any = None) -> dict[str, Any]:
-        count = self.shell.execution_count
+                         user_expressions: JSONObject | None = None, allow_stdin: bool = False, *,
+                         cell_meta: JSONObject | None = None, cell_id: str | None = None) -> JSONObject:
+        shell = self.ipython
+        count = shell.execution_count
         if silent:
             return self._ok(count)
         if store_history:
-            self.shell.history_manager.store_inputs(count, code)
-            self.shell.execution_count += 1
+            if shell.history_manager is not None:  # IPython makes it with the shell
+                shell.history_manager.store_inputs(count, code)
+            shell.execution_count += 1
         if not code.strip():
             return self._ok(count)
         if self.notebook is None:
@@ -138,11 +151,11 @@ class RiendaKernel(IPythonKernel):
         target = None
         try:
             target = self._cell_target(allow_stdin)
-            return await self._cell(code.strip(), target, count)
+            return await self._cell(self.notebook, code.strip(), target, count)
         except Exception as exc:  # noqa: BLE001 - anything must still answer the cell, in one line
             return self._failed(count, exc, target)
 
-    def _failed(self, count: int, exc: Exception, target: CellTarget | None) -> dict[str, Any]:
+    def _failed(self, count: int, exc: Exception, target: CellTarget | None) -> JSONObject:
         """The one-line error reply for ``exc``; a bug's traceback goes to the kernel's log."""
         cause = exc.__cause__ if isinstance(exc, CommandError) and exc.__cause__ is not None else exc
         if is_internal(cause):
@@ -155,10 +168,10 @@ class RiendaKernel(IPythonKernel):
                                                           "has its traceback)", target)
         return self._error(count, type(exc).__name__, error_line(exc), target)
 
-    async def _cell(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
+    async def _cell(self, notebook: TurnSession, code: str, target: CellTarget, count: int) -> JSONObject:
         first_word = code.split(None, 1)[0]
         if first_word in _EXTENSION_CELLS:
-            return self._save_extension(_EXTENSION_CELLS[first_word], code, target, count)
+            return self._save_extension(notebook, _EXTENSION_CELLS[first_word], code, target, count)
         if code.endswith("?") and is_command(code[:-1]) and ask_prompt(code) is None:
             return self._page(code[:-1], count)
         if is_command(code):
@@ -167,59 +180,63 @@ class RiendaKernel(IPythonKernel):
                 if error_flag(prompt)[1]:
                     raise CommandError("--error adds the exception of the last Python cell, and a Rienda notebook has "
                                        "no Python cells: use it in a Python notebook after %load_ext rienda_kernel")
-                return await self._turn(prompt, target, count)
-            return self._command(code, target, count)
+                return await self._turn(notebook, prompt, target, count)
+            return self._command(notebook, code, target, count)
         if code.startswith("%"):
             raise CommandError(f"{first_word} is not a Rienda command: in a Rienda notebook a cell is a prompt, "
                                "`%rienda ...` a command and `%%rienda_tool NAME` / `%%rienda_hook NAME` save an "
                                "extension (`%rienda help` lists the commands)")
-        return await self._turn(code, target, count)
+        return await self._turn(notebook, code, target, count)
 
     def _cell_target(self, allow_stdin: bool) -> CellTarget:
         loop = asyncio.get_running_loop()
         cell_context = contextvars.copy_context()
 
-        def schedule(fn: Any) -> None:
+        def schedule(fn: Callable[[], None]) -> None:
             loop.call_soon_threadsafe(fn, context=cell_context)
 
         return CellTarget.of_cell(self, schedule, allow_stdin)
 
-    def _command(self, code: str, target: CellTarget, count: int) -> dict[str, Any]:
+    def _command(self, notebook: TurnSession, code: str, target: CellTarget, count: int) -> JSONObject:
         """A command's output is the cell's result (``execute_result``)."""
-        output = run_rienda_command(self.notebook, code)
+        output = run_rienda_command(notebook, code)
         data = {"text/plain": output.text}
         if output.markdown:
             data["text/markdown"] = output.markdown
         target.send("execute_result", {"data": data, "metadata": {}, "execution_count": count})
         return self._ok(count)
 
-    def _page(self, code: str, count: int) -> dict[str, Any]:
+    def _page(self, code: str, count: int) -> JSONObject:
         """``%rienda?`` / ``%rienda use?``: the help, as the pager payload IPython sends."""
         words = code.split()
         text = help_text(words[1] if len(words) > 1 else None)
         return {**self._ok(count), "payload": [{"source": "page", "data": {"text/plain": text}, "start": 0}]}
 
-    def _save_extension(self, kind: str, code: str, target: CellTarget, count: int) -> dict[str, Any]:
+    def _save_extension(self, notebook: TurnSession, kind: str, code: str, target: CellTarget,
+                        count: int) -> JSONObject:
         first, _, source = code.partition("\n")
         words = first.split()
         if len(words) != 2:
             raise CommandError(f"usage: {words[0]} NAME, then the extension's JavaScript on the next lines")
-        self.turns.save_extension(self.notebook, kind, words[1], source, target.stream)
+        self.turns.save_extension(notebook, kind, words[1], source, target.stream)
         return self._ok(count)
 
-    async def _turn(self, prompt: str, target: CellTarget, count: int) -> dict[str, Any]:
-        notebook, turns = self.notebook, self.turns
+    async def _turn(self, notebook: TurnSession, prompt: str, target: CellTarget, count: int) -> JSONObject:
+        turns = self.turns
         ui = turns.ui(notebook, target)
         cancel, done = CancelToken(), threading.Event()
         loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
         conversation = notebook.conversation
 
-        def turn() -> Any:
+        def turn() -> RunResult:
             try:
                 return context.run(conversation.run, prompt, ui, cancel)
             finally:
                 done.set()
+
+        def on_the_loop(job: Callable[[], None]) -> None:  # the python tool's job, in a copy of the cell's context
+            loop.call_soon_threadsafe(job, context=context.copy())  # (the turn's thread runs in that one)
 
         with turns.one_turn(), turns.stopping(cancel, (signal.SIGINT, signal.SIGTERM), loop.call_soon_threadsafe,
                                               before_terminating=notebook.close) as signalled:  # its MCP servers stop too
@@ -227,8 +244,7 @@ class RiendaKernel(IPythonKernel):
             if signalled is not None:  # the loop wakes at a signal, whichever thread got it
                 loop.add_reader(signalled, drain, signalled)
             try:
-                # The python tool's jobs, each in a copy of the cell's context (the turn's thread is in that one).
-                with turns.code.lent(lambda job: loop.call_soon_threadsafe(job, context=context.copy())):
+                with turns.code.lent(on_the_loop):
                     result = await loop.run_in_executor(None, turn)
             finally:
                 self._running = None
@@ -241,7 +257,7 @@ class RiendaKernel(IPythonKernel):
             return self._error(count, error.ename, str(error), target)
         return self._ok(count)
 
-    async def do_shutdown(self, restart: bool) -> dict[str, Any]:
+    async def do_shutdown(self, restart: bool) -> JSONObject:
         """Let a running turn end (stopping its afterRun if it takes too long; the session
         gets its run_end and is released) before the kernel exits; it exits even if that
         fails."""
@@ -261,34 +277,34 @@ class RiendaKernel(IPythonKernel):
                 await asyncio.get_running_loop().run_in_executor(None, self.notebook.close)
             except Exception:  # noqa: BLE001 - the shutdown goes on
                 self.log.exception("Rienda: closing the notebook's engine at shutdown failed")
-        return super().do_shutdown(restart)
+        reply: JSONObject = super().do_shutdown(restart)  # type: ignore[no-untyped-call]  # ipykernel's is untyped
+        return reply
 
     # -- replies ---------------------------------------------------------------------------
-    def _ok(self, count: int) -> dict[str, Any]:
+    def _ok(self, count: int) -> JSONObject:
         return {"status": "ok", "execution_count": count, "payload": [], "user_expressions": {}}
 
-    def _error(self, count: int, name: str, value: str, target: CellTarget | None = None) -> dict[str, Any]:
+    def _error(self, count: int, name: str, value: str, target: CellTarget | None = None) -> JSONObject:
         """A Jupyter error without a Python traceback: one line says what failed."""
         content = {"ename": name, "evalue": value, "traceback": [notebook_error_line(name, value)]}
-        (target or self._cell_target_now()).send("error", content)
+        (target or CellTarget.of_request(self)).send("error", content)
         return {"status": "error", "execution_count": count, **content}
-
-    def _cell_target_now(self) -> CellTarget:
-        return CellTarget(self, self.get_parent("shell"), None, lambda fn: fn(), False)
 
     # -- completion, inspection, is_complete -------------------------------------------------
     @_replies(lambda self, code, cursor_pos, *_: {"status": "ok", "matches": [], "metadata": {},
                                                   "cursor_start": len(code) if cursor_pos is None else cursor_pos,
                                                   "cursor_end": len(code) if cursor_pos is None else cursor_pos})
-    async def do_complete(self, code: str, cursor_pos: int | None) -> dict[str, Any]:
+    async def do_complete(self, code: str, cursor_pos: int | None) -> JSONObject:
         cursor_pos = len(code) if cursor_pos is None else cursor_pos
-        matches, start, end = ([], cursor_pos, cursor_pos)
+        matches: list[str] = []
+        start = end = cursor_pos
         if self.notebook is not None and is_command(code[:cursor_pos]):
             matches, start, end = complete(self.notebook, code, cursor_pos)
         return {"status": "ok", "matches": matches, "cursor_start": start, "cursor_end": end, "metadata": {}}
 
     @_replies(lambda self, *_: {"status": "ok", "found": False, "data": {}, "metadata": {}})
-    async def do_inspect(self, code: str, cursor_pos: int, detail_level: int = 0, omit_sections: Any = ()) -> dict[str, Any]:
+    async def do_inspect(self, code: str, cursor_pos: int, detail_level: int = 0,
+                         omit_sections: Collection[str] = ()) -> JSONObject:
         """Shift-Tab on a command word shows its help; on an agent's name, the agent."""
         found = inspect(self.notebook, code, cursor_pos) if self.notebook is not None else None
         if found is None:
@@ -297,7 +313,7 @@ class RiendaKernel(IPythonKernel):
         return {"status": "ok", "found": True, "data": data, "metadata": {}}
 
     @_replies(lambda self, *_: {"status": "unknown"})
-    async def do_is_complete(self, code: str) -> dict[str, Any]:
+    async def do_is_complete(self, code: str) -> JSONObject:
         """A prompt is complete at the first blank line-free Enter; a command at once."""
         if code.rstrip().endswith("\\"):
             return {"status": "incomplete", "indent": ""}

@@ -27,6 +27,7 @@ last exception a cell raised (``sys.last_value``) to the prompt.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import re
@@ -34,11 +35,12 @@ import string
 import sys
 import threading
 from pathlib import Path
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, Protocol, TypeVar
 
+import IPython
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
@@ -52,8 +54,14 @@ from ..commands.vocabulary import CELL_OPTIONS, SUBCOMMANDS, CommandError, ask_p
 from .pump import MainThreadPump
 from .result import TurnResult, current_cell
 from ..commands.session import TurnSession
-from .notebook import TurnFailed, TurnInterrupted, shell_namespace
+from .notebook import TurnFailed, TurnInterrupted, display_bundle, shell_kernel, shell_namespace
 from .turns import EXTENSION_CELLS, TurnDriver
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ..engine import PythonNamespace
+    from .pump import PumpedKernel
 
 __all__ = ["RiendaMagics", "keep_questions"]
 
@@ -75,28 +83,77 @@ def _ask_call(line: str) -> str:
     return call + line[len(body):]
 
 
-def _cell_options(magic: Any) -> Any:
-    """``magic`` with the arguments of :data:`CELL_OPTIONS` (help generated from them)."""
-    for option in reversed(CELL_OPTIONS):
-        extra = {"action": "store_true"} if option.switch else {}
-        magic = argument(option.flag, help=option.help, **extra)(magic)
-    return magic_arguments()(magic)
+# -- IPython's magic decorators, typed here once ------------------------------------------
+# magic_arguments, argument and parse_argstring are untyped, and @cell_magic("name") is typed
+# as returning a function or a decorator; the magics below use these typed forms.
+_Magic = TypeVar("_Magic", bound=Callable[..., object])
+
+
+class _Marker(Protocol):
+    """A decorator that marks a magic and returns it unchanged."""
+
+    def __call__(self, magic: _Magic, /) -> _Magic: ...
+
+
+def _argument(*flags: str, **options: object) -> argument:
+    """IPython's ``@argument(...)``: one argparse argument of a magic (``%magic?`` shows its help)."""
+    return argument(*flags, **options)  # type: ignore[no-untyped-call]  # IPython's magic_arguments is untyped
+
+
+def _with_arguments(*arguments: argument) -> _Marker:
+    """IPython's ``@magic_arguments()`` over ``@argument``s, in the order given."""
+    def mark(magic: _Magic) -> _Magic:
+        for each in reversed(arguments):
+            each(magic)  # records itself on the function
+        magic_arguments()(magic)  # type: ignore[no-untyped-call]  # untyped, as argument
+        return magic
+    return mark
+
+
+def _parsed(magic: Callable[..., object], line: str) -> argparse.Namespace:
+    """``line`` parsed by the arguments ``magic`` declares (:func:`_with_arguments`)."""
+    parsed: argparse.Namespace = parse_argstring(magic, line)  # type: ignore[no-untyped-call]  # IPython: untyped
+    return parsed
+
+
+def _line_magic(magic: _Magic) -> _Magic:
+    """IPython's ``@line_magic``."""
+    line_magic(magic)
+    return magic
+
+
+def _cell_magic(name: str) -> _Marker:
+    """IPython's ``@cell_magic(name)``."""
+    def mark(magic: _Magic) -> _Magic:
+        cell_magic(name)(magic)  # type: ignore[arg-type]  # IPython types this decorator as taking Never
+        return magic
+    return mark
+
+
+# %%rienda's options, from the one table (:data:`CELL_OPTIONS`) that also completes them.
+_with_cell_options = _with_arguments(*(_argument(option.flag, help=option.help,
+                                                 **({"action": "store_true"} if option.switch else {}))
+                                       for option in CELL_OPTIONS))
 
 
 _VOCABULARY = "\n".join(f"  {sub.usage:<34} {sub.help}" for sub in SUBCOMMANDS)
 
 
-def _front_end(magic: Callable[..., Any]) -> Callable[..., Any]:
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _front_end(magic: Callable[Concatenate[RiendaMagics, _P], _R]) -> Callable[Concatenate[RiendaMagics, _P], _R]:
     """A magic as a front end: while it runs, everything it (and the code the ``python``
     tool runs for it) prints or displays passes the reader (:func:`_reader_output`); and
     whatever fails is one line: a turn's end as it is, a mistake as a UsageError, anything
     else (a system error, a bug) as a UsageError naming it, its traceback in the kernel's log."""
 
     @functools.wraps(magic)
-    def run(self: RiendaMagics, *args: Any) -> Any:
-        with _reader_output(self.shell):
+    def run(self: RiendaMagics, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with _reader_output(self.ipython):
             try:
-                return magic(self, *args)
+                return magic(self, *args, **kwargs)
             except (TurnFailed, TurnInterrupted) as exc:
                 raise type(exc)(READER.text(str(exc))) from None
             except UsageError as exc:
@@ -105,7 +162,7 @@ def _front_end(magic: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             except Exception as exc:  # noqa: BLE001 - a RiendaError, a system error or a bug: one line
                 cause = exc.__cause__ if isinstance(exc, CommandError) and exc.__cause__ is not None else exc
-                kernel = getattr(self.shell, "kernel", None)
+                kernel = shell_kernel(self.ipython)
                 if is_internal(cause) and kernel is not None:
                     kernel.log.error("Rienda: %%rienda failed", exc_info=cause)
                 raise UsageError(READER.text(error_line(exc))) from None
@@ -114,30 +171,37 @@ def _front_end(magic: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @contextmanager
-def _reader_output(shell: Any) -> Iterator[None]:
+def _reader_output(shell: InteractiveShell) -> Iterator[None]:
     """``sys.stdout``, ``sys.stderr`` and the shell's display publisher pass the reader
     (no secret, encodable, paths as the notebook's reader sees them) for the duration."""
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = OutputStream(sys.stdout, READER), OutputStream(sys.stderr, READER)
-    publisher = getattr(shell, "display_pub", None)
-    publish = getattr(publisher, "publish", None)
-    patched = publish is not None and "publish" not in vars(publisher)  # not already, by the magic this one is in
-    if patched:
-        publisher.publish = lambda data, metadata=None, *a, **k: publish(READER.value(data), metadata, *a, **k)
+    publisher = shell.display_pub
+    publish = publisher.publish
+    patched = "publish" not in vars(publisher)  # not already, by the magic this one is in
+    if patched:  # the instance's own attribute, in front of its class's method
+        setattr(publisher, "publish", functools.partial(_publish_read, publish))
     try:
         yield
     finally:
         sys.stdout, sys.stderr = saved
         if patched:
-            del publisher.publish  # the class's own method again
+            delattr(publisher, "publish")  # the class's own method again
+
+
+def _publish_read(publish: Callable[..., None], data: Mapping[str, object], metadata: object = None,
+                  *args: object, **kwargs: object) -> None:
+    """IPython's ``publish``, with ``data`` (a display's bundle) as the reader sees it."""
+    publish(READER.value(data), metadata, *args, **kwargs)
 
 
 @magics_class
 class RiendaMagics(Magics):
     """The magics; one :class:`TurnSession` per IPython shell."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: InteractiveShell) -> None:
         super().__init__(shell)
+        self.ipython = shell  # the shell these magics are loaded in (Magics types its own optional)
         self._notebook: TurnSession | None = None
         self.turns = TurnDriver()
 
@@ -151,13 +215,12 @@ class RiendaMagics(Magics):
         return self._notebook
 
     # -- %rienda -------------------------------------------------------------------------------
-    @magic_arguments()
-    @argument("subcommand", nargs="?", default="help", help="the command (see below)")
-    @argument("args", nargs="*", help="its arguments")
-    @line_magic
+    @_with_arguments(_argument("subcommand", nargs="?", default="help", help="the command (see below)"),
+                     _argument("args", nargs="*", help="its arguments"))
+    @_line_magic
     @no_var_expand
     @_front_end
-    def rienda(self, line: str) -> Any:
+    def rienda(self, line: str) -> TurnResult | None:
         """Rienda commands, and ``ask PROMPT`` to run a turn."""
         try:
             prompt = ask_prompt(line)
@@ -172,12 +235,12 @@ class RiendaMagics(Magics):
         return None
 
     # -- %%rienda --------------------------------------------------------------------------------
-    @_cell_options
-    @cell_magic("rienda")
+    @_with_cell_options
+    @_cell_magic("rienda")
     @_front_end
     def rienda_cell(self, line: str, cell: str) -> TurnResult:
         """The cell body is the prompt of one turn; the options apply to this cell only."""
-        args = parse_argstring(self.rienda_cell, line)
+        args = _parsed(self.rienda_cell, line)
         if not cell.strip():
             raise UsageError("%%rienda: the cell body is the prompt, and it is empty")
         prompt = self._interpolate(cell)
@@ -200,33 +263,31 @@ class RiendaMagics(Magics):
                 conversation.close()
 
     # -- %%rienda_tool / %%rienda_hook --------------------------------------------------------------
-    @magic_arguments()
-    @argument("name", help="the tool's name (its directory under $RIENDA_HOME/tools)")
-    @cell_magic("rienda_tool")
+    @_with_arguments(_argument("name", help="the tool's name (its directory under $RIENDA_HOME/tools)"))
+    @_cell_magic("rienda_tool")
     @_front_end
     def rienda_tool(self, line: str, cell: str) -> None:
         """Save the cell as a tool's index.js and load it at once."""
-        self._save_extension(EXTENSION_CELLS["rienda_tool"], parse_argstring(self.rienda_tool, line).name, cell)
+        self._save_extension(EXTENSION_CELLS["rienda_tool"], _parsed(self.rienda_tool, line).name, cell)
 
-    @magic_arguments()
-    @argument("name", help="the hook's name (its directory under $RIENDA_HOME/hooks)")
-    @cell_magic("rienda_hook")
+    @_with_arguments(_argument("name", help="the hook's name (its directory under $RIENDA_HOME/hooks)"))
+    @_cell_magic("rienda_hook")
     @_front_end
     def rienda_hook(self, line: str, cell: str) -> None:
         """Save the cell as a hook's index.js and load it at once."""
-        self._save_extension(EXTENSION_CELLS["rienda_hook"], parse_argstring(self.rienda_hook, line).name, cell)
+        self._save_extension(EXTENSION_CELLS["rienda_hook"], _parsed(self.rienda_hook, line).name, cell)
 
     # -- the notebook tools' namespace ---------------------------------------------------------------
-    def _namespace(self) -> Any:
-        return shell_namespace(self.shell, self.turns.code)
+    def _namespace(self) -> PythonNamespace:
+        return shell_namespace(self.ipython, self.turns.code)
 
     def _with_last_error(self, prompt: str) -> str:
         """``prompt`` with the last exception a cell raised; UsageError when none has."""
         error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
         if error is None:
             raise UsageError("--error: no cell has raised an exception in this kernel yet")
-        ipython_files = os.path.dirname(sys.modules["IPython"].__file__) + os.sep
-        cells = getattr(self.shell, "compile", None)
+        ipython_files = os.path.dirname(IPython.__file__) + os.sep
+        cells = self.ipython.compile
 
         def label(filename: str) -> str:  # a cell's temporary file as IPython names it: Cell In[3]
             named = cells.format_code_name(filename) if hasattr(cells, "format_code_name") else None
@@ -237,7 +298,7 @@ class RiendaMagics(Magics):
     # -- the parts -------------------------------------------------------------------------------------
     def _interpolate(self, prompt: str) -> str:
         """``{name}`` from the user's namespace; ``{{`` is a literal brace."""
-        namespace = self.shell.user_ns
+        namespace = self.ipython.user_ns
         try:
             return string.Formatter().vformat(prompt, (), _Namespace(namespace))
         except KeyError as exc:
@@ -254,7 +315,7 @@ class RiendaMagics(Magics):
 
     def _run_turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         self.notebook.rienda.workdir = Path.cwd().resolve()
-        kernel = getattr(self.shell, "kernel", None)
+        kernel = shell_kernel(self.ipython)
         cancel = CancelToken()
         ran: Future[RunResult] = Future()
 
@@ -274,7 +335,7 @@ class RiendaMagics(Magics):
             raise error
         return TurnResult.from_run(result, shown_in=current_cell())
 
-    def _turn_in_kernel(self, kernel: Any, work: Callable[[FrontEnd], None], ran: Future[RunResult],
+    def _turn_in_kernel(self, kernel: PumpedKernel, work: Callable[[FrontEnd], None], ran: Future[RunResult],
                         cancel: CancelToken, signalled: int | None) -> bool:
         with MainThreadPump(kernel) as pump:
             ui = self.turns.ui(self.notebook, CellTarget.of_cell(kernel, pump.schedule))
@@ -295,8 +356,8 @@ class RiendaMagics(Magics):
 
     def _turn_in_terminal(self, work: Callable[[FrontEnd], None], cancel: CancelToken) -> bool:
         ui = TerminalUI(self.notebook.turn_policy(), sys.stdin, allow_hint=MAGICS_ALLOW_HINT, see_all=SHOW_SEE_ALL)
-        _, interrupted = run_interruptibly(lambda _: work(ui), cancel)
-        return interrupted
+        _, stopped_by = run_interruptibly(lambda _: work(ui), cancel)
+        return stopped_by is not None
 
     def _save_extension(self, kind: str, name: str, source: str) -> None:
         def write(stream: str, text: str) -> None:
@@ -309,22 +370,20 @@ class RiendaMagics(Magics):
 
     def _show(self, text: str, markdown: str | None) -> None:
         """Markdown where a front end renders it (with the text as its plain form)."""
-        from IPython.display import display
-
-        if markdown and getattr(self.shell, "kernel", None) is not None:
-            display({"text/plain": text, "text/markdown": markdown}, raw=True)
+        if markdown and shell_kernel(self.ipython) is not None:
+            display_bundle({"text/plain": text, "text/markdown": markdown})
         else:
             print(text, flush=True)
 
 
-class _Namespace(dict):
+class _Namespace(dict[str, object]):
     """The user's namespace for str.format: a missing name raises KeyError(name)."""
 
-    def __init__(self, namespace: dict[str, Any]) -> None:
+    def __init__(self, namespace: Mapping[str, object]) -> None:
         super().__init__()
         self._namespace = namespace
 
-    def __missing__(self, key: str) -> Any:
+    def __missing__(self, key: str) -> object:
         if key in self._namespace:
             return self._namespace[key]
         raise KeyError(key)

@@ -24,11 +24,13 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, assert_never
 
 from ..engine import (
+    JSON,
     Compaction,
     Confirm,
+    Diagnostic,
     Event,
     HookDecision,
     Log,
@@ -55,7 +57,7 @@ _RESULT_CHARS = 2000
 _OUTPUT_CHARS = 4000
 
 
-def _e(text: Any) -> str:
+def _e(text: object) -> str:
     return html.escape(str(text))
 
 
@@ -82,7 +84,7 @@ class _Call:
     """One tool call of a sub-agent's run."""
 
     name: str
-    arguments: Any
+    arguments: JSON  # as the tool received them
     refused_by: str | None
     notes: list[str] = field(default_factory=list)  # what hooks did to the call
     result: tuple[str, bool] | None = None
@@ -116,7 +118,7 @@ class _Call:
 class _Lines:
     """Consecutive ``ctx.log`` lines, or command output, from one source."""
 
-    kind: str  # "log" or "output"
+    kind: Literal["log", "output"]
     source: str
     lines: list[str] = field(default_factory=list)
 
@@ -152,42 +154,53 @@ class RunBox:
 
     # -- what happens in the run ----------------------------------------------------------
     def add(self, event: Event) -> None:
-        if isinstance(event, (TextDelta, ThinkingDelta)):
-            if isinstance(event, TextDelta):
+        """One event of this run (``event.depth`` is this run's)."""
+        match event:
+            case TextDelta():
                 self.streaming.append(event.text)
-        elif isinstance(event, MessageSaved):
-            self.streaming = []
-            text = str(event.message.get("text") or "")
-            if text:
-                self.answer = text
-                self.items.append(_Note(f"<div style='white-space: pre-wrap'>{_e(text)}</div>", text))
-        elif isinstance(event, ToolCallStarted):
-            call = _Call(event.name, event.arguments, event.refused_by, self.pending.pop(event.id, []))
-            self.calls[event.id] = call
-            self.items.append(call)
-        elif isinstance(event, ToolResultReady):
-            call = self.calls.get(event.id)
-            if call is not None:
-                call.result = (event.text, event.isError)
-        elif isinstance(event, HookDecision):
-            self._decision(event)
-        elif isinstance(event, (Log, Output)):
-            self._lines("log" if isinstance(event, Log) else "output", event)
-        elif isinstance(event, Notify):
-            self.items.append(_Note(f"<div>🔔 <b>{_e(event.title)}</b> — {_e(event.body)}</div>",
-                                    f"🔔 {event.title}: {event.body}"))
-        elif isinstance(event, Confirm):
-            mark, verdict = ("✓", "allowed") if event.answer else ("✗", "denied")
-            detail = f"({event.how}; asked by {event.source})"
-            self.items.append(_Note(f"<div>{mark} <b>{_e(event.title)}</b>: {verdict} <span style='opacity: 0.7'>"
-                                    f"{_e(detail)}</span><pre style='margin: 0'>{_e(event.body)}</pre></div>",
-                                    f"{mark} {event.title}: {verdict} {detail}\n  {event.body}"))
-        elif isinstance(event, Compaction):
-            line = f"🗜 {event.message}"
-            self.items.append(_Note(f"<div style='opacity: 0.7'>{_e(line)}</div>", line))
-        elif isinstance(event, RunEnd):
-            self.end = event
-            self.streaming = []
+            case ThinkingDelta():
+                pass  # a sub-agent's thinking is not shown
+            case MessageSaved():
+                self.streaming = []
+                text = str(event.message.get("text") or "")
+                if text:
+                    self.answer = text
+                    self.items.append(_Note(f"<div style='white-space: pre-wrap'>{_e(text)}</div>", text))
+            case ToolCallStarted():
+                call = _Call(event.name, event.arguments, event.refused_by, self.pending.pop(event.id, []))
+                self.calls[event.id] = call
+                self.items.append(call)
+            case ToolResultReady():
+                called = self.calls.get(event.id)
+                if called is not None:
+                    called.result = (event.text, event.isError)
+            case HookDecision():
+                self._decision(event)
+            case Log():
+                self._lines("log", event)
+            case Output():
+                self._lines("output", event)
+            case Notify():
+                self.items.append(_Note(f"<div>🔔 <b>{_e(event.title)}</b> — {_e(event.body)}</div>",
+                                        f"🔔 {event.title}: {event.body}"))
+            case Confirm():
+                mark, verdict = ("✓", "allowed") if event.answer else ("✗", "denied")
+                detail = f"({event.how}; asked by {event.source})"
+                self.items.append(_Note(f"<div>{mark} <b>{_e(event.title)}</b>: {verdict} <span style='opacity: 0.7'>"
+                                        f"{_e(detail)}</span><pre style='margin: 0'>{_e(event.body)}</pre></div>",
+                                        f"{mark} {event.title}: {verdict} {detail}\n  {event.body}"))
+            case Compaction():
+                line = f"🗜 {event.message}"
+                self.items.append(_Note(f"<div style='opacity: 0.7'>{_e(line)}</div>", line))
+            case RunEnd():
+                self.end = event
+                self.streaming = []
+            case RunStart():
+                pass  # a run's start opens its box (:meth:`Nest.emit`)
+            case Diagnostic():
+                pass  # shown once per notebook by the cell's renderer, never in a box
+            case _:
+                assert_never(event)
 
     def _decision(self, event: HookDecision) -> None:
         """What a hook did: with its call (before the call exists, held for it), or a line
@@ -205,7 +218,7 @@ class RunBox:
         else:
             (call.after if event.point == "afterToolExecute" else call.notes).append(note)
 
-    def _lines(self, kind: str, event: Log | Output) -> None:
+    def _lines(self, kind: Literal["log", "output"], event: Log | Output) -> None:
         last = self.items[-1] if self.items else None
         if not (isinstance(last, _Lines) and last.kind == kind and last.source == event.source):
             last = _Lines(kind, event.source)

@@ -6,8 +6,8 @@ version). :class:`MainThreadPump` diverts ``comm_*`` messages arriving on the sh
 channel thread to a queue, and the magic's main thread runs them, along with the jobs the
 worker schedules (building widgets), until the turn ends. Every other message keeps its
 place in line. Uses ipykernel internals (``shell_stream``, ``shell_channel_thread``,
-``shell_channel_thread_main``, ``shell_handlers``): ipykernel is pinned to ``>=7.4,<8``
-and tests click through it.
+``shell_channel_thread_main``, ``shell_handlers``, typed in :class:`PumpedKernel`):
+ipykernel is pinned to ``>=7.4,<8`` and tests click through it.
 """
 
 from __future__ import annotations
@@ -16,19 +16,48 @@ import os
 import queue
 import select
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["MainThreadPump"]
+import zmq
+
+from .cell import KernelParts, message_session
+
+if TYPE_CHECKING:
+    from ipykernel.shellchannel import ShellChannelThread
+    from zmq.eventloop.zmqstream import ZMQStream
+
+    from ..engine import JSONObject
+
+__all__ = ["MainThreadPump", "PumpedKernel"]
 
 _COMM_TYPES = {"comm_open", "comm_msg", "comm_close"}
+_Receiver = Callable[[list[zmq.Frame]], Awaitable[None]]  # what the shell stream hands each message
+
+
+class PumpedKernel(KernelParts, Protocol):
+    """What the pump needs of an ipykernel 7 kernel besides a cell's parts: its shell
+    stream and channel thread, the handler that thread runs for each message, the shell
+    handlers by message type, and setting the parent request."""
+
+    shell_handlers: dict[str, Callable[[ZMQStream | None, list[bytes], JSONObject], object]]
+
+    @property
+    def shell_stream(self) -> ZMQStream | None: ...
+
+    @property
+    def shell_channel_thread(self) -> ShellChannelThread: ...
+
+    async def shell_channel_thread_main(self, msg: list[zmq.Frame]) -> None: ...
+
+    def set_parent(self, ident: list[bytes] | bytes | None, parent: JSONObject, channel: str = "shell") -> None: ...
 
 
 class MainThreadPump:
     """``with MainThreadPump(kernel) as pump:`` then ``pump.run_until(done, on_interrupt)``
     (``done``: a turn's ``Future.done``, say)."""
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: PumpedKernel) -> None:
         self.kernel = kernel
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._diverting = False
@@ -38,7 +67,7 @@ class MainThreadPump:
             os.set_blocking(fd, False)
 
     @staticmethod
-    def supported(kernel: Any) -> bool:
+    def supported(kernel: KernelParts) -> bool:
         """Whether ``kernel`` has the ipykernel 7 parts the pump relies on."""
         return all(getattr(kernel, name, None) is not None
                    for name in ("shell_stream", "shell_channel_thread", "shell_channel_thread_main", "shell_handlers"))
@@ -58,7 +87,7 @@ class MainThreadPump:
         self._diverting = True
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._set_receiver(self.kernel.shell_channel_thread_main)
         self._diverting = False
         self._run_pending()
@@ -101,44 +130,49 @@ class MainThreadPump:
                 return self._jobs.get_nowait()
             except queue.Empty:
                 pass
-            ready, _, _ = select.select([self._bell[0], signalled], [], [])  # type: ignore[index]
+            assert self._bell is not None  # closed only on leaving the pump, after its last wait
+            ready, _, _ = select.select([self._bell[0], signalled], [], [])
             for fd in ready:
                 drain(fd)
             if signalled in ready:
                 return None
 
     # -- internals ---------------------------------------------------------------------------
-    def _set_receiver(self, receiver: Callable[..., Any]) -> None:
+    def _set_receiver(self, receiver: _Receiver) -> None:
         """Swap the shell stream's receive callback, on the shell channel thread."""
         installed = threading.Event()
 
         def swap() -> None:
-            self.kernel.shell_stream.on_recv(receiver, copy=False)
+            stream = self.kernel.shell_stream
+            if stream is not None:  # supported() checked it
+                stream.on_recv(receiver, copy=False)
             installed.set()
 
         self.kernel.shell_channel_thread.io_loop.add_callback(swap)
         installed.wait(5)
 
-    async def _divert(self, msg: list[Any]) -> None:
+    async def _divert(self, msg: list[zmq.Frame]) -> None:
         """On the shell channel thread: comm messages to the queue, the rest as usual."""
         if self._diverting and self._msg_type(msg) in _COMM_TYPES:
             self.schedule(lambda: self._dispatch_comm(msg))  # rings the bell the wait watches
             return
         await self.kernel.shell_channel_thread_main(msg)
 
-    def _msg_type(self, msg: list[Any]) -> str | None:
+    def _msg_type(self, msg: list[zmq.Frame]) -> str | None:
         try:
-            _, frames = self.kernel.session.feed_identities(msg, copy=False)
-            return self.kernel.session.deserialize(frames, content=False, copy=False)["header"]["msg_type"]
+            session = message_session(self.kernel)
+            _, frames = session.feed_identities(msg, copy=False)
+            msg_type = session.deserialize(frames, content=False, copy=False)["header"]["msg_type"]
         except Exception:  # noqa: BLE001 - a message we cannot read goes the usual way
             return None
+        return msg_type if isinstance(msg_type, str) else None
 
-    def _dispatch_comm(self, msg: list[Any]) -> None:
+    def _dispatch_comm(self, msg: list[zmq.Frame]) -> None:
         """Run a comm message's handler here, keeping the cell's parent for its output."""
-        kernel = self.kernel
+        kernel, session = self.kernel, message_session(self.kernel)
         parent, ident = kernel.get_parent("shell"), kernel._get_shell_context_var(kernel._shell_parent_ident)
-        idents, frames = kernel.session.feed_identities(msg, copy=False)
-        message = kernel.session.deserialize(frames, content=True, copy=False)
+        idents, frames = session.feed_identities(msg, copy=False)
+        message = session.deserialize(frames, content=True, copy=False)
         kernel.set_parent(idents, message, channel="shell")
         try:
             kernel.shell_handlers[message["header"]["msg_type"]](kernel.shell_stream, idents, message)

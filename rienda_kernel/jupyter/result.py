@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..engine import ContextFill, Message, RunResult, Usage, scrub
+from ..engine import JSON, ContextFill, Message, RunEndReason, RunResult, Usage, scrub
+from .notebook import display_bundle, shell_kernel
 
 __all__ = ["ToolCallResult", "TurnResult", "current_cell"]
 
@@ -17,7 +17,7 @@ class ToolCallResult:
 
     id: str
     name: str
-    arguments: Any
+    arguments: JSON  # as the call's message saved them
     text: str | None
     is_error: bool | None
     subagent_session_id: str | None = None
@@ -39,7 +39,7 @@ class TurnResult:
     messages: list[Message]
     tool_calls: list[ToolCallResult]
     session_id: str
-    reason: str
+    reason: RunEndReason
     error: str | None = None
     shown_in: object = field(default=None, repr=False, compare=False)
     context: ContextFill | None = None  # how full the model's window is for the next turn (.percent, .window)
@@ -66,11 +66,9 @@ class TurnResult:
         return self.text if self.reason == "end_turn" else f"*({self.reason})* {self.text}"
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
-
         if self.shown_in is not None and self.shown_in == current_cell():
             return
-        display({"text/plain": self.text, "text/markdown": self._repr_markdown_()}, raw=True)
+        display_bundle({"text/plain": self.text, "text/markdown": self._repr_markdown_()})
 
 
 def _subagent_session(answer: Message | None) -> str | None:
@@ -86,7 +84,7 @@ def current_cell() -> object:
     shell = get_ipython()
     if shell is None:
         return None
-    kernel = getattr(shell, "kernel", None)
+    kernel = shell_kernel(shell)
     if kernel is not None:
         return kernel.get_parent("shell").get("header", {}).get("msg_id")
     return shell.execution_count

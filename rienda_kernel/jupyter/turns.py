@@ -27,7 +27,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from types import FrameType
 
 from ..engine import CancelToken, CodeRunner, RiendaError, RunResult, signals_wake
 from .cell import CellTarget
@@ -68,7 +68,7 @@ class TurnDriver:
 
     @contextmanager
     def stopping(self, cancel: CancelToken, signals: tuple[int, ...] = (signal.SIGTERM,),
-                 schedule: Callable[[Callable[[], None]], None] | None = None,
+                 schedule: Callable[[Callable[[], None]], object] | None = None,
                  before_terminating: Callable[[], None] | None = None) -> Iterator[int | None]:
         """While the block runs (a turn), each of ``signals`` cancels it: ``schedule``
         (default: a thread of its own) runs ``cancel.cancel`` outside the handler. After
@@ -86,7 +86,7 @@ class TurnDriver:
         run_later = schedule or _on_a_thread
         terminated: list[int] = []
 
-        def stop(signum: int, _frame: Any) -> None:
+        def stop(signum: int, _frame: FrameType | None) -> None:
             if signum == signal.SIGTERM:
                 terminated.append(signum)
             run_later(cancel.cancel)

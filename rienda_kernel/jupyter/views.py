@@ -11,9 +11,8 @@ import re
 import threading
 import time
 import uuid
-from typing import Any
 
-from ..engine import ContextFill, HookDecision
+from ..engine import JSON, ContextFill, HookDecision
 from ..frontend.hook_actions import hook_action
 from ..frontend.previews import readable
 from .cell import CellTarget
@@ -136,7 +135,7 @@ class LogView:
 class CallView:
     """One tool call's display: arguments, hook effects, then the result."""
 
-    def __init__(self, target: CellTarget, name: str, arguments: Any, refused_by: str | None) -> None:
+    def __init__(self, target: CellTarget, name: str, arguments: JSON, refused_by: str | None) -> None:
         self.target = target
         self.display_id = new_id("tool")
         self.name = name
