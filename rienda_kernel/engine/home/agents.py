@@ -72,7 +72,7 @@ class Agent:
     agents: tuple[str, ...] | None = None  # the agents its ``agent`` tool may start; None: any
     max_depth: int | None = None  # levels of sub-agents below it; None: the configuration's
     fail_closed: tuple[str, ...] = ()  # hooks (of ``hooks``) whose failure refuses a tool call
-    model_line: int | None = None  # the line of the file's ``model:`` (messages about the model name it)
+    model_line: int | None = field(default=None, compare=False)  # where the file says model: (for messages)
 
     @property
     def model_where(self) -> str | None:

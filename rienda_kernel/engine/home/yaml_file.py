@@ -66,17 +66,17 @@ def load(text: str, *, first_line: int = 1) -> tuple[JSON, yaml.Node | None, dic
 def _malformed(exc: yaml.YAMLError, offset: int) -> YAMLProblem:
     """PyYAML's error as one problem at one line: where what was left open (a bracket, a
     quote) began, when the parser gave up on a later line, else where it gave up."""
-    problem_mark = getattr(exc, "problem_mark", None)
-    context_mark = getattr(exc, "context_mark", None)
-    problem = str(getattr(exc, "problem", None) or exc)
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return YAMLProblem(None, f"malformed YAML: {exc}")
+    problem = str(exc.problem or exc)
     if "'\\t'" in problem:  # PyYAML says "found character '\t' that cannot start any token"
         problem += " (YAML indents with spaces: replace the tab with spaces)"
-    context = str(getattr(exc, "context", None) or "")
-    if context_mark is not None and problem_mark is not None and context_mark.line != problem_mark.line:
-        opened = context.removeprefix("while parsing ").removeprefix("while scanning ")
-        return YAMLProblem(context_mark.line + 1 + offset, f"malformed YAML: {opened} that starts here is not closed "
-                           f"({problem} at line {problem_mark.line + 1 + offset})")
-    mark = problem_mark or context_mark
+    opened, gave_up = exc.context_mark, exc.problem_mark
+    if opened is not None and gave_up is not None and opened.line != gave_up.line:
+        what = str(exc.context or "").removeprefix("while parsing ").removeprefix("while scanning ")
+        return YAMLProblem(opened.line + 1 + offset, f"malformed YAML: {what} that starts here is not closed "
+                           f"({problem} at line {gave_up.line + 1 + offset})")
+    mark = gave_up or opened
     return YAMLProblem(mark.line + 1 + offset if mark else None, f"malformed YAML: {problem}")
 
 

@@ -551,8 +551,8 @@ def test_S09_replay_of_a_childs_own_session_runs_its_leads_hooks_first_with_ctx_
 @pytest.mark.parametrize("line, problem", [
     ("agents: helper", "agents must be a list of names, got a string"),
     ("agents: [helper, helper]", "agents lists 'helper' twice"),
-    ("max_depth: -1", "max_depth must be a whole number of sub-agent levels (0 or more), got -1"),
-    ("max_depth: yes", "max_depth must be a whole number of sub-agent levels (0 or more), got True"),
+    ("max_depth: -1", "max_depth must be a whole number of sub-agent levels (0 or more), got the number -1"),
+    ("max_depth: yes", "max_depth must be a whole number of sub-agent levels (0 or more), got the boolean True"),
 ])
 def test_agents_and_max_depth_in_front_matter_are_checked_with_file_and_line(rig, engine, line, problem):
     path = rig.home / "agents" / "lead.md"
