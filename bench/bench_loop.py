@@ -2,7 +2,7 @@
 
 Prints, in one run:
 - the engine's own time per model turn (wall time minus the time spent inside the model
-  provider), with six hooks each declared on all six points and the scripted model
+  provider), with six hooks each declared on the six run points and the scripted model
   (target <= 10 ms), against the same turns with no hooks (the baseline), for both
   sandboxes: V8 in worker processes (the product's ``Sandbox``) and V8 in this process
   (``InProcessSandbox``, what the engine did before workers). Two pacings: an instant
@@ -152,7 +152,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         sandboxes = {"workers": Sandbox(), "in-process": InProcessSandbox()}
-        print("Engine time per model turn (scripted model; six hooks, each on all six points)")
+        print("Engine time per model turn (scripted model; six hooks, each on the six run points)")
         medians = {}
         for label, sandbox in sandboxes.items():
             six, none = make_home(root, 6, sandbox, label), make_home(root, 0, sandbox, label)

@@ -15,7 +15,7 @@ Where things are (each folder's ``__init__`` says more):
 
 - ``runtime/`` (:class:`Rienda`, :class:`Conversation`, sub-agents): where a run is made;
   ``gate/``: ``rienda gate``, an agent's hooks deciding other coding agents' calls.
-- :mod:`.loop`, :mod:`.hooks`: one run from ``beforeRun`` to ``afterRun``; the hook chain.
+- :mod:`.hooks`: the hook chain (one run from ``beforeRun`` to ``afterRun`` is ``runtime/loop.py``).
 - :mod:`.events`, :mod:`.ui`: what the engine tells a front end, and what it asks (confirms).
 - :mod:`.errors`, :mod:`.secrets`, :mod:`.cancel`: the one error tree, the one scrubber,
   the one cancel token.

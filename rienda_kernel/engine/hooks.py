@@ -129,7 +129,7 @@ class HookChain:
         self.run = run
         self.on_outcome = on_outcome
 
-    # -- the six points ----------------------------------------------------------------
+    # -- the eight points --------------------------------------------------------------
     def before_run(self, session_id: str, agent_id: str, model_id: str, cancel: CancelToken) -> None:
         payload = {"sessionId": session_id, "agentId": agent_id, "modelId": model_id}
         self._point("beforeRun", [payload], _NOTHING_CARRIED, cancel)

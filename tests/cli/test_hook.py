@@ -22,7 +22,7 @@ from tests.helpers.signals import interruptible
 
 EXAMPLES = paths.EXAMPLES
 
-# One hook on all six points, each doing what the documentation shows for it.
+# One hook on six of the points, each doing what the documentation shows for it.
 EVERY_POINT = """module.exports = {
   beforeRun(ctx, e) {
     ctx.log(`started ${e.sessionId} ${e.agentId} ${e.modelId}; ctx ${ctx.session.id} ${ctx.agent.id}`);
