@@ -22,7 +22,7 @@ from .previews import PREVIEW_LINES, preview
 from .terminal import usage_summary
 
 if TYPE_CHECKING:
-    from ..engine import LoadedSession, Record, SessionHeader, Usage
+    from ..engine import JSON, LoadedSession, Record, SessionHeader, ToolCall, Usage
 
 __all__ = ["heading_lines", "print_session", "session_lines"]
 
@@ -59,23 +59,80 @@ def _parent_line(header: SessionHeader) -> str | None:
 def session_lines(loaded: LoadedSession, full: bool = False) -> tuple[list[str], list[str]]:
     """The session as a person reads it, in file order (so each run's end follows that
     run's messages), then the usage total; and a warning naming ``file:line`` for each
-    line it does not understand (shown without it, never a crash). A tool result shows
-    its first lines (JSON pretty-printed) indented under its mark, all of them when
-    ``full``; what each hook did is one line (:mod:`rienda_kernel.frontend.hook_actions`)."""
-    lines: list[str] = []
-    warnings: list[str] = []
-    usages: list[Usage | None] = []
+    line it does not understand (shown without it, never a crash). Each tool call is shown
+    as ``rienda run`` shows it: its line with the arguments the tool received (after the
+    hooks), then what each hook did about it and each confirm it asked (one line each:
+    :mod:`rienda_kernel.frontend.hook_actions`), then its result, its first lines (JSON
+    pretty-printed) indented under its mark, all of them when ``full``."""
+    shown = _Shown(loaded, full)
     for number, entry in loaded.entries:
+        shown.add(number, entry)
+    return shown.finish()
+
+
+class _Shown:
+    """The lines of :func:`session_lines`, entry by entry. The lines about a call (its
+    hooks' actions, its confirms) are held until its result comes, so they go under the
+    call's own line: a call's records lie between the result before it and its own."""
+
+    def __init__(self, loaded: LoadedSession, full: bool) -> None:
+        self.loaded, self.full = loaded, full
+        self.lines: list[str] = []
+        self.warnings: list[str] = []
+        self.usages: list[Usage | None] = []
+        self.calls: list[ToolCall] = []  # the last answer's calls without a result yet, in order
+        self.held: dict[str, list[str]] = {}  # call id -> the lines about it so far
+
+    def add(self, number: int, entry: Message | Record) -> None:
         if isinstance(entry, Message):
-            if entry.role == "assistant" and entry.meta.gate is None:  # a gate's call: no model turn
-                usages.append(_checked_usage(entry.usage, f"{loaded.path}:{number}", warnings))
-            lines += _message_lines(entry, full)
-            continue
-        line = _record_line(entry, loaded, full)
-        if line:
-            lines.append(line)
-    summary = usage_summary(usages)
-    return lines + ([summary] if summary else []), warnings
+            self._message(number, entry)
+            return
+        line = _record_line(entry, self.loaded, self.full)
+        if not line:
+            return
+        call = self._call_of(entry)
+        if call is None:
+            self.lines.append(line)
+        else:
+            self.held.setdefault(call.id, []).append(line)
+
+    def finish(self) -> tuple[list[str], list[str]]:
+        self._flush_calls()
+        summary = usage_summary(self.usages)
+        return self.lines + ([summary] if summary else []), self.warnings
+
+    def _message(self, number: int, message: Message) -> None:
+        if message.role == "tool":
+            call = next((c for c in self.calls if c.id == message.tool_call_id), None)
+            if call is not None:
+                self.calls.remove(call)
+                arguments = call.arguments if message.meta.arguments is None else message.meta.arguments
+                self.lines += [_call_line(call, arguments), *self.held.pop(call.id, [])]
+            self.lines += _result_lines(message, self.full)
+            return
+        self._flush_calls()
+        if message.role == "assistant" and message.meta.gate is None:  # a gate's call: no model turn
+            self.usages.append(_checked_usage(message.usage, f"{self.loaded.path}:{number}", self.warnings))
+        self.lines += _message_lines(message)
+        self.calls = list(message.tool_calls)
+
+    def _call_of(self, record: Record) -> ToolCall | None:
+        """The call a record is about: the one it names, else the first still waiting for
+        its result (None: no call is, or the record is about none)."""
+        if not self.calls or not isinstance(record, (HookDecision, Confirm)):
+            return None
+        named = record.call_id if isinstance(record, HookDecision) else None
+        return next((call for call in self.calls if call.id == named), self.calls[0])
+
+    def _flush_calls(self) -> None:
+        """The calls left without a result (a run that ended first), with what was held."""
+        for call in self.calls:
+            self.lines += [_call_line(call, call.arguments), *self.held.pop(call.id, [])]
+        self.calls, self.held = [], {}
+
+
+def _call_line(call: ToolCall, arguments: JSON) -> str:
+    return f"  → {call.name} [{call.id}] {json.dumps(arguments, ensure_ascii=False)}"
 
 
 def _record_line(record: Record, loaded: LoadedSession, full: bool) -> str | None:
@@ -99,15 +156,13 @@ def _record_line(record: Record, loaded: LoadedSession, full: bool) -> str | Non
     assert_never(record)
 
 
-def _message_lines(message: Message, full: bool) -> list[str]:
-    if message.role == "tool":
-        return _result_lines(message, full)
+def _message_lines(message: Message) -> list[str]:
+    """A prompt or an answer (its text, thinking and usage; its calls come after it)."""
     flags = {"interrupted": message.meta.interrupted, "error": message.meta.error}
     note = "".join(f" ({flag})" for flag, on in flags.items() if on)
     lines = [f"{message.role}{note}: {message.text}"]
     if message.thinking:
         lines.append(f"  thinking: {message.thinking}")
-    lines += [f"  → {call.name} [{call.id}] {json.dumps(call.arguments, ensure_ascii=False)}" for call in message.tool_calls]
     if message.usage:
         lines.append(f"  usage: {message.usage.input_tokens} in, {message.usage.output_tokens} out")
     return lines
@@ -141,7 +196,7 @@ def _compaction_lines(record: CompactionRecord, full: bool) -> str:
     if record.outcome in ("compacted", "rejected"):
         parts.append(f"{record.tokens_before:,} → {record.tokens_after:,} tokens"
                      + (f" of {record.window:,}" if record.window else ""))
-        parts.append(f"{record.pruned_count} tool results pruned, {record.folded_count} messages folded")
+        parts.append(f"pruned {_count(record.pruned_count, 'tool result')}, folded {_count(record.folded_count, 'message')}")
     if record.by:
         parts.append(f"by hook {record.by}")
     parts += record.hooks
@@ -152,3 +207,7 @@ def _compaction_lines(record: CompactionRecord, full: bool) -> str:
         more = shown.more_line("--full shows the whole summary")
         line += "\n" + "\n".join(f"      {text}".rstrip() for text in shown.lines + ([more] if more else []))
     return line
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}{'s' * (number != 1)}"

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ..helpers.hook_walk import THROW_AT, walk_home
+from ..helpers.hook_walk import JSON_COMMAND, THROW_AT, walk_home
 from ..helpers.homes import scripted_home, write_agent, write_extension, write_script
 
 REFUSED = ['→ shell {"command": "rm -rf victim"}',
@@ -120,7 +120,7 @@ def test_show_puts_each_hook_action_under_its_call_and_indents_results(walk):
     refused = lines.index('  → shell [call_1_1] {"command": "rm -rf victim"}')
     assert lines[refused + 1:refused + 3] == ["    ✋ hook guard refused the call: no rm -rf here",
                                               "  ✗ shell [call_1_1]: no rm -rf here"]
-    rewritten = lines.index('  → shell [call_2_1] {"command": "ls"}')  # what the model sent
+    rewritten = lines.index('  → shell [call_2_1] {"command": "ls -1 nothing-here"}')  # what ran, as rienda run shows
     assert lines[rewritten + 1] == """    ✎ hook tidy rewrote the call's arguments: command "ls" → "ls -1 nothing-here\""""
     assert lines[rewritten + 2].startswith("    ⚠ hook thrower threw in afterToolExecute and was skipped: TypeError")
     assert THROW_AT in lines[rewritten + 2]
@@ -134,6 +134,30 @@ def test_show_puts_each_hook_action_under_its_call_and_indents_results(walk):
     full = rienda(home, work, "show", "last", "--full").stdout.splitlines()
     assert full[full.index("  ← shell [call_3_1]:") + 10] == "      exit code 0"
     assert not any("more line" in line for line in full)
+
+
+def test_show_puts_each_line_under_its_own_call_when_one_answer_makes_three(walk):
+    """Three calls in one answer (a result redacted, a call refused, a call's arguments
+    rewritten): each hook line sits under its own call, and each call line shows what ran
+    (issue 40: they were listed first, each hook line under another call)."""
+    home, work = walk
+    write_script(work, [{"text": "All three.", "tool_calls": [
+        {"name": "shell", "arguments": {"command": JSON_COMMAND}},
+        {"name": "shell", "arguments": {"command": "rm -rf victim"}},
+        {"name": "shell", "arguments": {"command": "ls"}}]}, {"text": "done"}])
+    assert rienda(home, work, "run", "--agent", "walk", "go").returncode == 0
+    lines = rienda(home, work, "show", "last").stdout.splitlines()
+    first = lines.index(f"  → shell [call_1_1] {json.dumps({'command': JSON_COMMAND})}")
+    second = lines.index('  → shell [call_1_2] {"command": "rm -rf victim"}')
+    third = lines.index('  → shell [call_1_3] {"command": "ls -1 nothing-here"}')
+    assert lines.index("assistant: ALL THREE.") < first < second < third
+    under_first = lines[first:second]
+    assert "  " + RESULT_REWRITE in under_first and "  ← shell [call_1_1]:" in under_first
+    assert lines[second + 1:second + 3] == ["    ✋ hook guard refused the call: no rm -rf here",
+                                            "  ✗ shell [call_1_2]: no rm -rf here"]
+    assert lines[third + 1] == "    " + REWRITTEN[1].strip()
+    assert "  ✗ shell [call_1_3]:" in lines[third:]
+    assert not any("✋" in line or "tidy" in line for line in under_first)
 
 
 def test_json_events_carry_every_decision_for_readers_of_json(walk):

@@ -1,7 +1,11 @@
 """Session files written before the typed records (issue 39) read, show, replay and resume
 the same: ``home/`` holds them (every record kind, every message meta key, a sub-agent's
 session, a gate's session) and ``expected.json`` what the Rienda that wrote them showed,
-replayed and resumed of them (both made by ``make.py``, which says how)."""
+replayed and resumed of them (both made by ``make.py``, which says how). One change since,
+on purpose: ``rienda show`` puts each call's hook lines and confirms under the call itself
+and shows the arguments the tool received (issue 40), so the lead's ``show`` entries are
+today's layout of the same lines; its replay, request, pins and approvals are the old
+Rienda's."""
 
 from __future__ import annotations
 
