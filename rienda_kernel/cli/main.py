@@ -310,9 +310,11 @@ def _prompt_from_stdin() -> str:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..frontend.show import print_session
+    from ..frontend.show import context_line, print_session
 
-    return print_session(_rienda(args).load_session(args.session), args.full)
+    rienda = _rienda(args)
+    loaded = rienda.load_session(args.session)
+    return print_session(loaded, args.full, context_line(rienda, loaded))
 
 
 def _replay(args: argparse.Namespace) -> int:

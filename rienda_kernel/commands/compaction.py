@@ -1,6 +1,6 @@
 """The commands of a long session: ``compact [INSTRUCTIONS]`` (the current session's context
-compacted now, through its agent's ``beforeCompact``/``afterCompact`` hooks) and ``pin [N]``
-(a prompt every compaction keeps verbatim); ``%rienda compact …`` in a notebook, ``/compact …``
+compacted now, through its agent's ``beforeCompact``/``afterCompact`` hooks), ``pin [N]``
+(a prompt every compaction keeps verbatim) and ``context`` (what fills the next request); ``%rienda compact …`` in a notebook, ``/compact …``
 in ``rienda chat`` (see docs/compaction.md). The one line each says is the engine's, as
 ``rienda compact`` and ``rienda pin`` say it.
 """
@@ -11,7 +11,7 @@ from ..engine import Diagnostic, Log, NonInteractiveUI, RiendaError
 from .session import TurnSession
 from .tables import CommandOutput
 
-__all__ = ["CompactionFailed", "compact_command", "pin_command", "prompt_numbers"]
+__all__ = ["CompactionFailed", "compact_command", "context_command", "pin_command", "prompt_numbers"]
 
 
 class CompactionFailed(RiendaError):
@@ -53,3 +53,13 @@ def prompt_numbers(session: TurnSession) -> list[str]:
         return []
     prompts = sum(1 for message in session.conversation.messages if message.role == "user")
     return [str(number) for number in range(prompts, 0, -1)]
+
+
+def context_command(session: TurnSession, args: list[str]) -> CommandOutput:
+    """What fills the current session's next request, part by part, and what is left of the
+    model's window (Claude Code's /context): one line; its value the :class:`ContextUse`."""
+    if session.session_id is None:
+        raise CompactionFailed(f"no session yet: the next prompt starts one ({session.prefix}context then says "
+                               "what fills it)")
+    use = session.conversation.context_use()
+    return CommandOutput(use.line(), value=use)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..engine import CONFIRM_POLICIES, NonInteractiveUI, RiendaError, did_you_mean
 from ..frontend.output import check_output_file, error_line
-from .compaction import compact_command, pin_command, prompt_numbers
+from .compaction import compact_command, context_command, pin_command, prompt_numbers
 from .session import TurnSession
 from .listings import agents_listing, hooks_listing, session_shown, sessions_listing, tools_listing
 from .tables import CommandOutput, escape
@@ -383,6 +383,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                "INSTRUCTIONS tell the summary what to keep.", compact_command, 0, 1),
     Subcommand("pin", "pin [N]", "Keep prompt N (1 for the first; default the last) verbatim through every "
                "compaction.", pin_command, 0, 1, prompt_numbers),
+    Subcommand("context", "context", "Say what fills the session's next request (system prompt, tools, pinned "
+               "prompts, summary, messages) and what is left of the model's window.", context_command),
     Subcommand("home", "home [PATH]",
                "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session.", _home, 0, 1),
     Subcommand("help", "help [COMMAND]", "List these commands, or show one.", help_output, 0, 1, command_names),

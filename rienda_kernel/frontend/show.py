@@ -13,6 +13,7 @@ from ..engine import (
     HookDecision,
     Message,
     PinRecord,
+    RiendaError,
     RunEndRecord,
     StoppedRecord,
     UnknownRecord,
@@ -22,15 +23,16 @@ from .previews import PREVIEW_LINES, preview
 from .terminal import usage_summary
 
 if TYPE_CHECKING:
-    from ..engine import JSON, LoadedSession, Record, SessionHeader, ToolCall, Usage
+    from ..engine import JSON, LoadedSession, Record, Rienda, SessionHeader, ToolCall, Usage
 
-__all__ = ["heading_lines", "print_session", "session_lines"]
+__all__ = ["context_line", "heading_lines", "print_session", "session_lines"]
 
 
-def print_session(loaded: LoadedSession, full: bool) -> int:
-    """``rienda show``: the header line, the parent's for a sub-agent's session, each line
-    of :func:`session_lines` on stdout and its warnings on stderr; exit status 0."""
-    for line in heading_lines(loaded.header):
+def print_session(loaded: LoadedSession, full: bool, context: str | None = None) -> int:
+    """``rienda show``: the header line, the parent's for a sub-agent's session, what fills
+    its next request (``context``: :func:`context_line`), each line of :func:`session_lines`
+    on stdout and its warnings on stderr; exit status 0."""
+    for line in heading_lines(loaded.header) + ([context] if context else []):
         print(line)
     lines, warnings = session_lines(loaded, full=full)
     for warning in loaded.warnings + warnings:
@@ -38,6 +40,19 @@ def print_session(loaded: LoadedSession, full: bool) -> int:
     for line in lines:
         print(line)
     return 0
+
+
+def context_line(rienda: Rienda, loaded: LoadedSession) -> str | None:
+    """What fills the session's next request and what is left of the window, as its agent
+    would send it now (MCP servers' tools left out: none is started); None for a gate's
+    session (another agent's record: no request of Rienda's); "unknown" with the reason
+    when its agent or model cannot be set up."""
+    if loaded.header.gate is not None:
+        return None
+    try:
+        return rienda.conversation(session_id=loaded.header.id).context_use(mcp=False).line()
+    except RiendaError as exc:
+        return f"context: unknown ({exc})"
 
 
 def heading_lines(header: SessionHeader) -> list[str]:

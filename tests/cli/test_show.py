@@ -52,3 +52,19 @@ def test_show_warns_about_records_it_cannot_read_and_shows_the_rest(setup):
     assert f"{path}:{lines}: a 'hook_decision' record this version cannot read; left out" in done.stderr
     shown = done.stdout.splitlines()
     assert "assistant: odd" not in shown and shown[-1] == "usage: 30 in, 5 out over 2 model turns"
+
+
+def test_show_says_what_fills_the_next_request_under_the_header_and_chat_context_says_the_same(tmp_path):
+    """A saved session's fill without running a turn (issue 40): the second line of
+    ``rienda show``, and ``/context`` in ``rienda chat`` resuming it, say the same."""
+    from ..helpers.homes import scripted_home
+    from ..helpers.long_session import long_home
+
+    home, work = scripted_home(tmp_path)
+    long_home(home, work)
+    assert rienda(home, work, "run", "--agent", "long", "one").returncode == 0
+    shown = rienda(home, work, "show", "last").stdout.splitlines()
+    assert shown[1].startswith("context: about ") and " of 600 tokens (" in shown[1], shown[:3]
+    assert "system prompt " in shown[1] and "; free " in shown[1]
+    chat = rienda(home, work, "chat", "--resume", "last", input="/context\n")
+    assert chat.returncode == 0 and shown[1] in chat.stdout.splitlines(), chat.stdout + chat.stderr

@@ -115,7 +115,7 @@ def test_no_subcommand_and_help_list_the_vocabulary(nb):
         assert out.value == list(SUBCOMMANDS)
     assert [sub.name for sub in SUBCOMMANDS] == [
         "ask", "use", "new", "resume", "sessions", "show", "agents", "tools", "hooks", "model", "confirm", "replay",
-        "script", "hook", "compact", "pin", "home", "help"]
+        "script", "hook", "compact", "pin", "context", "home", "help"]
 
 
 def test_help_for_one_command(nb):

@@ -81,3 +81,22 @@ def test_tab_completes_the_commands_and_the_prompt_numbers(nb):
     assert complete(nb, "%rienda pin ", 12)[0] == []  # no session yet
     _prompts(nb, 3)
     assert complete(nb, "%rienda pin ", 12)[0] == ["3", "2", "1"]
+
+
+def test_context_says_what_fills_the_next_request_without_running_a_turn(nb):
+    """``%rienda context`` / ``/context``: each part's estimate, adding up to the whole, of
+    the model's window; a compaction's summary and the first prompt counted apart; and the
+    same line ``rienda show`` prints (issue 40: nothing showed a saved session's fill)."""
+    with pytest.raises(CommandError, match=r"^no session yet: the next prompt starts one"):
+        run_rienda_command(nb, "%rienda context")
+    _prompts(nb, 5)
+    before = run_rienda_command(nb, "%rienda context").value
+    assert (before.window, before.summary) == (600, 0) and before.pinned > 0 and before.messages > 0
+    assert before.total == before.system + before.tools + before.pinned + before.summary + before.messages
+    assert run_rienda_command(nb, "%rienda compact keep the totals").value.outcome == "compacted"
+    after = run_rienda_command(nb, "context")
+    use = after.value
+    assert use.summary > 0 and use.total < before.total
+    assert after.text == use.line() and after.text.startswith(f"context: about {use.total:,} of 600 tokens (")
+    assert after.text.endswith(f"; free {600 - use.total:,}") and f"summary {use.summary:,}" in after.text
+    assert use == nb.rienda.conversation(session_id=nb.session_id).context_use()  # the same from the saved session

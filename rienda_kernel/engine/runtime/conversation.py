@@ -4,6 +4,7 @@ and the setup of each run in it (:meth:`Conversation.run`). Made by
 
 from __future__ import annotations
 
+import json
 import signal
 from dataclasses import dataclass
 
@@ -20,13 +21,14 @@ from ..home.extensions import check_declared
 from ..hooks import inert_fail_closed
 from .loop import RunResult, TurnSetup, compact_session, run_prompt
 from .compactor import CompactionState, said_failed
-from ..providers import Provider, provider_for
+from ..providers import Provider, ToolSpec, provider_for
 from ..providers.choice import choose_default_model
 from ..secrets import scrub_text
 from ..tools.mcp.catalog import declared_tools
 from ..ui import EventSink, FrontEnd, ScrubbingUI
 from ..sessions.messages import Message
 from ..sessions.reading import LoadedSession
+from ..sessions.compaction.use import ContextUse, context_use
 from ..sessions.records import PinRecord
 from ..sessions.store import SessionWriter, new_session_id
 
@@ -148,6 +150,28 @@ class Conversation:
 
         event, stopped_by = run_interruptibly(work, signals=signals)
         return ManualCompaction(event, stopped_by)
+
+    def context_use(self, *, mcp: bool = True) -> ContextUse:
+        """What fills the session's next request, part by part, without running a turn
+        (:mod:`..sessions.compaction.use`): the agent's system prompt and tool definitions as
+        its run sends them, the pinned prompts, the summary, the other messages, and the
+        model's window. ``mcp=False`` leaves out MCP servers' tools (none is started).
+        ConfigError when the agent or its model cannot be set up."""
+        config = self.rienda.config()
+        agent, _ = self.rienda.agent(self.agent_id, config)
+        named = [name for name in agent.tools if mcp or not name.startswith("mcp__")]
+        catalog = fit_agent_tool(self.rienda.catalog(named, [], CancelToken(), config), agent, self.rienda)
+        specs = [ToolSpec(tool.name, tool.description, tool.parameters)
+                 for tool in (catalog.tools.get(name) for name in named) if tool is not None]
+        window = None
+        model_id = self.model or agent.model
+        if model_id:
+            provider, model_name = self._provider(model_id, agent, config)
+            found = provider.context_window(model_name, agent.options)
+            window = found.tokens if found else None
+        tools_json = json.dumps([spec.as_function() for spec in specs])
+        return context_use(self.messages, self.compaction.view, self.compaction.pins, agent.system, tools_json,
+                           window)
 
     def prompt_number(self, index: int) -> int:
         """The prompt number (1 for the first) of the message numbered ``index``."""
