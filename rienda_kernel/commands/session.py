@@ -139,10 +139,17 @@ class TurnSession:
             raise ConfigError(f"cannot make {path} a Rienda home: {os_error_text(exc)}") from exc
         self._close_all()
         self.rienda.close()  # the old home's MCP servers
+        recording = self.rienda.recording  # the notebook's recording goes on in the new home
         self.rienda = Rienda(home=path, workdir=self.rienda.workdir, sandbox=self.rienda.sandbox,
                              extra_tools=self.rienda.extra_tools)
+        self.rienda.recording = recording
         self.agent_id = "default"
         self._conversation = None
+
+    def name_turn(self, label: str) -> None:
+        """What the recording's lines call the next turn (``cell [3]``), if one is open."""
+        if self.rienda.recording is not None:
+            self.rienda.recording.label = label
 
     def save_extension(self, kind: str, name: str, source: str) -> SavedExtension:
         """Write and load ``<home>/<kind>/<name>/index.js``; see :meth:`Rienda.save_extension`."""

@@ -214,6 +214,8 @@ class RiendaKernel(IPythonKernel):
         loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
         conversation = notebook.conversation
+        if notebook is not None:
+            notebook.name_turn(f"cell [{count}]")  # what a recording's lines call this turn
 
         def turn() -> Any:
             try:

@@ -254,6 +254,8 @@ class RiendaMagics(Magics):
 
     def _run_turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         self.notebook.rienda.workdir = Path.cwd().resolve()
+        if self.shell is not None:
+            self.notebook.name_turn(f"cell [{self.shell.execution_count}]")  # what a recording's lines call this turn
         kernel = getattr(self.shell, "kernel", None)
         cancel = CancelToken()
         ran: Future[RunResult] = Future()

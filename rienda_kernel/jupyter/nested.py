@@ -29,6 +29,7 @@ from typing import Any
 from ..engine import (
     Compaction,
     Confirm,
+    Divergence,
     Event,
     HookDecision,
     Log,
@@ -185,6 +186,9 @@ class RunBox:
         elif isinstance(event, Compaction):
             line = f"🗜 {event.message}"
             self.items.append(_Note(f"<div style='opacity: 0.7'>{_e(line)}</div>", line))
+        elif isinstance(event, Divergence):
+            line = f"↯ {event.message}"
+            self.items.append(_Note(f"<div>{_e(line)}</div>", line))
         elif isinstance(event, RunEnd):
             self.end = event
             self.streaming = []
