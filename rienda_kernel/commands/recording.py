@@ -35,7 +35,10 @@ def record_command(session: TurnSession, args: list[str]) -> CommandOutput:
         return CommandOutput(text, value=stopped)
     name, mode = _arguments(session, args)
     recording = rienda.record(name, mode, mode_given_as=f"{session.prefix}record --mode", environment_first=True)
-    return CommandOutput(recording.describe(), value=recording)
+    # The same words in every mode and whatever the file holds, so a notebook re-run from its
+    # recording (or forced to replay in CI) shows what it showed when it was recorded.
+    return CommandOutput(f"Recording {name}: the model's answers are kept there and given again from it "
+                         f"({session.prefix}record shows the mode).", value=recording)
 
 
 def _arguments(session: TurnSession, args: list[str]) -> tuple[str, str | None]:

@@ -138,7 +138,8 @@ class Recording:
             return index + 1, self._exchanges[index]
 
     def miss(self, form: JSONObject, hooks: Sequence[str], agent_system: str | None) -> Miss:
-        """What sets ``form`` apart from the nearest recorded request, hooks named where they
+        """What sets ``form`` apart from the nearest recorded request (of those as near, the
+        latest recorded), hooks named where they
         explain it (``hooks``: those that ran on it; ``agent_system``: the agent's own prompt)."""
         with self._lock:
             exchanges = list(enumerate(self._exchanges))
@@ -146,7 +147,7 @@ class Recording:
             return Miss("the recording holds no exchange yet", True, None)
         digests = message_digests(form)
         index, nearest = max(exchanges, key=lambda item: (closeness(form, digests, item[1].request,
-                                                                    self._digests_of(*item)), -item[0]))
+                                                                    self._digests_of(*item)), item[0]))
         recorded_digests = self._digests_of(index, nearest)
         difference = first_difference(form, nearest.request) + _hooks_note(form, nearest, hooks, agent_system)
         return Miss(difference, _goes_on(form, nearest.request, digests, recorded_digests), index + 1)
