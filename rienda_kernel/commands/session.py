@@ -146,10 +146,14 @@ class TurnSession:
         self.agent_id = "default"
         self._conversation = None
 
-    def name_turn(self, label: str) -> None:
-        """What the recording's lines call the next turn (``cell [3]``), if one is open."""
+    def name_turn(self, prompt: str, count: int | None) -> None:
+        """What the recording's lines call the next turn, if one is open: ``cell [3]`` (its
+        execution count, when the front end counts it), else the cell by its prompt's first
+        line (nbval runs every cell as execution 1)."""
         if self.rienda.recording is not None:
-            self.rienda.recording.label = label
+            first = prompt.strip().splitlines()[0] if prompt.strip() else ""
+            shown = first if len(first) <= 40 else first[:39] + "…"
+            self.rienda.recording.label = f"cell [{count}]" if count is not None else f"the cell “{shown}”"
 
     def save_extension(self, kind: str, name: str, source: str) -> SavedExtension:
         """Write and load ``<home>/<kind>/<name>/index.js``; see :meth:`Rienda.save_extension`."""

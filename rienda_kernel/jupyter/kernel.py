@@ -115,6 +115,7 @@ class RiendaKernel(IPythonKernel):
         self.turns = TurnDriver()
         self.startup_error: str | None = None
         self._running: tuple[CancelToken, threading.Event] | None = None
+        self._counted = True  # whether the running cell's execution count names it (nbval runs each as 1)
         tools = notebook_tools(shell_namespace(self.shell, self.turns.code))
         try:
             self.notebook: TurnSession | None = TurnSession(workdir=os.getcwd(), extra_tools=tools)
@@ -128,6 +129,7 @@ class RiendaKernel(IPythonKernel):
         count = self.shell.execution_count
         if silent:
             return self._ok(count)
+        self._counted = store_history
         if store_history:
             self.shell.history_manager.store_inputs(count, code)
             self.shell.execution_count += 1
@@ -215,7 +217,7 @@ class RiendaKernel(IPythonKernel):
         context = contextvars.copy_context()
         conversation = notebook.conversation
         if notebook is not None:
-            notebook.name_turn(f"cell [{count}]")  # what a recording's lines call this turn
+            notebook.name_turn(prompt, count if self._counted else None)  # a recording's lines
 
         def turn() -> Any:
             try:

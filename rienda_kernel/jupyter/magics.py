@@ -246,6 +246,15 @@ class RiendaMagics(Magics):
         except (AttributeError, IndexError, ValueError) as exc:
             raise UsageError(f"cannot fill the prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
 
+    def _cell_count(self, kernel: Any) -> int | None:
+        """The running cell's execution count, or None when the front end does not count it
+        (``store_history`` false: nbval)."""
+        if self.shell is None:
+            return None
+        parent = kernel.get_parent() if kernel is not None and hasattr(kernel, "get_parent") else {}
+        counted = (parent or {}).get("content", {}).get("store_history", True)
+        return int(self.shell.execution_count) if counted else None
+
     def _turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         """One turn; its workspace is the kernel's current directory (``os.chdir`` moves it).
         Code that the ``python`` tool runs cannot start another turn meanwhile."""
@@ -254,9 +263,8 @@ class RiendaMagics(Magics):
 
     def _run_turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         self.notebook.rienda.workdir = Path.cwd().resolve()
-        if self.shell is not None:
-            self.notebook.name_turn(f"cell [{self.shell.execution_count}]")  # what a recording's lines call this turn
         kernel = getattr(self.shell, "kernel", None)
+        self.notebook.name_turn(prompt, self._cell_count(kernel))  # what a recording's lines call this turn
         cancel = CancelToken()
         ran: Future[RunResult] = Future()
 

@@ -165,7 +165,7 @@ def _texts(recorded: JSON, now: JSON) -> str:
     """Two texts, each cut around where they first differ."""
     left, right = str(recorded or ""), str(now or "")
     start = _common_prefix(left, right)
-    cut = max(0, start - _SNIPPET // 3)
+    cut = max(0, start - _SNIPPET // 3) if max(len(left), len(right)) > _SNIPPET else 0
 
     def around(text: str) -> str:
         piece = text[cut:cut + _SNIPPET]
