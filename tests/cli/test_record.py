@@ -16,14 +16,14 @@ from ..helpers.vendor_wire import serving
 KEY = "sk-cli-recording-0123456789abcdef"
 
 
-def rienda(home, work, *args, env_extra=None):
+def rienda(home, work, *args, env_extra=None, **kwargs):
     """``rienda *args`` with these variables set, the key and the mode unset otherwise."""
     with pytest.MonkeyPatch.context() as patch:
         for name in ("LOCAL_API_KEY", "RIENDA_RECORD_MODE"):
             patch.delenv(name, raising=False)
         for name, value in (env_extra or {}).items():
             patch.setenv(name, value)
-        return rienda_command(home, work, *args)
+        return rienda_command(home, work, *args, **kwargs)
 
 
 def setup_home(tmp_path, url):
@@ -90,3 +90,18 @@ def test_a_bad_record_mode_is_one_line(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip() == ("rienda: --record-mode: 'replya' is not a recording mode (did you mean 'replay'?) "
                                    "(modes: auto, replay, live)")
+
+
+def test_chat_records_with_the_same_command_and_replays_offline(tmp_path):
+    with serving(echo_server()) as server:
+        home, work = setup_home(tmp_path, server.url)
+        first = rienda(home, work, "chat", "--agent", "a", input="/record chat.rec.jsonl\nHello\nread: notes.txt\n",
+                       env_extra={"LOCAL_API_KEY": KEY})
+        assert len(server.requests) == 3, first.stderr
+    second = rienda(home, work, "chat", "--agent", "a", input="/record chat.rec.jsonl --mode replay\n/record\nHello\n"
+                                                              "read: notes.txt\n")
+    assert "Recording chat.rec.jsonl: the model's answers are kept there" in second.stdout + second.stderr
+    assert "(mode replay: answered only from it: the model is never asked); it holds 3 exchanges." in \
+           second.stdout + second.stderr
+    assert "You said: Hello" in second.stdout and "The tool said: alpha beta gamma" in second.stdout
+    assert first.stdout.count("You said: Hello") == second.stdout.count("You said: Hello") == 1
