@@ -286,6 +286,7 @@ class JsonLinesUI(_AnsweringUI):
                  out: IO[str] | None = None, err: IO[str] | None = None) -> None:
         super().__init__(policy, stdin, err or sys.stderr)
         self.out = out or sys.stdout
+        self.replayed = 0  # as TerminalUI's; its events say which turns were replayed
 
     def emit(self, event: Event) -> None:
         self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
