@@ -191,3 +191,16 @@ def test_requests_match_by_what_they_say_not_by_the_vendors_call_ids(recorded):
     ids = [call["id"] for body in recorded.server.requests if len(body["messages"]) > 3
            for call in body["messages"][2].get("tool_calls") or []]
     assert len(set(ids)) == 2 and recorded.asked == 5  # the second run's ids were new; its last request not asked
+
+
+def test_a_hook_added_since_that_changes_a_tool_result_is_named_with_it(recorded):
+    recorded.configure()
+    (recorded.rig.workdir / "notes.txt").write_text("one two")
+    turn(recorded.rienda(), "read: notes.txt")
+    recorded.rig.write_hook("no-reads", "module.exports = { beforeToolExecute(ctx, call) { "
+                                        "return {allow: false, reason: 'reads are off'}; } };")
+    recorded.configure(hooks=["no-reads"])
+    result, _, _ = turn(recorded.rienda(mode="replay"), "read: notes.txt")
+    assert result.error.startswith("turn 1 is not in the recording talk.rec.jsonl: tool `read`'s result differs "
+                                   "from the recording: recorded 'one two', now '")
+    assert result.error.endswith("(hooks added since the recording: no-reads); replay mode never asks the model")
