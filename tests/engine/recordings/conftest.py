@@ -9,11 +9,9 @@ import yaml
 from rienda_kernel.engine.runtime.rienda import Rienda
 
 from ...helpers.homes import write_agent
+from ...helpers.recorded_notebooks import KEY
 from ...helpers.recording_server import echo_server
 from ...helpers.vendor_wire import serving
-
-KEY = "sk-recording-test-0123456789abcdef"
-
 
 class Recorded:
     """The rig, the server (``None`` once stopped) and a way to make a Rienda on it."""

@@ -10,7 +10,7 @@ import pytest
 from rienda_kernel.engine import ConfigError, NonInteractiveUI
 from rienda_kernel.engine.events import Divergence, Replayed, TextDelta, ToolResultReady
 
-from .conftest import KEY
+from ...helpers.recorded_notebooks import KEY
 
 
 def turn(engine, prompt, agent="a", conversation=None):
