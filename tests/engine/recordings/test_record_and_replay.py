@@ -162,6 +162,10 @@ def test_a_file_that_is_not_a_recording_is_named_with_its_line(recorded):
     (recorded.rig.workdir / "bad.rec.jsonl").write_text('{"kind": "recording", "format": 1}\n{"kind": "exchang"}\n')
     with pytest.raises(ConfigError, match=r"^bad.rec.jsonl:2: unknown kind 'exchang'"):
         recorded.rienda("bad.rec.jsonl")
+    (recorded.rig.workdir / "bad.rec.jsonl").write_text('{"kind": "exchange", "base": {"exchange": 3, "messages": 1}, '
+                                                        '"request": {"messages": []}, "answer": []}\n')
+    with pytest.raises(ConfigError, match=r"^bad.rec.jsonl:1: base must name an earlier exchange \(1 to 0\)"):
+        recorded.rienda("bad.rec.jsonl")
     with pytest.raises(ConfigError, match=r"^missing.jsonl: there is no recording to replay"):
         recorded.rienda("missing.jsonl", mode="replay")
 
@@ -204,3 +208,21 @@ def test_a_hook_added_since_that_changes_a_tool_result_is_named_with_it(recorded
     assert result.error.startswith("turn 1 is not in the recording talk.rec.jsonl: tool `read`'s result differs "
                                    "from the recording: recorded 'one two', now '")
     assert result.error.endswith("(hooks added since the recording: no-reads); replay mode never asks the model")
+
+
+def test_each_line_holds_what_its_request_adds_to_the_one_it_goes_on_from(recorded):
+    recorded.configure()
+    (recorded.rig.workdir / "notes.txt").write_text("one two")
+    _, _, conversation = turn(recorded.rienda(), "read: notes.txt")
+    turn(None, "Thanks", conversation=conversation)
+    lines = [json.loads(line) for line in (recorded.rig.workdir / "talk.rec.jsonl").read_text().splitlines()]
+    exchanges = [line for line in lines if line["kind"] == "exchange"]
+    assert "base" not in exchanges[0] and exchanges[0]["request"]["system"] == "Be brief."
+    assert exchanges[1]["base"] == {"exchange": 1, "messages": 1}
+    assert [m["role"] for m in exchanges[1]["request"]["messages"]] == ["assistant", "tool"]
+    assert exchanges[2]["base"] == {"exchange": 2, "messages": 3}
+    assert [m["text"] for m in exchanges[2]["request"]["messages"]] == ["The tool said: one two", "Thanks"]
+    assert {"system", "tools", "options"}.isdisjoint(exchanges[2]["request"])  # the same as its base's
+    recorded.stop()
+    result, _, conversation = turn(recorded.rienda(mode="replay"), "read: notes.txt")
+    assert turn(None, "Thanks", conversation=conversation)[0].text == "You said: Thanks"

@@ -40,6 +40,7 @@ __all__ = ["RECORD_MODES", "RECORD_MODE_ENV", "Miss", "RecordMode", "Recording",
 RecordMode = Literal["auto", "replay", "live"]
 RECORD_MODES: tuple[RecordMode, ...] = get_args(RecordMode)
 RECORD_MODE_ENV = "RIENDA_RECORD_MODE"  # forces a mode on every recording a notebook opens (CI)
+_BASES = 8  # how many of the latest exchanges a new one may be written as going on from
 
 _MEANINGS: dict[RecordMode, str] = {
     "auto": "answered from it where found, else the model is asked and the exchange added",
@@ -152,6 +153,22 @@ class Recording:
         difference = first_difference(form, nearest.request) + _hooks_note(form, nearest, hooks, agent_system)
         return Miss(difference, _goes_on(form, nearest.request, digests, recorded_digests), index + 1)
 
+    def _base(self, exchange: RecordedExchange) -> tuple[int, RecordedExchange, int] | None:
+        """Of the last :data:`_BASES` exchanges, the one whose messages ``exchange`` repeats
+        most of (at least one), with that count; None for none."""
+        digests = message_digests(exchange.request)
+        best: tuple[int, RecordedExchange, int] | None = None
+        for index in range(len(self._exchanges) - 1, max(-1, len(self._exchanges) - 1 - _BASES), -1):
+            earlier = self._exchanges[index]
+            shared = 0
+            for mine, theirs in zip(digests, self._digests_of(index, earlier)):
+                if mine != theirs:
+                    break
+                shared += 1
+            if shared and (best is None or shared > best[2]):
+                best = (index + 1, earlier, shared)
+        return best
+
     def _digests_of(self, index: int, exchange: RecordedExchange) -> tuple[str, ...]:
         if index not in self._digests:
             self._digests[index] = message_digests(exchange.request)
@@ -174,9 +191,10 @@ class Recording:
 
     # -- recording --------------------------------------------------------------------------
     def add(self, exchange: RecordedExchange) -> int:
-        """Append ``exchange`` (asked of the model just now) to the file; its number there."""
+        """Append ``exchange`` (asked of the model just now) to the file, written as what it
+        adds to the recent exchange it goes on from (:meth:`_base`); its number there."""
         with self._lock:
-            self._write(line_of(exchange.to_json()))
+            self._write(line_of(exchange.to_json(self._base(exchange))))
             self._exchanges.append(exchange)
             self._keys.setdefault(exchange.key, []).append(len(self._exchanges) - 1)
             self._next[exchange.key] = len(self._keys[exchange.key])  # answered now: not again in this run

@@ -11,6 +11,10 @@ back: text, thinking and tool calls in the order they came (adjacent pieces of o
 joined), the vendor state to send back, and the usage the live call reported. ``hooks``
 names the hooks that ran on the request, and ``agent_system`` is the agent's own system
 prompt when a hook changed it, so a later run can say which hook a difference comes from.
+An exchange that goes on from an earlier one (the same conversation's next request) names it
+in ``base`` (``{"exchange": N, "messages": M}``: its number in the file and how many of its
+first messages this request repeats) and holds only the messages it adds, and only the
+fields (system prompt, tools, options) that differ from it: each line shows what is new.
 A window line is what a model's context window was found to be (``tokens`` null: unknown),
 so a replay shows the same fill without asking a server. Everything written is scrubbed.
 """
@@ -50,8 +54,20 @@ class RecordedExchange:
     def key(self) -> str:
         return form_key(self.request)
 
-    def to_json(self) -> JSONObject:
-        data: JSONObject = {"kind": "exchange", "request": self.request, "answer": [_part(p) for p in self.answer]}
+    def to_json(self, base: tuple[int, RecordedExchange, int] | None = None) -> JSONObject:
+        """The line; with ``base`` (an earlier exchange's number, that exchange, and how many
+        of its first messages this request repeats), only what this request adds to it:
+        those messages and every field equal to the base's are left out."""
+        request = self.request
+        data: JSONObject = {"kind": "exchange"}
+        if base is not None:
+            number, earlier, shared = base
+            messages = request.get("messages")
+            kept = {key: value for key, value in request.items()
+                    if key in ("model", "purpose") or (key != "messages" and earlier.request.get(key) != value)}
+            request = {**kept, "messages": messages[shared:] if isinstance(messages, list) else []}
+            data["base"] = {"exchange": number, "messages": shared}
+        data.update({"request": request, "answer": [_part(p) for p in self.answer]})
         if self.usage is not None:
             data["usage"] = self.usage.to_dict()
         if self.hooks:
@@ -129,7 +145,7 @@ def read_recording(path: Path, shown: str) -> tuple[list[RecordedExchange], list
         kind = data.get("kind") if isinstance(data, dict) else None
         try:
             if kind == "exchange":
-                exchanges.append(_exchange(data))
+                exchanges.append(_exchange(_whole(data, exchanges)))
             elif kind == "window":
                 windows.append(_window(data))
             elif kind == "recording":
@@ -140,6 +156,24 @@ def read_recording(path: Path, shown: str) -> tuple[list[RecordedExchange], list
         except (ValueError, TypeError, KeyError) as exc:
             raise ConfigError(f"{where}: {exc}") from exc
     return exchanges, windows
+
+
+def _whole(data: JSONObject, earlier: list[RecordedExchange]) -> JSONObject:
+    """An exchange line with its ``base`` resolved: the whole request it stands for."""
+    base = data.get("base")
+    if base is None:
+        return data
+    number, shared = (base.get("exchange"), base.get("messages")) if isinstance(base, dict) else (None, None)
+    if not isinstance(number, int) or not isinstance(shared, int) or not 1 <= number <= len(earlier):
+        raise ValueError(f"base must name an earlier exchange (1 to {len(earlier)}) and a count of its messages")
+    before = earlier[number - 1].request
+    request = data.get("request")
+    before_messages = before.get("messages")
+    if not isinstance(request, dict) or not isinstance(before_messages, list) or not 0 <= shared <= len(before_messages):
+        raise ValueError(f"base: exchange {number} has no {shared} messages to repeat")
+    tail = request.get("messages")
+    whole = {**before, **request, "messages": before_messages[:shared] + (tail if isinstance(tail, list) else [])}
+    return {**data, "request": whole}
 
 
 def _exchange(data: JSONObject) -> RecordedExchange:
