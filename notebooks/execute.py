@@ -9,7 +9,10 @@ temporary home until the notebook picks its own, shown as ~/.rienda: HOME is an 
 temporary folder too), with the notebook's folder
 as the working directory and no stdin, like nbval and nbclient; cell timings are not
 recorded, so a re-run changes only what the notebook shows. A cell that fails stops the
-run with its error, leaving the file as it was.
+run with its error, leaving the file as it was. A notebook that records its model exchanges
+(``%rienda record``, docs/recordings.md) is re-run from its recording; to record it anew, run
+it with ``RIENDA_RECORD_MODE=live`` and its model reachable (``recorded.ipynb``: ``python
+tests/helpers/llama_server.py 8731``), then once more to store the outputs.
 """
 
 from __future__ import annotations

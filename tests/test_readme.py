@@ -79,6 +79,9 @@ BLOCKS = {
     ("docs/mcp.md", "MCP servers", 1): "test_the_mcp_extra_and_the_mcp_config_example_are_real",
     **{("docs/gate.md", "The policy", i): "test_the_gate_page_runs_as_written" for i in range(3)},
     **{("docs/gate.md", "The four setups", i): "test_the_gate_page_runs_as_written" for i in range(4)},
+    ("docs/recordings.md", "Recording a notebook", 0): "test_the_recordings_commands_run_as_written",
+    ("docs/recordings.md", "In CI", 0): "test_the_recordings_ci_command_and_its_sanitize_rule",
+    ("docs/recordings.md", "In CI", 1): "test_the_recordings_ci_command_and_its_sanitize_rule",
     ("docs/threads.md", "Threads and processes: the map of one notebook turn", 0):
         "test_the_thread_map_names_every_thread_the_code_starts_and_no_other",
 }
@@ -680,3 +683,53 @@ def test_the_compaction_hook_is_the_example_file_and_keeps_the_teams_rules(tmp_p
     record = conversation.rienda.store.load(conversation.session_id).records_of(CompactionRecord)[-1]
     assert record.instructions == "keep the test results Keep every ticket number (ABC-123)."
     assert record.view is not None and record.view.summary.endswith("\n\nTeam rules: answer in English; never push to main without a review.")
+
+
+# -- docs/recordings.md ------------------------------------------------------------------
+
+def test_the_recordings_commands_run_as_written(tmp_path, monkeypatch):
+    """The page's two ``rienda run --record`` lines against an OpenAI-wire server on
+    127.0.0.1: the second asks nothing and prints what the first printed."""
+    from tests.helpers.homes import write_agent
+    from tests.helpers.recording_server import echo_server
+    from tests.helpers.vendor_wire import serving
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("alpha beta")
+    monkeypatch.setenv("RIENDA_HOME", str(home))
+    monkeypatch.delenv("RIENDA_RECORD_MODE", raising=False)
+    lines = [shlex.split(line) for line in block("docs/recordings.md", "Recording a notebook").text.splitlines()]
+    assert [line[0] for line in lines] == ["rienda", "rienda"]
+    outs = []
+    with serving(echo_server()) as server:
+        (home / "agents").mkdir(parents=True)
+        (home / "config.yaml").write_text(yaml.safe_dump({"providers": {"local": {"api": "openai",
+                                                                                   "base_url": server.url}}}))
+        write_agent(home, "analyst", ["read"], [], "local/echo")
+        for index, line in enumerate(lines):
+            done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", *line[1:]], cwd=work,
+                                  capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            outs.append(done)
+            if index == 0:
+                asked = len(server.requests)
+        assert len(server.requests) == asked == 1
+    assert outs[0].stdout == outs[1].stdout == "You said: Summarise notes.txt\n"
+    assert "(replayed: 0 spent now)" in outs[1].stderr.splitlines()[-1]
+
+
+def test_the_recordings_ci_command_and_its_sanitize_rule():
+    from rienda_kernel.engine.providers.recordings import RECORD_MODE_ENV
+    from rienda_kernel.frontend.terminal import replay_note
+
+    command = block("docs/recordings.md", "In CI", 0).text.split()
+    assert command[0] == f"{RECORD_MODE_ENV}=replay" and "--nbval" in command
+    assert (ROOT / command[command.index("--nbval-sanitize-with") + 1]).exists()
+    rule = block("docs/recordings.md", "In CI", 1).text
+    as_nbval_reads = re.compile(r"^regex: (.*)$\n^replace: (.*)$", re.M)
+    [(regex, replace)] = as_nbval_reads.findall(rule)
+    assert (regex, replace) in as_nbval_reads.findall((ROOT / "notebooks" / "sanitize.cfg").read_text())
+    live = "tokens: 33 in · 8 out over 2 model turns · context 1 % of 4,096"
+    replayed = live.replace(" · context", replay_note([None, None], 2) + " · context")
+    assert replayed != live and re.sub(regex, replace, replayed) == live

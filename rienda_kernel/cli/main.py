@@ -1,7 +1,8 @@
 """The ``rienda`` command: a thin front end over the engine.
 
     rienda demo                          the docs' example offline (and the Jupyter kernel registered)
-    rienda run [--agent NAME] [--session ID] [--workdir DIR] [--max-turns N] [--confirm P | --yes] [--json] [PROMPT]
+    rienda run [--agent NAME] [--session ID] [--workdir DIR] [--max-turns N] [--confirm P | --yes] [--json]
+               [--record FILE [--record-mode auto|replay|live]] [PROMPT]
     rienda chat [--agent NAME | --resume ID] [--model M] [--workdir DIR] [--confirm P | --yes]
                                          one session, turn after turn; /help lists the commands
     rienda agents | tools | hooks        what exists, with diagnostics
@@ -110,6 +111,8 @@ def _parser() -> argparse.ArgumentParser:
                           "max_turns, else config.yaml's, else 50)")
     _confirm_options(run)
     run.add_argument("--json", action="store_true", help="print events as JSON Lines")
+    run.add_argument("--record", metavar="FILE", help="keep the model's exchanges in FILE, answer from it what it holds")
+    run.add_argument("--record-mode", metavar="MODE", help="auto (default), replay or live; else $RIENDA_RECORD_MODE")
     run.add_argument("-v", "--verbose", action="store_true", help="show every tool result whole (default: its "
                                                                    "first lines)")
     run.set_defaults(command=_run)
@@ -267,6 +270,10 @@ def _run(args: argparse.Namespace) -> int:
     stdin = _terminal_stdin() if args.prompt is not None else None
     ui = JsonLinesUI(_policy(args, rienda), stdin) if args.json else TerminalUI(_policy(args, rienda), stdin,
                                                                                  verbose=args.verbose)
+    if args.record_mode and not args.record:
+        raise ConfigError("--record-mode needs --record FILE: the recording it applies to")
+    if args.record:  # --record-mode before $RIENDA_RECORD_MODE
+        rienda.record(args.record, args.record_mode, mode_given_as="--record-mode", environment_first=False)
     conversation = rienda.conversation(args.agent, args.session, args.model, max_turns=args.max_turns)
     for warning in conversation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -284,7 +291,7 @@ def _run(args: argparse.Namespace) -> int:
     if result.reason == "interrupted" and not args.json:  # even before the first token: say why it ended
         print("rienda: interrupted", file=sys.stderr)
     if result.session_id and not args.json:
-        usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"], result.context)
+        usage = usage_summary([m.usage for m in result.messages if m.role == "assistant"], result.context, ui.replayed)
         print(f"session {result.session_id}" + (f" · {usage}" if usage else ""), file=sys.stderr)
     if isinstance(result.failure, NoModelError):
         return NO_MODEL_EXIT

@@ -139,10 +139,21 @@ class TurnSession:
             raise ConfigError(f"cannot make {path} a Rienda home: {os_error_text(exc)}") from exc
         self._close_all()
         self.rienda.close()  # the old home's MCP servers
+        recording = self.rienda.recording  # the notebook's recording goes on in the new home
         self.rienda = Rienda(home=path, workdir=self.rienda.workdir, sandbox=self.rienda.sandbox,
                              extra_tools=self.rienda.extra_tools)
+        self.rienda.recording = recording
         self.agent_id = "default"
         self._conversation = None
+
+    def name_turn(self, prompt: str, count: int | None) -> None:
+        """What the recording's lines call the next turn, if one is open: ``cell [3]`` (its
+        execution count, when the front end counts it), else the cell by its prompt's first
+        line (nbval runs every cell as execution 1)."""
+        if self.rienda.recording is not None:
+            first = prompt.strip().splitlines()[0] if prompt.strip() else ""
+            shown = first if len(first) <= 40 else first[:39] + "…"
+            self.rienda.recording.label = f"cell [{count}]" if count is not None else f"the cell “{shown}”"
 
     def save_extension(self, kind: str, name: str, source: str) -> SavedExtension:
         """Write and load ``<home>/<kind>/<name>/index.js``; see :meth:`Rienda.save_extension`."""

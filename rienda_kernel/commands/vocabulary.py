@@ -6,6 +6,7 @@ A cell (or a line magic) whose first non-blank line starts with ``%rienda`` is a
     %rienda new                 %rienda agents          %rienda confirm allow
     %rienda resume ID           %rienda tools / hooks   %rienda help
     %rienda show [ID]           %rienda compact [WHAT TO KEEP]      %rienda pin [N]
+    %rienda record NAME [--mode auto|replay|live]
 
 :func:`run_rienda_command` acts on a :class:`TurnSession` and returns a
 :class:`CommandOutput` (plain text, optional Markdown, a Python value); a mistake is a
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from ..engine import CONFIRM_POLICIES, NonInteractiveUI, RiendaError, did_you_mean
 from ..frontend.output import check_output_file, error_line
 from .compaction import compact_command, context_command, pin_command, prompt_numbers
+from .recording import RECORD_USAGE, record_command
 from .session import TurnSession
 from .listings import agents_listing, hooks_listing, session_shown, sessions_listing, tools_listing
 from .tables import CommandOutput, escape
@@ -385,6 +387,9 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                "compaction.", pin_command, 0, 1, prompt_numbers),
     Subcommand("context", "context", "Say what fills the session's next request (system prompt, tools, pinned "
                "prompts, summary, messages) and what is left of the model's window.", context_command),
+    Subcommand("record", RECORD_USAGE,
+               "Keep the model's exchanges in NAME (beside the notebook) and answer from it what it holds, offline; "
+               "hooks and tools still run (docs/recordings.md).", record_command, 0, 3),
     Subcommand("home", "home [PATH]",
                "Show RIENDA_HOME, or use another one (e.g. beside the notebook) in a new session.", _home, 0, 1),
     Subcommand("help", "help [COMMAND]", "List these commands, or show one.", help_output, 0, 1, command_names),

@@ -39,11 +39,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "builtins.notebook": ("PythonNamespace", "notebook_tools", "with_error"),
     "builtins.standard": ("BUILTIN_TOOLS",),
     "cancel": ("CancelToken", "run_interruptibly", "settle", "signals_wake"),
-    "errors": ("ArgumentsError", "ConfigError", "ContextOverflow", "ExtensionError", "Interrupted", "OutOfMemory",
-               "PayloadError", "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
-               "SessionWriteError"),
-    "events": ("Compaction", "Confirm", "Diagnostic", "Event", "HookDecision", "Log", "MessageSaved", "Notify", "Output",
-               "RunEnd", "RunEndReason", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
+    "errors": ("ArgumentsError", "ConfigError", "ContextOverflow", "ExtensionError", "Interrupted", "NotInRecording",
+               "OutOfMemory", "PayloadError", "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy",
+               "SessionError", "SessionWriteError"),
+    "events": ("Compaction", "Confirm", "Diagnostic", "Divergence", "Event", "HookDecision", "Log", "MessageSaved",
+               "Notify", "Output", "Replayed", "RunEnd", "RunEndReason", "RunStart", "TextDelta", "ThinkingDelta",
+               "ToolCallStarted", "ToolResultReady"),
     "home.agents": ("Agent",),
     "home.config": ("Config", "check_config", "load_config", "read_config", "rienda_home"),
     "home.extensions": ("ExtensionLoader",),
@@ -95,13 +96,14 @@ if TYPE_CHECKING:
         ExtensionError as ExtensionError, Interrupted as Interrupted, OutOfMemory as OutOfMemory,
         PayloadError as PayloadError, ProviderError as ProviderError, RiendaError as RiendaError,
         SandboxError as SandboxError, ScriptError as ScriptError, SessionBusy as SessionBusy,
-        SessionError as SessionError, SessionWriteError as SessionWriteError,
+        SessionError as SessionError, SessionWriteError as SessionWriteError, NotInRecording as NotInRecording,
     )
     from .events import (
         Compaction as Compaction, Confirm as Confirm, Diagnostic as Diagnostic, Event as Event,
         HookDecision as HookDecision, Log as Log, MessageSaved as MessageSaved, Notify as Notify, Output as Output,
         RunEnd as RunEnd, RunEndReason as RunEndReason, RunStart as RunStart, TextDelta as TextDelta,
         ThinkingDelta as ThinkingDelta, ToolCallStarted as ToolCallStarted, ToolResultReady as ToolResultReady,
+        Divergence as Divergence, Replayed as Replayed,
     )
     from .home.agents import Agent as Agent
     from .home.config import (

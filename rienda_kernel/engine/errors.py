@@ -10,7 +10,8 @@
      ├── PayloadError           a payload that is not what a hook point receives (names the field)
      ├── ProviderError          a model provider failed; says what the server sent
      │    ├── AnswerCutOff      an answer stopped at a length limit (names what to raise)
-     │    └── ContextOverflow   the request does not fit the model's context window
+     │    ├── ContextOverflow   the request does not fit the model's context window
+     │    └── NotInRecording    a replay-mode recording does not hold a request (names the difference)
      ├── SessionWriteError      a session file could not be written (a full disk...)
      └── SandboxError           JavaScript failed inside an invocation
           ├── ScriptError       the script threw; carries the JS error's name and location
@@ -32,6 +33,7 @@ __all__ = [
     "ContextOverflow",
     "ExtensionError",
     "Interrupted",
+    "NotInRecording",
     "OutOfMemory",
     "PayloadError",
     "ProviderError",
@@ -105,6 +107,11 @@ class ProviderError(RiendaError):
 
     The message says what went wrong and what the server sent, never a secret.
     """
+
+
+class NotInRecording(ProviderError):
+    """A model request a recording in ``replay`` mode does not hold: the model is not asked.
+    The message names the cell or turn, the recording and the first difference."""
 
 
 class AnswerCutOff(ProviderError):

@@ -42,6 +42,7 @@ __all__ = [
     "CompactionReason",
     "Confirm",
     "Diagnostic",
+    "Divergence",
     "Event",
     "HookDecision",
     "HookEffect",
@@ -50,6 +51,7 @@ __all__ = [
     "MessageSaved",
     "Notify",
     "Output",
+    "Replayed",
     "RunEnd",
     "RunEndReason",
     "RunStart",
@@ -285,6 +287,39 @@ class Compaction(_Event):
     message: str = ""
 
 
+@dataclass(frozen=True)
+class Replayed(_Event):
+    """A model request answered from the recording (``%rienda record``, ``rienda run
+    --record``) instead of the model; its answer streams next, as a live one would.
+    ``recording``: the file as named; ``exchange``: the answer's number in it (1 for the
+    first); ``purpose``: ``turn`` or ``compaction``; ``input_tokens``/``output_tokens``: what
+    the live call reported when it was recorded (nothing is spent now)."""
+
+    type: ClassVar[str] = "replayed"
+    recording: str
+    exchange: int
+    purpose: Literal["turn", "compaction"] = "turn"
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Divergence(_Event):
+    """A run left its recording: a model request the recording does not hold (a tool's
+    result, a hook, a prompt or the agent changed since). ``where``: the cell or turn (and
+    sub-agent); ``difference``: the first difference from the nearest recorded request;
+    ``asked``: whether the model was asked instead (``auto`` mode; from there on the run is
+    live); ``message``: the one line front ends show. In ``replay`` mode the run ends with
+    that line as its error instead, and no event is sent."""
+
+    type: ClassVar[str] = "divergence"
+    recording: str
+    where: str
+    difference: str
+    asked: bool
+    message: str
+
+
 Event: TypeAlias = (Log | Output | Notify | Confirm | Diagnostic | HookDecision | RunStart | TextDelta | ThinkingDelta
-                    | MessageSaved | ToolCallStarted | ToolResultReady | RunEnd | Compaction)
+                    | MessageSaved | ToolCallStarted | ToolResultReady | RunEnd | Compaction | Replayed | Divergence)
 """Every event the engine reports: a closed union (see the module docstring)."""

@@ -27,6 +27,7 @@ from ..engine import (
     ConfirmPolicy,
     ContextFill,
     Diagnostic,
+    Divergence,
     Event,
     HookDecision,
     Log,
@@ -34,6 +35,7 @@ from ..engine import (
     Notify,
     Output,
     PersonAsker,
+    Replayed,
     RunEnd,
     RunStart,
     TextDelta,
@@ -47,7 +49,7 @@ from .hook_actions import hook_action, named_by_compaction
 from .previews import preview
 
 __all__ = ["CHAT_ALLOW_HINT", "CLI_ALLOW_HINT", "CLI_SEE_ALL", "MAGICS_ALLOW_HINT", "SHOW_SEE_ALL", "JsonLinesUI",
-           "TerminalPrompt", "TerminalUI", "usage_summary"]
+           "TerminalPrompt", "TerminalUI", "replay_note", "usage_summary"]
 
 
 class TerminalPrompt:
@@ -136,11 +138,14 @@ class TerminalUI(_AnsweringUI):
         self._thinking_open = False
         self._sub_line_start = True  # a sub-agent's next piece starts a line (gets its indent)
         self._output_open = False  # a command's output, at the top, ended mid-line
+        self.replayed = 0  # the top-level run's model turns answered from a recording
         self._dim = ("\x1b[2m", "\x1b[0m") if getattr(err, "isatty", lambda: False)() else ("", "")
 
     def emit(self, event: Event) -> None:
         if isinstance(event, RunStart) and not event.depth:
             self._session = event.session_id
+        if isinstance(event, Replayed) and not event.depth and event.purpose == "turn":
+            self.replayed += 1
         if isinstance(event, HookDecision) and not self._held(event):
             return
         if event.depth:
@@ -217,8 +222,10 @@ class TerminalUI(_AnsweringUI):
             case TextDelta() | ThinkingDelta():
                 return None  # a sub-agent's text is shown as saved
             case (ToolCallStarted() | ToolResultReady() | HookDecision() | Confirm() | Log() | Output() | Notify()
-                  | Diagnostic() | Compaction()):
+                  | Diagnostic() | Compaction() | Divergence()):
                 return self._line(event)
+            case Replayed():
+                return None  # its answer is shown as any answer is
             case _:
                 assert_never(event)
 
@@ -251,9 +258,11 @@ class TerminalUI(_AnsweringUI):
                 return f"diagnostic: {event.message}\n"
             case Compaction():
                 return f"[rienda] {event.message}\n"
+            case Divergence():
+                return f"[rienda] ↯ {event.message}\n"
             case RunEnd():
                 return f"rienda: {event.error}\n" if event.error else None
-            case RunStart() | TextDelta() | ThinkingDelta() | MessageSaved():
+            case RunStart() | TextDelta() | ThinkingDelta() | MessageSaved() | Replayed():
                 return None  # text and thinking stream to their own places; a saved message was streamed
             case _:
                 assert_never(event)
@@ -268,6 +277,18 @@ class TerminalUI(_AnsweringUI):
         return mark + "\n" + "".join(f"    {line}".rstrip() + "\n" for line in shown.lines + ([more] if more else []))
 
 
+def replay_note(usages: list[Usage | None], replayed: int) -> str:
+    """What a run's usage line adds when ``replayed`` of its model turns came from a recording:
+    `` (replayed: 0 spent now)`` when all did, else how many and what the live ones spent.
+    Every notebook status line and ``rienda run``'s say it in these words (one sanitize rule
+    makes a replay's line equal to the recorded run's)."""
+    if replayed >= len(usages):
+        return " (replayed: 0 spent now)"
+    live = [usage for usage in usages[replayed:] if usage is not None]
+    spent = f"{sum(u.input_tokens for u in live):,} in · {sum(u.output_tokens for u in live):,} out"
+    return f" (replayed {replayed} of {len(usages)}: {spent} spent now)"
+
+
 class JsonLinesUI(_AnsweringUI):
     """Every event as one JSON object per line on ``out``."""
 
@@ -275,18 +296,24 @@ class JsonLinesUI(_AnsweringUI):
                  out: IO[str] | None = None, err: IO[str] | None = None) -> None:
         super().__init__(policy, stdin, err or sys.stderr)
         self.out = out or sys.stdout
+        self.replayed = 0  # as TerminalUI's; its events say which turns were replayed
 
     def emit(self, event: Event) -> None:
         self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
         self.out.flush()
 
 
-def usage_summary(usages: list[Usage | None], context: ContextFill | None = None) -> str:
+def usage_summary(usages: list[Usage | None], context: ContextFill | None = None, replayed: int = 0) -> str:
     """The token usage of these model turns (None: a turn whose server reported none), as
     ``rienda run``'s last line and ``rienda show``'s total show it; "" for no turn. With
-    ``context`` whose window is known, how full that window is: ``· context 61 % of 8,192``."""
+    ``context`` whose window is known, how full that window is: ``· context 61 % of 8,192``.
+    ``replayed``: how many of the turns (the first ones) were answered from a recording, the
+    usage theirs when recorded: said as ``(replayed: 0 spent now)``, or how many and what the
+    others spent."""
     if not usages:
         return ""
+    if replayed:
+        return usage_summary(usages, context) + replay_note(usages, replayed)
     reported = [usage for usage in usages if usage is not None]
     turns = f"{len(usages)} model turn{'s' if len(usages) != 1 else ''}"
     fill = f" · {context.line()}" if context and context.window else ""

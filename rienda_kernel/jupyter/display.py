@@ -49,6 +49,7 @@ from ..engine import (
     ConfirmPolicy,
     ContextFill,
     Diagnostic,
+    Divergence,
     Event,
     HookDecision,
     Log,
@@ -56,6 +57,7 @@ from ..engine import (
     Notify,
     Output,
     PersonAsker,
+    Replayed,
     RunEnd,
     RunStart,
     TextDelta,
@@ -91,6 +93,7 @@ class NotebookUI(PersonAsker):
         self._activity = "working…"
         self._usage: list[dict[str, int]] = []  # what the provider reported, per model turn
         self._fill: ContextFill | None = None  # how full the window is after the last model turn
+        self._replayed = 0  # model turns of the run a recording answered (they come first)
         # Someone is watching (JupyterLab, VS Code, console): stream, show a status line. A
         # batch run (nbclient, nbconvert, papermill, nbval) gets each display once, final.
         self.live = target.allow_stdin
@@ -141,6 +144,10 @@ class NotebookUI(PersonAsker):
                 self._run_end(event)
             case Compaction():
                 self._compaction(event)
+            case Replayed():
+                self._replayed_answer(event)
+            case Divergence():
+                self._divergence(event)
             case _:
                 assert_never(event)
 
@@ -197,6 +204,16 @@ class NotebookUI(PersonAsker):
             self._fill = event.context
             if self.live:
                 self._update_status(self._activity)
+
+    def _replayed_answer(self, event: Replayed) -> None:
+        """An answer from the recording: counted for the status line (it streams as any)."""
+        if event.purpose == "turn":
+            self._replayed += 1
+
+    def _divergence(self, event: Divergence) -> None:
+        """The run left its recording: one line, where it happened."""
+        line = f"↯ {event.message}"
+        self.target.display(new_id("divergence"), {"text/plain": line, "text/markdown": f"> {markdown_text(line)}"})
 
     def _compaction(self, event: Compaction) -> None:
         """One line; after a compaction the status line's fill is the compacted request's."""
@@ -281,7 +298,8 @@ class NotebookUI(PersonAsker):
         if self._message is not None:
             self._message.finish("".join(self._message.text), "".join(self._message.thinking))
             self._message = None
-        ended = usage_bundle(self._usage, time.monotonic() - self._started if self.live else None, event.context)
+        ended = usage_bundle(self._usage, time.monotonic() - self._started if self.live else None, event.context,
+                             self._replayed)
         if self.live:
             with self._status_lock:
                 self.target.display(self._status_id, ended, update=True)

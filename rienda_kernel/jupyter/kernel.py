@@ -126,6 +126,7 @@ class RiendaKernel(IPythonKernel):
         self.turns = TurnDriver()
         self.startup_error: str | None = None
         self._running: tuple[CancelToken, threading.Event] | None = None
+        self._counted = True  # whether the running cell's execution count names it (nbval runs each as 1)
         tools = notebook_tools(shell_namespace(self.ipython, self.turns.code))
         try:
             self.notebook: TurnSession | None = TurnSession(workdir=os.getcwd(), extra_tools=tools)
@@ -140,6 +141,7 @@ class RiendaKernel(IPythonKernel):
         count = shell.execution_count
         if silent:
             return self._ok(count)
+        self._counted = store_history
         if store_history:
             if shell.history_manager is not None:  # IPython makes it with the shell
                 shell.history_manager.store_inputs(count, code)
@@ -228,6 +230,8 @@ class RiendaKernel(IPythonKernel):
         loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
         conversation = notebook.conversation
+        if notebook is not None:
+            notebook.name_turn(prompt, count if self._counted else None)  # a recording's lines
 
         def turn() -> RunResult:
             try:

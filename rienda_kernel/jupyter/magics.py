@@ -307,6 +307,14 @@ class RiendaMagics(Magics):
         except (AttributeError, IndexError, ValueError) as exc:
             raise UsageError(f"cannot fill the prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
 
+    def _cell_count(self, kernel: PumpedKernel | None) -> int | None:
+        """The running cell's execution count, or None when the front end does not count it
+        (``store_history`` false: nbval)."""
+        parent = kernel.get_parent("shell") if kernel is not None else {}
+        content = parent.get("content") or {}
+        counted = content.get("store_history", True) if isinstance(content, dict) else True
+        return int(self.ipython.execution_count) if counted else None
+
     def _turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         """One turn; its workspace is the kernel's current directory (``os.chdir`` moves it).
         Code that the ``python`` tool runs cannot start another turn meanwhile."""
@@ -316,6 +324,7 @@ class RiendaMagics(Magics):
     def _run_turn(self, conversation: Conversation, prompt: str) -> TurnResult:
         self.notebook.rienda.workdir = Path.cwd().resolve()
         kernel = shell_kernel(self.ipython)
+        self.notebook.name_turn(prompt, self._cell_count(kernel))  # what a recording's lines call this turn
         cancel = CancelToken()
         ran: Future[RunResult] = Future()
 

@@ -31,12 +31,14 @@ from ..engine import (
     Compaction,
     Confirm,
     Diagnostic,
+    Divergence,
     Event,
     HookDecision,
     Log,
     MessageSaved,
     Notify,
     Output,
+    Replayed,
     RunEnd,
     RunStart,
     TextDelta,
@@ -192,6 +194,11 @@ class RunBox:
             case Compaction():
                 line = f"🗜 {event.message}"
                 self.items.append(_Note(f"<div style='opacity: 0.7'>{_e(line)}</div>", line))
+            case Divergence():
+                line = f"↯ {event.message}"
+                self.items.append(_Note(f"<div>{_e(line)}</div>", line))
+            case Replayed():
+                pass  # its answer is shown as any answer is
             case RunEnd():
                 self.end = event
                 self.streaming = []

@@ -12,8 +12,9 @@ import threading
 import time
 import uuid
 
-from ..engine import JSON, ContextFill, HookDecision
+from ..engine import JSON, ContextFill, HookDecision, Usage
 from ..frontend.hook_actions import hook_action
+from ..frontend.terminal import replay_note
 from ..frontend.previews import readable
 from .cell import CellTarget
 
@@ -220,15 +221,21 @@ def compaction_bundle(message: str) -> dict[str, str]:
 
 
 def usage_bundle(usage: list[dict[str, int]], elapsed: float | None,
-                 context: ContextFill | None = None) -> dict[str, str]:
+                 context: ContextFill | None = None, replayed: int = 0) -> dict[str, str]:
     """The line a run's status ends as: the tokens the provider reported, the time (None: not
     shown, as in a batch run, whose saved notebook changes only with what the run did), and
-    how full the model's window is (``context``: a run_end event's, when its window is known)."""
+    how full the model's window is (``context``: a run_end event's, when its window is known).
+    ``replayed``: how many of the model turns (the first ones) a recording answered: the line
+    says so after the tokens (``(replayed: 0 spent now)``, :func:`replay_note`), words that
+    notebooks/sanitize.cfg's ``recordings`` rule takes out, so a replay compares equal to the
+    recorded run under nbval."""
     fill = context.line() if context else ""
     if not usage:
         return {"text/plain": fill, "text/markdown": f"<sub>{fill}</sub>"} if fill else {"text/plain": ""}
     spent = sum(u.get("input_tokens", 0) for u in usage), sum(u.get("output_tokens", 0) for u in usage)
     turns = f" over {len(usage)} model turns" if len(usage) > 1 else ""
+    if replayed:
+        turns += replay_note([Usage.from_dict(u) for u in usage], replayed)
     took = "" if elapsed is None else f" · {elapsed:.1f} s"
     line = f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns}{took}" + (f" · {fill}" if fill else "")
     return {"text/plain": line, "text/markdown": f"<sub>{line}</sub>"}

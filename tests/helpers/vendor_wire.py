@@ -85,6 +85,8 @@ class ReplayServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.problems: list[str] = []
+        # what answers a request when no reply is queued (None: HTTP 500, "no reply")
+        self.fallback: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -124,7 +126,8 @@ class ReplayServer:
                     if hasattr(exc, "body"):  # vendors.Rejected: the vendor answers 400, as the real one does
                         reply = {"status": 400, "body": exc.body}
                 if reply is None:
-                    reply = fake.replies.pop(0) if fake.replies else {"status": 500, "body": {"error": {"message": "no reply"}}}
+                    reply = fake.replies.pop(0) if fake.replies else fake.fallback(body) if fake.fallback else {
+                        "status": 500, "body": {"error": {"message": "no reply"}}}
                 try:
                     if fake.upstream:
                         fake.relay(self, body)

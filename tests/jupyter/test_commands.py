@@ -115,7 +115,7 @@ def test_no_subcommand_and_help_list_the_vocabulary(nb):
         assert out.value == list(SUBCOMMANDS)
     assert [sub.name for sub in SUBCOMMANDS] == [
         "ask", "use", "new", "resume", "sessions", "show", "agents", "tools", "hooks", "model", "confirm", "replay",
-        "script", "hook", "compact", "pin", "context", "home", "help"]
+        "script", "hook", "compact", "pin", "context", "record", "home", "help"]
 
 
 def test_help_for_one_command(nb):
@@ -404,7 +404,7 @@ def test_complete_subcommands(nb):
     line = "%rienda "
     assert complete(nb, line, len(line)) == ([sub.name for sub in SUBCOMMANDS], 8, 8)
     line = "%rienda re"
-    assert complete(nb, line, len(line)) == (["resume", "replay"], 8, 10)
+    assert complete(nb, line, len(line)) == (["resume", "replay", "record"], 8, 10)
     assert complete(nb, "%rienda s", 9) == (["sessions", "show", "script"], 8, 9)
     assert complete(nb, "s", 1) == (["sessions", "show", "script"], 0, 1)  # a line magic's line without %rienda
     assert complete(nb, "%rienda us", 10)[0] == ["use"]

@@ -22,6 +22,7 @@ from ..hooks import inert_fail_closed
 from .loop import RunResult, TurnSetup, compact_session, run_prompt
 from .compactor import CompactionState, said_failed
 from ..providers import Provider, ToolSpec, provider_for
+from ..providers.recordings import RecordingProvider
 from ..providers.choice import choose_default_model
 from ..secrets import scrub_text
 from ..tools.mcp.catalog import declared_tools
@@ -104,6 +105,8 @@ class Conversation:
         event reaches ``ui`` scrubbed of secrets."""
         cancel = cancel or CancelToken()
         ui = ScrubbingUI.around(ui)
+        if self.link is None and self.rienda.recording is not None:
+            self.rienda.recording.begin_turn()
         try:
             setup = self._setup(ui, cancel)
         except (ConfigError, ProviderError, SessionWriteError) as exc:  # bad setup, or no session file
@@ -217,6 +220,9 @@ class Conversation:
         catalog = fit_agent_tool(catalog, agent, self.rienda)
         model_id = self.model or agent.model or self._choose_model(ui)
         provider, model_name = self._provider(model_id, agent, config)
+        inherited = self.link.hooks if self.link else ()
+        hooks = tuple(dict.fromkeys([*(hook.name for hook in inherited), *agent.hooks]))  # a hook both declare runs once
+        provider = self._recorded(provider, model_id, ui, hooks, agent.system)
         provider.preflight(model_name, agent.options, agent.path or f"the built-in agent {agent.id!r}")
         max_turns = self._max_turns(agent, config)
         writer = self._open_writer(agent, model_id)
@@ -230,7 +236,7 @@ class Conversation:
             subagent=link.ctx() if link else None,
             subagents=Subagents.of(self.rienda, agent, config, catalog, writer.id, ui, link, self.max_turns),
         )
-        self._compaction_settings(config)
+        self._compaction_settings(config, ui)
         return TurnSetup(writer.id, agent, model_id, provider, model_name, catalog,
                          self.rienda.sandbox_on_use, run, writer, self.messages, link.approvals if link else self.approvals,
                          max_turns=max_turns, inherited_hooks=link.hooks if link else (), compaction=self.compaction)
@@ -246,7 +252,7 @@ class Conversation:
                 raise
             raise ConfigError(f"{where}: {exc}") from exc
 
-    def _compaction_settings(self, config: Config) -> None:
+    def _compaction_settings(self, config: Config, ui: EventSink) -> None:
         """``compaction:`` of config.yaml, and its summariser."""
         settings = config.compaction
         self.compaction.settings = settings
@@ -256,7 +262,16 @@ class Conversation:
                 provider, name = provider_for(settings.model, config)
             except ConfigError as exc:  # said as the setting at fault
                 raise ConfigError(f"{config.path}: compaction.model: {exc}") from exc
-            self.compaction.summariser = (provider, name, settings.model)
+            self.compaction.summariser = (self._recorded(provider, settings.model, ui), name, settings.model)
+
+    def _recorded(self, provider: Provider, model_id: str, ui: EventSink, hooks: tuple[str, ...] = (),
+                  agent_system: str | None = None) -> Provider:
+        """``provider`` behind the Rienda's recording, when one is open (:mod:`..providers.recordings`)."""
+        recording = self.rienda.recording
+        if recording is None:
+            return provider
+        return RecordingProvider(provider, recording, model_id, ui, subagent=self.link.path[-1] if self.link else None,
+                                 hooks=hooks, agent_system=agent_system)
 
     def _choose_model(self, ui: EventSink) -> str:
         """The built-in default agent's model when nothing names one; said in one line."""

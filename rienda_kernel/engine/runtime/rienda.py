@@ -25,6 +25,7 @@ from ..home.extensions import DEFAULT_LOAD_TIMEOUT, ExtensionLoader, summary
 from ..ctx.host import RunContext
 from ..providers import provider_for
 from ..common.hints import did_you_mean
+from ..providers.recordings import Recording, record_mode
 from ..common.json_value import JSON, JSONObject
 from ..sandbox.chain import ChainRule, HookSource, JSValue, Outcome
 from ..sandbox.protocol import Export, HostHandler, SandboxLike
@@ -79,6 +80,7 @@ class Rienda:
         self._loader: ExtensionLoader | None = None
         self._mcp: McpServers | None = None  # made when config.yaml names a server
         self.store = SessionStore(self.home)
+        self.recording: Recording | None = None  # every run's model exchanges go through it (record())
 
     @property
     def sandbox(self) -> Sandbox:
@@ -315,6 +317,26 @@ class Rienda:
         from ..testing.replay import session_script
 
         return session_script(self, self.resolve_session(session_id))
+
+    # -- a recording --------------------------------------------------------------------------
+    def record(self, path: str | os.PathLike[str], mode: str | None = None, *, mode_given_as: str = "the mode",
+               environment_first: bool = True) -> Recording:
+        """From now on every model request of this Rienda's runs (the lead's, its sub-agents',
+        compaction summaries) goes through the recording ``path`` (relative to the workdir),
+        opened now in ``mode`` (``auto``, ``replay``, ``live``; see
+        :func:`..providers.recordings.record_mode` for ``$RIENDA_RECORD_MODE`` and the order,
+        ``mode_given_as`` naming the option in errors). Opening it again starts its
+        answers from the first again. ConfigError for a mode that is not one, a file that
+        is not a recording (naming its line), or nothing to replay."""
+        chosen = record_mode(mode, mode_given_as, environment_first=environment_first)
+        given = Path(path).expanduser()
+        self.recording = Recording(given if given.is_absolute() else self.workdir / given, str(path), chosen)
+        return self.recording
+
+    def stop_recording(self) -> Recording | None:
+        """Runs ask their models directly again; the recording that was open, if one was."""
+        stopped, self.recording = self.recording, None
+        return stopped
 
     # -- conversations -----------------------------------------------------------------------
     def conversation(self, agent_id: str = "default", session_id: str | None = None,

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..events import Diagnostic
     from ..home.agents import Agent
     from ..home.config import Config
+    from ..providers.recordings import Recording
     from .loop import RunResult
     from ..sandbox.protocol import SandboxLike
     from ..sessions.store import SessionStore
@@ -41,6 +42,7 @@ class RunHost(Protocol):
     home: Path
     workdir: Path
     store: SessionStore
+    recording: Recording | None  # where every run's model requests go first, when one is open
 
     @property
     def sandbox(self) -> SandboxLike:
