@@ -18,3 +18,18 @@ def pytest_configure(config):
     previous = os.environ.get("JUPYTER_PATH")
     os.environ["JUPYTER_PATH"] = path + (os.pathsep + previous if previous else "")
     os.environ["RIENDA_HOME"] = tempfile.mkdtemp(prefix="rienda-empty-home-")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: the suite's own grouping, a notebook's cells in one worker
+    (tests/helpers/scheduling.py, loaded by path: this folder may be run alone)."""
+    import importlib.util
+    import sys
+
+    name = "rienda_tests_scheduling"
+    if name not in sys.modules:
+        path = os.path.join(os.path.dirname(__file__), os.pardir, "tests", "helpers", "scheduling.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        sys.modules[name] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[name].make_scheduler(config, log)
