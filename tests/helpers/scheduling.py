@@ -32,6 +32,8 @@ TOGETHER = (
     "tests/engine/sandbox/test_v8_bridge.py",  # local: an in-process sandbox
     "tests/jupyter/kernel/test_protocol.py",  # RiendaKernelTests: one kernel for the class
     "tests/test_pytest_plugin.py",  # recorded_once: sessions recorded through the loop
+    "tests/cli/test_compact.py",  # long_session_once: five rienda runs
+    "tests/gate/test_record.py",  # recorded_once: four rienda gate runs
 )
 
 ALONE = (
