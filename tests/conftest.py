@@ -175,3 +175,11 @@ def unprivileged():
         yield Unprivileged(directory, prefix, python)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: the suite's own grouping (:mod:`tests.helpers.scheduling`)."""
+    from .helpers.scheduling import make_scheduler
+
+    return make_scheduler(config, log)

@@ -168,7 +168,11 @@ def test_the_first_readme_command_runs_an_agent_turn_offline_and_writes_nothing_
     command = shlex.split(first.split(" && ")[1])
     before = checkout_state()
     rienda = Path(sys.executable).parent / command[0]  # the entry point pip installed beside this Python
-    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path / "user")}
+    # PYTHONDONTWRITEBYTECODE: the bytecode Python caches in __pycache__ for modules this
+    # run is the first to import is the interpreter's doing, not the demo's (CI's first
+    # command runs an installed copy, which writes none here either).
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path / "user"),
+           "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("RIENDA_HOME", None)
     done = subprocess.run([str(rienda), *command[1:]], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env=env)

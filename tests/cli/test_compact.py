@@ -6,6 +6,7 @@ a real V8 hook."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 import yaml
@@ -22,11 +23,11 @@ TEAM = """module.exports = {
 };"""
 
 
-@pytest.fixture
-def long_session(tmp_path):
+@pytest.fixture(scope="module")
+def long_session_once(tmp_path_factory):
     """(home, work, session id) of a session of five prompts on agent ``long`` (window 600,
-    hook ``team``), one short of its first compaction."""
-    home, work = scripted_home(tmp_path)
+    hook ``team``), one short of its first compaction: made once for the module."""
+    home, work = scripted_home(tmp_path_factory.mktemp("long-session"))
     write_extension(home, "hooks", "team", TEAM)
     write_agent_file(home, "long", "---\ndescription: Long.\nmodel: scripted/script.yaml\nhooks: [team]\n"
                                    "options:\n  context_window: 600\n---\nYou help.\n")
@@ -38,6 +39,17 @@ def long_session(tmp_path):
         assert rienda(home, work, "run", "--session", session, f"prompt {index}").returncode == 0
     assert not [line for line in session_lines(home, session) if line.get("type") == "compaction"]
     return home, work, session
+
+
+@pytest.fixture
+def long_session(long_session_once, tmp_path):
+    """A copy of :func:`long_session_once`'s home and work for one test, which may change it.
+    Sharing cannot hide a bug: the five runs are the scripted model's, the same files each
+    time they are made, and every test acts on a copy of its own (paths are not in them)."""
+    home, work, session = long_session_once
+    shutil.copytree(home, tmp_path / "home")
+    shutil.copytree(work, tmp_path / "work")
+    return tmp_path / "home", tmp_path / "work", session
 
 
 def test_a_run_past_the_window_says_its_compaction_in_one_line_on_stderr(long_session):

@@ -79,10 +79,14 @@ def deny(agent: str, reason: str) -> dict[str, Any]:
                                    "permissionDecisionReason": reason}}
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """A home whose agent ``gate`` has the team's policy."""
-    home = tmp_path / "home"
+def gate_home(home: Path) -> Path:
+    """``home`` made a home whose agent ``gate`` has the team's policy."""
     write_extension(home, "hooks", "policy", POLICY)
     write_agent(home, "gate", hooks=["policy"], model="openai/unused")
     return home
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A home whose agent ``gate`` has the team's policy."""
+    return gate_home(tmp_path / "home")

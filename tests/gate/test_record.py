@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +19,7 @@ from rienda_kernel.engine.gate.decision import Decision
 from rienda_kernel.engine.gate.protocols import Verdict, read_event
 from rienda_kernel.engine.gate.record import record_decision
 from rienda_kernel.engine.sessions.store import SessionStore
-from tests.gate.conftest import POLICY, answer, gate, sample
+from tests.gate.conftest import POLICY, answer, gate, gate_home, sample
 from tests.helpers import cli
 from tests.helpers.homes import write_extension
 
@@ -32,10 +34,11 @@ def claude(home, command, call_id, **changes):
     return answer(gate(home, "claude-code", sample("claude-code", command=command, tool_use_id=call_id, **changes)))
 
 
-@pytest.fixture
-def recorded(home):
+@pytest.fixture(scope="module")
+def recorded_once(tmp_path_factory):
     """A Claude Code session's three gated calls: refused, rewritten, let through; and
-    what the rewritten one returned (PostToolUse)."""
+    what the rewritten one returned (PostToolUse): recorded once for the module."""
+    home = gate_home(tmp_path_factory.mktemp("recorded") / "home")
     claude(home, "rm -rf build", "toolu_1")
     claude(home, "echo HELLO > proof.txt", "toolu_2")
     claude(home, "pwd", "toolu_3")
@@ -44,6 +47,15 @@ def recorded(home):
                    tool_response={"stdout": "wrote SECRET42", "stderr": ""})
     answer(gate(home, "claude-code", after))
     return home
+
+
+@pytest.fixture
+def recorded(recorded_once, tmp_path):
+    """A copy of :func:`recorded_once`'s home for one test, which may change it. Sharing
+    cannot hide a bug: the four gate processes record the same decisions each time (the
+    policy is the same, the events are the samples'), the files hold no path of the home,
+    and every test acts on a copy of its own."""
+    return Path(shutil.copytree(recorded_once, tmp_path / "home"))
 
 
 def test_rienda_show_reads_the_gated_calls(recorded):

@@ -19,4 +19,6 @@ fixtures live in the conftest.py of the narrowest folder that holds their users)
 - :mod:`.vendor_streams`: what each vendor streams (OpenAI, Anthropic, Ollama), built in
   its wire format.
 - :mod:`.secret_config`: a config.yaml holding secrets, and the check that they stay out.
+- :mod:`.scheduling`: how pytest-xdist spreads the suite over workers (``--dist loadgroup``):
+  which files one worker runs whole, which start first, which run alone.
 """

@@ -53,7 +53,7 @@ def unknown_keys(value: Any, annotation: Any, where: str = "request") -> list[st
         found = [unknown_keys(value, member, where) for member in members]
         return min(found, key=len) if found else ([] if not isinstance(value, dict) else [f"{where}: fits no {annotation}"])
     if te.is_typeddict(annotation) and isinstance(value, dict):
-        hints = te.get_type_hints(annotation, include_extras=True)
+        hints = _hints(annotation)
         problems = [f"{where}.{key}" for key in value if key not in hints]
         for key, item in value.items():
             if key in hints:
@@ -64,6 +64,18 @@ def unknown_keys(value: Any, annotation: Any, where: str = "request") -> list[st
         if isinstance(value, list):
             return [problem for index, item in enumerate(value) for problem in unknown_keys(item, item_type, f"{where}[{index}]")]
     return []
+
+
+_HINTS: dict[Any, dict[str, Any]] = {}
+
+
+def _hints(typeddict: Any) -> dict[str, Any]:
+    """``get_type_hints`` of a vendor's TypedDict, worked out once per class: it evaluates
+    every forward reference on each call, which was most of the time a request check took."""
+    hints = _HINTS.get(typeddict)
+    if hints is None:
+        hints = _HINTS.setdefault(typeddict, te.get_type_hints(typeddict, include_extras=True))
+    return hints
 
 
 def _bare(annotation: Any) -> Any:
@@ -84,7 +96,7 @@ def _could_be(value: Any, member: Any) -> bool:
         return True
     if not isinstance(value, dict):
         return False
-    hints = te.get_type_hints(member, include_extras=True)
+    hints = _hints(member)
     for tag in ("type", "role"):
         if tag in value and tag in hints:
             literal = _bare(hints[tag])

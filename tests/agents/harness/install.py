@@ -6,6 +6,9 @@ package and version, and is reused by every later run. An install goes to a scra
 renamed into place when npm succeeds, under a lock (parallel workers install it once); npm,
 and a wait for another process's install, get ``INSTALL_TIMEOUT_S``. Missing npm, an unreachable registry or a failed install is an
 ``AgentInstallError`` saying what to do, never a skip.
+
+``python -m tests.agents.harness.install [AGENT...]`` installs the pins ahead of a run (all of
+them by default; ``.ci/run`` does it before the tests, so that their time is the tests').
 """
 
 from __future__ import annotations
@@ -105,3 +108,21 @@ def _npm_install(pin: Pin, folder: Path) -> None:
         raise AgentInstallError(f"`npm install {spec}` failed (exit {done.returncode}; is the npm registry "
                                 f"reachable? `npm ping`): {head}")
     scratch.rename(folder)
+
+
+def main(agents: list[str]) -> int:
+    """Install ``agents`` (default: every pin); say where each is, or why it is not."""
+    failed = 0
+    for agent in agents or list(PINS):
+        try:
+            print(f"{agent}: {executable(agent)}")
+        except (AgentInstallError, KeyError) as error:
+            print(f"{agent}: {error}" if isinstance(error, AgentInstallError) else f"{agent}: no such pin: {sorted(PINS)}")
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -20,6 +20,7 @@ from rienda_kernel.jupyter.install import install
 from ...helpers.extensions import CAREFUL
 from ...helpers.homes import write_agent, write_extension, write_script
 from ...helpers.jupyterlab import PYTHON_KERNEL, RIENDA_KERNEL, Notebook, report, wait_until, write_notebook
+from ...helpers.paths import REPO
 
 pytestmark = pytest.mark.browser
 
@@ -56,8 +57,9 @@ def workspace(tmp_path):
                    PYTHON_KERNEL)
     prefix = tmp_path / "jupyter-prefix"
     install(prefix=str(prefix))
+    # PYTHONPATH: the kernels run this checkout's Rienda, whichever one the environment installed
     return work, {"RIENDA_HOME": str(home), "JUPYTER_PATH": str(prefix / "share" / "jupyter"),
-                  "IPYTHONDIR": str(tmp_path / "ipython")}
+                  "IPYTHONDIR": str(tmp_path / "ipython"), "PYTHONPATH": str(REPO)}
 
 
 def allow_when_asked(notebook: Notebook, cell: int, started: float) -> dict[str, float]:
@@ -165,7 +167,7 @@ def test_the_agent_in_a_python_notebook_asks_with_buttons_before_its_code_writes
     prefix = tmp_path / "nb-prefix"
     install(prefix=str(prefix))
     server = lab_server_factory(work, {"RIENDA_HOME": str(home), "JUPYTER_PATH": str(prefix / "share" / "jupyter"),
-                                       "IPYTHONDIR": str(tmp_path / "nb-ipython")})
+                                       "IPYTHONDIR": str(tmp_path / "nb-ipython"), "PYTHONPATH": str(REPO)})
     notebook = Notebook(page, server, "agent.ipynb", 3)
     notebook.run_all()
     output = notebook.output(1)
