@@ -11,8 +11,10 @@ once the words are read; see docs/gate.md.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
+import time
 from typing import Any
 
 __all__ = ["add_gate_command"]
@@ -30,28 +32,41 @@ def add_gate_command(commands: Any) -> None:
     gate.add_argument("--confirm", choices=("ask", "allow", "deny"),
                       help="how ctx.confirm is answered: ask (the agent asks its person where it can, "
                            "else no), allow or deny (default: gate.confirm, else ask)")
-    gate.add_argument("--warm", nargs="?", type=float, const=600.0, metavar="IDLE",
+    gate.add_argument("--warm", nargs="?", type=_idle, const=600.0, metavar="IDLE",
                       help="ask this home's gate server first, and start one when there is none, which ends after "
                            "IDLE seconds without a call (default 600); a server that cannot answer changes "
                            "nothing: the gate decides itself")
     gate.set_defaults(command=_gate, json=True)
     server = commands.add_parser("gate-server", help="serve rienda gate --warm for this home until idle "
                                                      "(started by the first warm gate call)")
-    server.add_argument("--idle", type=float, default=600.0, metavar="SECONDS",
+    server.add_argument("--idle", type=_idle, default=600.0, metavar="SECONDS",
                         help="end after this many seconds without a call (default 600)")
     server.set_defaults(command=_serve)
 
 
-def _gate(args: argparse.Namespace) -> int:
-    from ..engine import GATE_EVENT_BYTES, GateOptions, gate_command, rienda_home
+def _idle(text: str) -> float:
+    """A server's idle time: a positive, finite number of seconds, at most a week."""
+    seconds = float(text)
+    if not (math.isfinite(seconds) and 0 < seconds <= 7 * 24 * 3600):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds up to a week, got {text!r}")
+    return seconds
 
-    data = sys.stdin.buffer.read(GATE_EVENT_BYTES + 1) if sys.stdin is not None else b""
-    options = GateOptions(args.home, args.agent, args.timeout, args.confirm)
-    return gate_command(rienda_home(args.home), args.target, data, options, args.warm)
+
+def _gate(args: argparse.Namespace) -> int:
+    from ..engine import GATE_EVENT_BYTES, GateOptions, gate_budget, gate_command, read_event_input, rienda_home
+
+    started = time.monotonic()
+    typed = sys.stdin is not None and sys.stdin.isatty()
+    data, in_time = read_event_input(GATE_EVENT_BYTES + 1, started + gate_budget(args.timeout))
+    options = GateOptions(args.home, args.agent, args.timeout, args.confirm,
+                          started=time.monotonic() if typed else started)
+    code: int = gate_command(rienda_home(args.home), args.target, data, options, args.warm, in_time=in_time)
+    return code
 
 
 def _serve(args: argparse.Namespace) -> int:
     from ..engine import rienda_home, serve_gate
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # ends like an idle server: its socket removed
-    return serve_gate(rienda_home(args.home), args.idle, log=sys.stderr)
+    code: int = serve_gate(rienda_home(args.home), args.idle, log=sys.stderr)
+    return code

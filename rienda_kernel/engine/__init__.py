@@ -30,7 +30,10 @@ Where things are (each folder's ``__init__`` says more):
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+_TYPING = False  # importing typing costs the lean gate client (rienda-gate) milliseconds on every call
+if _TYPING:
+    from typing import Any
 
 # The public names, by the submodule that defines them: the one list (``__all__`` and the
 # lazy loader below are both made from it).
@@ -55,8 +58,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "providers.choice": ("NoModelError",),
     "runtime.conversation": ("Conversation",),
     "gate.answering": ("GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event"),
-    "gate.command": ("gate_command",),
-    "gate.server": ("ask_gate_server", "serve_gate", "start_gate_server"),
+    "gate.command": ("gate_budget", "gate_command"),
+    "gate.server": ("serve_gate", "start_gate_server"),
+    "gate.wire": ("read_event_input",),
     "runtime.rienda": ("CONFIRM_ENV", "Rienda", "SavedExtension"),
     "sandbox.workers": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),

@@ -11,8 +11,10 @@ format: exit 2 (the code all four read as "block") and the reason alone.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,15 +22,16 @@ from ..common.json_value import JSON, JSONObject
 from ..errors import RiendaError
 from ..home.config import rienda_home
 from ..secrets import Scrubber
-from .decision import Decision, GateTimeout, decide_call, decide_within, gate_settings
+from .decision import Decision, GateTimeout, DecisionProgress, decide_call, decide_within, gate_settings
 from .protocols import AGENTS, MAX_EVENT_BYTES, GateEvent, Verdict, answer, read_event
 from .record import record_decision, session_id_for
 
-__all__ = ["GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event"]
+__all__ = ["GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event", "refusal"]
 
 GATE_AGENTS = AGENTS
 GATE_EVENT_BYTES = MAX_EVENT_BYTES
 UNKNOWN_AGENT_EXIT = 2
+_ANSWER_MARGIN = 0.05  # seconds kept, after recording, to print the answer before the deadline
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,12 @@ class GateOptions:
     """The command's options: ``home`` (None: ``$RIENDA_HOME`` or ``~/.rienda``), and the
     settings that override config.yaml's ``gate:`` (None: not given). ``cwd`` and ``env``:
     the asking process's working folder and environment, when a server decides for it
-    (None: this process's)."""
+    (None: this process's). ``started``: when the asking process started
+    (``time.monotonic``; None: now): the whole answer is out within the gate's timeout of
+    it. ``announce``, when given, hears the deadline (``time.monotonic``) as soon as the
+    settings are known (a server tells its client) and says whether anyone still waits for
+    the answer (False: nothing is decided nor recorded; the asker decides itself); it must
+    not raise."""
 
     home: str | None = None
     agent: str | None = None
@@ -44,6 +52,8 @@ class GateOptions:
     confirm: str | None = None
     cwd: str | None = None
     env: Mapping[str, str] | None = None
+    started: float | None = None
+    announce: Callable[[float], bool] | None = None
 
 
 @dataclass
@@ -58,16 +68,25 @@ class GateReply:
     timed_out: bool = False
     verdict: Verdict | None = None
 
+    def stdout(self) -> str:
+        """What the command prints on stdout: the answer's JSON and a newline, or nothing."""
+        return "" if self.answer is None else json.dumps(self.answer, ensure_ascii=False) + "\n"
+
+    def stderr(self) -> str:
+        """What it prints on stderr: one ``rienda gate: NOTE`` line per note."""
+        return "".join(f"rienda gate: {note}\n" for note in self.notes)
+
 
 def answer_hook_event(target: str, data: bytes, options: GateOptions) -> GateReply:
     """The reply to the event ``data`` sent by agent ``target``; never raises."""
+    started = time.monotonic() if options.started is None else options.started
     if target not in AGENTS:
         return GateReply(None, UNKNOWN_AGENT_EXIT, [f"unknown agent {target!r} (one of {', '.join(AGENTS)}); denied"])
     reply = GateReply(None)
     event: GateEvent | None = None
     try:
         event = read_event(target, data)
-        verdict = _decided(event, options, reply)
+        verdict = _decided(event, options, started, reply)
     except Exception as exc:  # noqa: BLE001 - whatever failed, the gate denies (fail closed)
         verdict = _denied(exc)
     except BaseException as exc:  # noqa: BLE001 - even an interrupt is a deny, never an exit read as allow
@@ -79,7 +98,20 @@ def answer_hook_event(target: str, data: bytes, options: GateOptions) -> GateRep
     return reply
 
 
-def _decided(event: GateEvent, options: GateOptions, reply: GateReply) -> Verdict:
+def refusal(target: str, data: bytes, reason: str) -> GateReply:
+    """A deny of the event ``data`` for ``reason``, decided by no hook (the gate's time
+    went before one could decide), in ``target``'s format; never raises."""
+    if target not in AGENTS:
+        return GateReply(None, UNKNOWN_AGENT_EXIT, [f"unknown agent {target!r} (one of {', '.join(AGENTS)}); denied"])
+    try:
+        phase = read_event(target, data).phase
+    except Exception:  # noqa: BLE001 - an event that cannot be read is answered as a call before it runs
+        phase = "before"
+    verdict = Verdict("deny", f"denied by the Rienda gate: {reason}", failed=True)
+    return GateReply(answer(target, phase, verdict), 0, [verdict.reason or ""], verdict=verdict)
+
+
+def _decided(event: GateEvent, options: GateOptions, started: float, reply: GateReply) -> Verdict:
     """The verdict on ``event``, recorded (a failure too, once the settings are known)."""
     from ..runtime import rienda  # the front door, which imports the whole engine: only once an event is in hand
 
@@ -92,20 +124,30 @@ def _decided(event: GateEvent, options: GateOptions, reply: GateReply) -> Verdic
     try:
         config = engine.config()
         settings = gate_settings(config, options.agent, options.timeout, options.confirm)
+        deadline = started + settings.timeout
+        if options.announce is not None and not options.announce(deadline):
+            raise Abandoned("the asking process went away before the gate could decide")
         session_id = session_id_for(event)
+        progress = DecisionProgress()
         try:
             decision = decide_within(lambda cancel: decide_call(engine, event, settings, session_id, cancel, env,
-                                                                config=config), settings.timeout)
+                                                                config=config, progress=progress),
+                                     settings.timeout, deadline, progress)
         except Exception as exc:  # noqa: BLE001 - a deny, recorded like any decision
-            decision = Decision(event, settings.agent, _denied(exc), event.arguments, "gate")
+            decision = Decision(event, settings.agent, _denied(exc), event.arguments, "gate", progress.records())
             reply.timed_out = isinstance(exc, GateTimeout)
         try:
-            record_decision(engine.store, decision, session_id)
+            left = deadline - _ANSWER_MARGIN - time.monotonic()
+            record_decision(engine.store, decision, session_id, wait=max(0.0, left))
         except Exception as exc:  # noqa: BLE001 - the decision stands; that it went unrecorded is said
             reply.notes.append(f"warning: the decision was not recorded: {_line(exc)}")
         return decision.verdict
     finally:
         engine.close()
+
+
+class Abandoned(RiendaError):
+    """No one waits for the answer any more (a server's client left): nothing is decided."""
 
 
 def _denied(exc: BaseException) -> Verdict:

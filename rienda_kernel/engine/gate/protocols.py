@@ -3,8 +3,9 @@
 Contracts:
 - :func:`read_event` takes the bytes an agent wrote on the hook's stdin and returns a
   :class:`GateEvent`, or raises :class:`~..errors.PayloadError` saying what is wrong (more
-  than :data:`MAX_EVENT_BYTES`, not JSON, nested too deep, not an object, an event that is
-  not a tool call's, no ``tool_name``, a ``tool_input`` that is not an object).
+  than :data:`MAX_EVENT_BYTES`, empty, not JSON, nested too deep, not an object, an event
+  that is not a tool call's, no ``tool_name``, no ``tool_input`` or one that is not an
+  object).
 - Normalization: each agent's shell tool (:data:`SHELL_TOOLS`) with a string ``command``
   becomes ``shell`` with ``{command}`` alone; every other tool (``mcp__server__tool``
   included) keeps its name and arguments.
@@ -123,6 +124,8 @@ def read_event(agent: str, data: bytes) -> GateEvent:
     """The event ``agent`` wrote on stdin; PayloadError saying what is wrong with it."""
     if len(data) > MAX_EVENT_BYTES:
         raise PayloadError(f"the hook event is larger than {MAX_EVENT_BYTES // 1024} KiB")
+    if not data.strip():
+        raise PayloadError("the hook event is empty: nothing came on stdin (the agent writes its event there as JSON)")
     try:
         value = bounded.loads(data)
     except bounded.Unreadable as exc:
@@ -139,7 +142,10 @@ def read_event(agent: str, data: bytes) -> GateEvent:
     tool = value.get("tool_name")
     if not isinstance(tool, str) or not tool:
         raise PayloadError(f"the {event} event has no tool_name")
-    tool_input = value.get("tool_input", {})
+    if "tool_input" not in value:  # a call the hooks cannot see is not one they allowed
+        raise PayloadError(f"the {event} event has no tool_input (the call's arguments); a gate cannot decide a call "
+                           "it cannot see")
+    tool_input = value["tool_input"]
     if not isinstance(tool_input, dict):
         raise PayloadError(f"the {event} event's tool_input must be a JSON object, got {type(tool_input).__name__}")
     name, arguments = _normalized(agent, tool, tool_input)

@@ -11,7 +11,8 @@
     ---
     You review code...
 
-The file stem is the agent id. ``model`` is required (``provider/model``); ``description``
+The file stem is the agent id. ``model`` is required (``provider/model``; not by ``rienda
+gate``, which never calls a model: :func:`load_agent`'s ``model_required``); ``description``
 (string), ``tools`` and ``hooks`` (lists of names), ``max_turns`` (a positive integer: the
 most model turns one run may take), ``options`` (a mapping handed to the model's
 provider, which checks it), ``agents`` (the agents the ``agent`` tool may start; absent:
@@ -120,7 +121,9 @@ def builtin_default_agent(default_model: str | None = None) -> Agent:
 _Data = dict[JSON, JSON]
 
 
-def _check_model(path: Path, data: _Data, lines: dict[str, int]) -> str:
+def _check_model(path: Path, data: _Data, lines: dict[str, int], required: bool = True) -> str:
+    if "model" not in data and not required:
+        return ""
     if "model" not in data:  # a misspelt key is named first: it is what to fix
         unknown = _unknown(data, lines)
         raise AgentError(path, unknown[0][0] if unknown else 1, "; ".join(
@@ -218,10 +221,13 @@ def _unknown(data: _Data, lines: dict[str, int]) -> list[tuple[int, str]]:
 # ---------------------------------------------------------------- loading
 
 
-def parse_agent(path: Path, agent_id: str, text: str) -> tuple[Agent, list[Diagnostic]]:
+def parse_agent(path: Path, agent_id: str, text: str, *,
+                model_required: bool = True) -> tuple[Agent, list[Diagnostic]]:
     """Parse an agent file's ``text`` (read from ``path``, named in messages).
 
     Raises :class:`AgentError` for any malformed part; unknown keys are diagnostics.
+    ``model_required=False`` (``rienda gate``, which never calls a model): a file without
+    ``model`` is an agent whose model is ``""``; one that has it is checked all the same.
     """
     source, body = split_front_matter(path, text)
     data, node, lines = compose(path, source)
@@ -230,7 +236,7 @@ def parse_agent(path: Path, agent_id: str, text: str) -> tuple[Agent, list[Diagn
     agent = Agent(
         id=agent_id,
         description=_check_description(path, data, lines),
-        model=_check_model(path, data, lines),
+        model=_check_model(path, data, lines, model_required),
         tools=names["tools"],
         hooks=names["hooks"],
         system=body,
@@ -272,11 +278,12 @@ def _available_ids(folder: Path) -> tuple[list[str], list[str]]:
     return sorted(ids), broken
 
 
-def load_agent(home: Path, agent_id: str, *, default_model: str | None = None) -> tuple[Agent, list[Diagnostic]]:
+def load_agent(home: Path, agent_id: str, *, default_model: str | None = None,
+               model_required: bool = True) -> tuple[Agent, list[Diagnostic]]:
     """The agent ``home/agents/<agent_id>.md`` and the diagnostics about its file.
 
     ``default`` without a file is the built-in default agent (``default_model`` is its
-    model). Raises :class:`ConfigError` for an invalid id, a missing agent (naming the
+    model); ``model_required``: as :func:`parse_agent` takes it. Raises :class:`ConfigError` for an invalid id, a missing agent (naming the
     file looked for and the available ids) or a malformed file (:class:`AgentError`).
     """
     folder = Path(home) / "agents"
@@ -292,7 +299,7 @@ def load_agent(home: Path, agent_id: str, *, default_model: str | None = None) -
         failing = f"; failed to load: {', '.join(broken)} (the agents listing says why)" if broken else ""
         raise ConfigError(f"no agent {agent_id!r}: {path} does not exist ({hint}available: {', '.join(available)}"
                           f"{failing})")
-    return parse_agent(path, agent_id, _read(path))
+    return parse_agent(path, agent_id, _read(path), model_required=model_required)
 
 
 def list_agents(home: Path, *, default_model: str | None = None) -> tuple[list[Agent], list[Diagnostic]]:
