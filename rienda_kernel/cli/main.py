@@ -5,7 +5,7 @@
     rienda chat [--agent NAME | --resume ID] [--model M] [--workdir DIR] [--confirm P | --yes]
                                          one session, turn after turn; /help lists the commands
     rienda agents | tools | hooks        what exists, with diagnostics
-    rienda sessions                      saved sessions, oldest first
+    rienda sessions [--gate [AGENT]]     saved sessions, oldest first (rienda gate's with --gate)
     rienda show ID                       one session's messages, usage and hook decisions
     rienda call TOOL [JSON]              run one tool through the sandbox
     rienda hook NAME POINT [JSON] [--agent A] [--session-id ID] [--workdir DIR] [--confirm P | --yes] [--json]
@@ -137,6 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     sessions.add_argument("remove", nargs="*", metavar="rm ID", help="rm and the sessions to remove (or last), "
                                                                        "with their sub-agents' sessions")
     sessions.add_argument("--agent", help="only this agent's sessions")
+    sessions.add_argument("--gate", nargs="?", const="", metavar="AGENT",
+                          help="rienda gate's sessions instead (other agents' decided calls): all, or AGENT's "
+                               "(claude-code, codex, gemini-cli, copilot-cli)")
     sessions.add_argument("-n", type=_positive, metavar="N", help="only the newest N")
     sessions.add_argument("--prune", action="store_true",
                           help="remove the sessions whose run ended before the model answered")

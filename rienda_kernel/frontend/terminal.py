@@ -250,7 +250,7 @@ def _describe(event: Event) -> str | None:
     if isinstance(event, Notify):
         return f"[{event.source}] notice: {event.title}: {event.body}\n"
     if isinstance(event, Confirm):
-        return f"[{event.source}] confirm {event.title!r}: {'allowed' if event.answer else 'denied'} ({event.how})\n"
+        return f"[{event.source}] confirm {event.title!r}: {event.verdict} ({event.how})\n"
     if isinstance(event, Diagnostic):
         return f"diagnostic: {event.message}\n"
     if isinstance(event, Compaction):

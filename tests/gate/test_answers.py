@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.gate.conftest import AGENTS, answer, deny, gate, sample
+from tests.gate.conftest import AGENTS, answer, deny, gate, gate_session_id, sample
 from tests.helpers.homes import write_agent, write_extension
 
 PRE = {"hookEventName": "PreToolUse"}
@@ -103,7 +103,7 @@ def test_the_hook_sees_one_shell_call_and_who_asked(home, agent, tmp_path):
                             "event": event["hook_event_name"], "tool": event["tool_name"],
                             "toolInput": event["tool_input"]}
     assert seen["workdir"] == str(project.resolve())
-    assert seen["agent"] == "mirror" and seen["session"] == f"{agent}-{event['session_id']}"
+    assert seen["agent"] == "mirror" and seen["session"] == gate_session_id(home, agent, event["session_id"])
     if agent in ("claude-code", "codex"):
         assert seen["call"]["id"] == event["tool_use_id"]
 

@@ -53,11 +53,11 @@ def test_a_hook_that_fails_denies_where_a_run_would_skip_it(home, agent, hook, w
 def test_a_hook_that_never_returns_is_denied_at_the_bound_and_named(home, agent):
     write_extension(home, "hooks", "spin", 'module.exports = { beforeToolExecute() { while (true) {} } };')
     write_agent(home, "gate", hooks=["policy", "spin"], model="openai/unused")
-    reason = denied(gate(home, agent, sample(agent, command="pwd"), "--timeout", "3"), agent)
-    assert reason == ("denied by the Rienda gate: no decision within 3 s (the gate's timeout): hook spin did not "
+    reason = denied(gate(home, agent, sample(agent, command="pwd"), "--timeout", "5"), agent)
+    assert reason == ("denied by the Rienda gate: no decision within 5 s (the gate's timeout): hook spin did not "
                       "return from beforeToolExecute; the hooks were stopped")
-    (home / "config.yaml").write_text("gate:\n  timeout: 2\n")
-    assert "no decision within 2 s (the gate's timeout): hook spin did not return" in denied(
+    (home / "config.yaml").write_text("gate:\n  timeout: 4\n")
+    assert "no decision within 4 s (the gate's timeout): hook spin did not return" in denied(
         gate(home, agent, sample(agent, command="pwd")), agent)
 
 

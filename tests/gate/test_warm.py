@@ -21,7 +21,7 @@ import pytest
 
 from rienda_kernel.engine.gate.server import gate_socket
 from rienda_kernel.engine.gate.wire import netstring
-from tests.gate.conftest import REWRITTEN_CLAUDE, answer, deny, sample
+from tests.gate.conftest import REWRITTEN_CLAUDE, answer, deny, gate_session_file, sample
 from tests.helpers.homes import write_extension
 
 
@@ -119,7 +119,7 @@ def test_rienda_gate_decides_itself_without_a_server_starts_one_and_the_server_a
     wait_until(path.exists, "the server it started")
     assert answer(lean(home, env, "--idle", "2")) == REWRITTEN_CLAUDE
     wait_until(lambda: not path.exists(), "the server to end after 2 s without a call")
-    assert (home / "sessions" / f"claude-code-{sample('claude-code')['session_id']}.jsonl").read_text().count(
+    assert gate_session_file(home, "claude-code", sample("claude-code")["session_id"]).read_text().count(
         '"role": "assistant"') == 2
 
 

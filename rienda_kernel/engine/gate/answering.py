@@ -24,7 +24,8 @@ from ..home.config import rienda_home
 from ..secrets import Scrubber
 from .decision import Decision, GateTimeout, DecisionProgress, decide_call, decide_within, gate_settings
 from .protocols import AGENTS, MAX_EVENT_BYTES, GateEvent, Verdict, answer, read_event
-from .record import record_decision, session_id_for
+from ..sessions.store import SessionStore, new_session_id
+from .record import gate_name, gate_session, record_decision
 
 __all__ = ["GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event", "refusal"]
 
@@ -127,7 +128,7 @@ def _decided(event: GateEvent, options: GateOptions, started: float, reply: Gate
         deadline = started + settings.timeout
         if options.announce is not None and not options.announce(deadline):
             raise Abandoned("the asking process went away before the gate could decide")
-        session_id = session_id_for(event)
+        session_id, recording = _session(engine.store, event, settings.agent, deadline, reply)
         progress = DecisionProgress()
         try:
             decision = decide_within(lambda cancel: decide_call(engine, event, settings, session_id, cancel, env,
@@ -138,12 +139,26 @@ def _decided(event: GateEvent, options: GateOptions, started: float, reply: Gate
             reply.timed_out = isinstance(exc, GateTimeout)
         try:
             left = deadline - _ANSWER_MARGIN - time.monotonic()
-            record_decision(engine.store, decision, session_id, wait=max(0.0, left))
+            if recording:
+                record_decision(engine.store, decision, session_id, wait=max(0.0, left))
         except Exception as exc:  # noqa: BLE001 - the decision stands; that it went unrecorded is said
             reply.notes.append(f"warning: the decision was not recorded: {_line(exc)}")
         return decision.verdict
     finally:
         engine.close()
+
+
+def _session(store: SessionStore, event: GateEvent, agent_id: str, deadline: float,
+             reply: GateReply) -> tuple[str, bool]:
+    """The id of the session the decision is recorded in (made now if new) and True; when
+    that fails, an id of its own and False: the decision goes unrecorded (said)."""
+    try:
+        session_id, notes = gate_session(store, event, agent_id, max(0.0, (deadline - time.monotonic()) / 4))
+    except Exception as exc:  # noqa: BLE001 - the decision is made all the same; that it is not recorded is said
+        reply.notes.append(f"warning: the decision was not recorded: {_line(exc)}")
+        return f"{new_session_id()[:22]}-{gate_name(event.agent, event.session_id)}", False
+    reply.notes.extend(notes)
+    return session_id, True
 
 
 class Abandoned(RiendaError):

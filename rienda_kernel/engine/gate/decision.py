@@ -37,7 +37,6 @@ from ..cancel import CancelToken, on_thread, wait_for
 from ..ctx.host import RunContext
 from ..errors import ConfigError, RiendaError
 from ..events import Confirm, Event, HookDecision
-from ..home.agents import load_agent
 from ..home.config import DEFAULT_GATE_TIMEOUT as DEFAULT_TIMEOUT, Config
 from ..hooks import HookChain, HookOutcome
 from ..runtime.seams import RunHost
@@ -127,7 +126,7 @@ def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, sessi
     came from (None: read now); ``progress``, when given, follows it."""
     config = rienda.config() if config is None else config
     progress = DecisionProgress() if progress is None else progress
-    agent, _ = load_agent(rienda.home, settings.agent, default_model=config.default_model, model_required=False)
+    agent, _ = rienda.agent(settings.agent, config)
     progress.loading = list(agent.hooks)
     hooks = _hooks(rienda, list(agent.hooks), config, cancel)
     ui = GateUI(settings.confirm, event.agent in CAN_ASK)

@@ -11,8 +11,11 @@
     ---
     You review code...
 
-The file stem is the agent id. ``model`` is required (``provider/model``; not by ``rienda
-gate``, which never calls a model: :func:`load_agent`'s ``model_required``); ``description``
+The file stem is the agent id. ``model`` (``provider/model``) is what a run calls: a file
+without it is an agent only ``rienda gate``, ``rienda hook`` and replay can use (its model
+is ``""``; a run refuses it in one line, but ``default`` chooses one as the built-in
+does), unless another key is unknown (``modle:``), when the file is an error naming that
+key first; ``description``
 (string), ``tools`` and ``hooks`` (lists of names), ``max_turns`` (a positive integer: the
 most model turns one run may take), ``options`` (a mapping handed to the model's
 provider, which checks it), ``agents`` (the agents the ``agent`` tool may start; absent:
@@ -58,8 +61,10 @@ _DEFAULT_SYSTEM = (
 @dataclass(frozen=True)
 class Agent:
     """A loaded agent. ``path`` is None for the built-in default; ``hooks`` is in
-    execution order. ``model`` is "" only for the built-in default without a
-    ``default_model``: the run chooses one (:func:`..providers.choice.choose_default_model`)."""
+    execution order. ``model`` is "" for the built-in default without a ``default_model``
+    or an ``agents/default.md`` that names none (the run chooses one:
+    :func:`..providers.choice.choose_default_model`), and for any other file that names
+    none (a gate's policy, which a run refuses)."""
 
     id: str
     description: str
@@ -76,8 +81,9 @@ class Agent:
 
     @property
     def model_label(self) -> str:
-        """``model`` as listings show it ("chosen when it runs" for the unset default)."""
-        return self.model or "chosen when it runs"
+        """``model`` as listings show it ("chosen when it runs" for the unset default, "none"
+        for a file that names none)."""
+        return self.model or ("chosen when it runs" if self.id == DEFAULT_AGENT_ID else "none (rienda gate only)")
 
     @property
     def provider(self) -> str:
@@ -121,11 +127,11 @@ def builtin_default_agent(default_model: str | None = None) -> Agent:
 _Data = dict[JSON, JSON]
 
 
-def _check_model(path: Path, data: _Data, lines: dict[str, int], required: bool = True) -> str:
-    if "model" not in data and not required:
-        return ""
+def _check_model(path: Path, data: _Data, lines: dict[str, int]) -> str:
     if "model" not in data:  # a misspelt key is named first: it is what to fix
         unknown = _unknown(data, lines)
+        if not unknown:
+            return ""  # an agent for rienda gate, which never calls a model; a run refuses it
         raise AgentError(path, unknown[0][0] if unknown else 1, "; ".join(
             [what for _, what in unknown] + [f"missing required key 'model' ({_MODEL_HINT})"]))
     model = data["model"]
@@ -221,13 +227,10 @@ def _unknown(data: _Data, lines: dict[str, int]) -> list[tuple[int, str]]:
 # ---------------------------------------------------------------- loading
 
 
-def parse_agent(path: Path, agent_id: str, text: str, *,
-                model_required: bool = True) -> tuple[Agent, list[Diagnostic]]:
+def parse_agent(path: Path, agent_id: str, text: str) -> tuple[Agent, list[Diagnostic]]:
     """Parse an agent file's ``text`` (read from ``path``, named in messages).
 
     Raises :class:`AgentError` for any malformed part; unknown keys are diagnostics.
-    ``model_required=False`` (``rienda gate``, which never calls a model): a file without
-    ``model`` is an agent whose model is ``""``; one that has it is checked all the same.
     """
     source, body = split_front_matter(path, text)
     data, node, lines = compose(path, source)
@@ -236,7 +239,7 @@ def parse_agent(path: Path, agent_id: str, text: str, *,
     agent = Agent(
         id=agent_id,
         description=_check_description(path, data, lines),
-        model=_check_model(path, data, lines, model_required),
+        model=_check_model(path, data, lines),
         tools=names["tools"],
         hooks=names["hooks"],
         system=body,
@@ -278,12 +281,11 @@ def _available_ids(folder: Path) -> tuple[list[str], list[str]]:
     return sorted(ids), broken
 
 
-def load_agent(home: Path, agent_id: str, *, default_model: str | None = None,
-               model_required: bool = True) -> tuple[Agent, list[Diagnostic]]:
+def load_agent(home: Path, agent_id: str, *, default_model: str | None = None) -> tuple[Agent, list[Diagnostic]]:
     """The agent ``home/agents/<agent_id>.md`` and the diagnostics about its file.
 
     ``default`` without a file is the built-in default agent (``default_model`` is its
-    model); ``model_required``: as :func:`parse_agent` takes it. Raises :class:`ConfigError` for an invalid id, a missing agent (naming the
+    model). Raises :class:`ConfigError` for an invalid id, a missing agent (naming the
     file looked for and the available ids) or a malformed file (:class:`AgentError`).
     """
     folder = Path(home) / "agents"
@@ -299,7 +301,7 @@ def load_agent(home: Path, agent_id: str, *, default_model: str | None = None,
         failing = f"; failed to load: {', '.join(broken)} (the agents listing says why)" if broken else ""
         raise ConfigError(f"no agent {agent_id!r}: {path} does not exist ({hint}available: {', '.join(available)}"
                           f"{failing})")
-    return parse_agent(path, agent_id, _read(path), model_required=model_required)
+    return parse_agent(path, agent_id, _read(path))
 
 
 def list_agents(home: Path, *, default_model: str | None = None) -> tuple[list[Agent], list[Diagnostic]]:

@@ -34,7 +34,7 @@ from ..home.agents import Agent
 from ..cancel import CancelToken, run_interruptibly
 from ..errors import ConfigError, Interrupted, PayloadError
 from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
-from ..gate.record import recorded_gate
+from ..gate.record import named_session, recorded_gate
 from ..runtime.seams import RunHost
 from ..tools.model import HOOK_POINTS, Catalog, Hook
 from ..hooks import HookChain, HookOutcome, ModelResponse, declared_hooks
@@ -206,7 +206,7 @@ def prepare_hook_call(rienda: RunHost, name: str, point: str, payload: str | JSO
     hook = _usable_hook(rienda.catalog(config=config), name, point)
     agent, _ = rienda.agent(agent_id, config)
     hook = declared_hooks({name: hook}, [name], agent.fail_closed)[0]  # fail-closed as this agent runs it
-    session_id = session_id or new_session_id()
+    session_id = named_session(rienda.store, session_id) if session_id else new_session_id()
     fitted = fit_payload(point, payload, _defaults(point, agent, session_id))
     call = fitted.get("call", fitted)  # a gate's recorded call: ctx.session.gate as the gate gave it
     gate = recorded_gate(rienda.store, session_id, call.get("id")) if point.endswith("ToolExecute") else None
