@@ -144,9 +144,12 @@ def test_after_an_mcp_call_claude_code_gets_the_rewritten_output(home):
 def test_after_the_call_an_unchanged_result_and_the_agents_that_cannot_take_one_get_nothing(home, agent):
     unchanged = _after(agent, "Bash", {"command": "pwd"}, {"stdout": "/home/dev", "stderr": ""})
     assert answer(gate(home, agent, unchanged)) == {}
-    if agent != "claude-code":  # Codex, Gemini CLI, Copilot CLI: a hook cannot change what the model reads
-        changed = _after(agent, "Bash", {"command": "env"}, {"stdout": "SECRET1", "stderr": ""})
-        assert answer(gate(home, agent, changed)) == {}
+    changed = answer(gate(home, agent, _after(agent, "Bash", {"command": "env"}, {"stdout": "SECRET1", "stderr": ""})))
+    if agent in ("claude-code", "codex"):  # both read additionalContext after a call (seen by running them)
+        assert changed == {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext":
+                           "The tool's result as the Rienda gate's hooks rewrote it:\n[withheld]"}}
+    else:  # Gemini CLI, Copilot CLI: a hook cannot change what the model reads
+        assert changed == {}
 
 
 def test_after_the_call_a_hook_that_throws_tells_claude_code(home):

@@ -121,9 +121,9 @@ def test_bad_input_denies(home, agent, case):
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_an_event_that_is_not_a_tool_call_denies(home, agent):
-    reason = denied(gate(home, agent, sample(agent, hook_event_name="UserPromptSubmit")), agent)
-    assert f"{agent} sent the event 'UserPromptSubmit'; a gate answers" in reason
+def test_an_event_no_point_answers_denies(home, agent):
+    reason = denied(gate(home, agent, sample(agent, hook_event_name="Notification")), agent)
+    assert f"{agent} sent the event 'Notification'; a gate answers" in reason
 
 
 def test_an_unknown_agent_exits_2_with_the_reason_alone(home):

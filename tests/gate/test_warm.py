@@ -199,11 +199,11 @@ def test_a_server_that_accepts_and_never_answers_leaves_the_decision_to_the_clie
         event = sample("claude-code", command="rm -rf /")
         if command == "lean":
             done = subprocess.run([*LEAN, "claude-code", "--home", str(home), "--timeout", "2"], capture_output=True,
-                                  env=env, input=json.dumps(event).encode(), timeout=8)
+                                  env=env, input=json.dumps(event).encode(), timeout=12)
         else:
             done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "--home", str(home), "gate",
                                    "claude-code", "--timeout", "2", "--warm"], capture_output=True, env=env,
-                                  input=json.dumps(event).encode(), timeout=8)
+                                  input=json.dumps(event).encode(), timeout=12)
         assert answer(done) == deny("claude-code", "no rm -rf here (claude-code)")
         assert len(fake.held) == 1  # asked once, not again by the fallback
     finally:

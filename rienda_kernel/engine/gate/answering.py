@@ -23,9 +23,14 @@ from ..errors import RiendaError
 from ..home.config import rienda_home
 from ..secrets import Scrubber
 from .decision import Decision, GateTimeout, DecisionProgress, decide_call, decide_within, gate_settings
-from .protocols import AGENTS, MAX_EVENT_BYTES, GateEvent, Verdict, answer, read_event
+from .protocols import AGENTS, MAX_EVENT_BYTES, GateEvent, HookPoint, Verdict, answer, parse_event, tool_event
 from ..sessions.store import SessionStore, new_session_id
-from .record import gate_name, gate_session, record_decision
+from .record import gate_name, gate_session, record_decision, record_point
+from .runs import BLOCKING_POINTS, PointDecision, PointEvent, answer_point, decide_point, read_point
+
+_TYPING = False
+if _TYPING:
+    from ..runtime.rienda import Rienda
 
 __all__ = ["GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event", "refusal"]
 
@@ -67,7 +72,8 @@ class GateReply:
     exit_code: int = 0
     notes: list[str] = field(default_factory=list)
     timed_out: bool = False
-    verdict: Verdict | None = None
+    verdict: Verdict | None = None  # a tool call's
+    said: str = ""  # what was answered, in a word (deny, allow, pass, ask, post; block, context, go-on, rewrite)
 
     def stdout(self) -> str:
         """What the command prints on stdout: the answer's JSON and a newline, or nothing."""
@@ -84,19 +90,26 @@ def answer_hook_event(target: str, data: bytes, options: GateOptions) -> GateRep
     if target not in AGENTS:
         return GateReply(None, UNKNOWN_AGENT_EXIT, [f"unknown agent {target!r} (one of {', '.join(AGENTS)}); denied"])
     reply = GateReply(None)
-    event: GateEvent | None = None
+    heard: tuple[str, HookPoint] | None = None
     try:
-        event = read_event(target, data)
-        verdict = _decided(event, options, started, reply)
+        value, name, point = parse_event(target, data)
+        heard = (name, point)
+        if point.endswith("ToolExecute"):
+            event = tool_event(target, value, name, point)
+            verdict = _decided(event, options, started, reply)
+            reply.answer, reply.said, reply.verdict = answer(target, event.phase, verdict), verdict.kind, verdict
+            if verdict.kind == "deny":
+                reply.notes.append(verdict.reason or "denied")
+            return reply
+        decision = _decided_point(read_point(target, value, name, point), options, started, reply)
+        reply.answer, reply.said = answer_point(decision), decision.outcome
+        if decision.failed or decision.outcome == "block":
+            reply.notes.append(decision.failed or decision.reason or "blocked")
+        return reply
     except Exception as exc:  # noqa: BLE001 - whatever failed, the gate denies (fail closed)
-        verdict = _denied(exc)
+        return _failed(target, heard, _line(exc), reply)
     except BaseException as exc:  # noqa: BLE001 - even an interrupt is a deny, never an exit read as allow
-        verdict = Verdict("deny", f"denied by the Rienda gate: stopped ({type(exc).__name__})", failed=True)
-    if verdict.kind == "deny":
-        reply.notes.append(verdict.reason or "denied")
-    reply.answer = answer(target, "before" if event is None else event.phase, verdict)
-    reply.verdict = verdict
-    return reply
+        return _failed(target, heard, f"stopped ({type(exc).__name__})", reply)
 
 
 def refusal(target: str, data: bytes, reason: str) -> GateReply:
@@ -105,23 +118,46 @@ def refusal(target: str, data: bytes, reason: str) -> GateReply:
     if target not in AGENTS:
         return GateReply(None, UNKNOWN_AGENT_EXIT, [f"unknown agent {target!r} (one of {', '.join(AGENTS)}); denied"])
     try:
-        phase = read_event(target, data).phase
+        _, name, point = parse_event(target, data)
+        heard: tuple[str, HookPoint] | None = (name, point)
     except Exception:  # noqa: BLE001 - an event that cannot be read is answered as a call before it runs
-        phase = "before"
-    verdict = Verdict("deny", f"denied by the Rienda gate: {reason}", failed=True)
-    return GateReply(answer(target, phase, verdict), 0, [verdict.reason or ""], verdict=verdict)
+        heard = None
+    return _failed(target, heard, reason, GateReply(None))
 
 
-def _decided(event: GateEvent, options: GateOptions, started: float, reply: GateReply) -> Verdict:
-    """The verdict on ``event``, recorded (a failure too, once the settings are known)."""
-    from ..runtime import rienda  # the front door, which imports the whole engine: only once an event is in hand
+def _failed(target: str, heard: tuple[str, HookPoint] | None, why: str, reply: GateReply) -> GateReply:
+    """``reply`` denying: a tool call's deny, a block where the event can block, else
+    ``{}`` (a failure after the fact is said, and changes nothing)."""
+    reason = f"denied by the Rienda gate: {why}"
+    reply.notes.append(reason)
+    reply.said = "deny"
+    if heard is None or heard[1].endswith("ToolExecute"):
+        reply.verdict = Verdict("deny", reason, failed=True)
+        reply.answer = answer(target, "after" if heard and heard[1] == "afterToolExecute" else "before", reply.verdict)
+    elif heard[1] in BLOCKING_POINTS:
+        blocked = PointDecision(PointEvent(target, heard[0], heard[1], "", None), "gate", "block", reason)
+        reply.answer = answer_point(blocked)
+    else:
+        reply.answer = {}
+    return reply
+
+
+def _engine(options: GateOptions) -> tuple[Rienda, dict[str, str]]:
+    """The home's engine, scrubbing the asking process's secrets too, and that environment."""
+    from ..runtime.rienda import Rienda  # the front door, which imports the whole engine: only once an event is in hand
 
     home = rienda_home(options.home)
     if not home.is_dir():
         raise RiendaError(f"the Rienda home {home} does not exist (--home, $RIENDA_HOME or ~/.rienda)")
-    engine = rienda.Rienda(home=home, workdir=Path(options.cwd) if options.cwd else Path.cwd())
+    engine = Rienda(home=home, workdir=Path(options.cwd) if options.cwd else Path.cwd())
     env = dict(os.environ) if options.env is None else dict(options.env)
-    engine.store.scrubber = Scrubber({**os.environ, **env})  # the asking process's secrets too
+    engine.store.scrubber = Scrubber({**os.environ, **env})
+    return engine, env
+
+
+def _decided(event: GateEvent, options: GateOptions, started: float, reply: GateReply) -> Verdict:
+    """The verdict on a tool event, recorded (a failure too, once the settings are known)."""
+    engine, env = _engine(options)
     try:
         config = engine.config()
         settings = gate_settings(config, options.agent, options.timeout, options.confirm)
@@ -137,18 +173,48 @@ def _decided(event: GateEvent, options: GateOptions, started: float, reply: Gate
         except Exception as exc:  # noqa: BLE001 - a deny, recorded like any decision
             decision = Decision(event, settings.agent, _denied(exc), event.arguments, "gate", progress.records())
             reply.timed_out = isinstance(exc, GateTimeout)
-        try:
-            left = deadline - _ANSWER_MARGIN - time.monotonic()
-            if recording:
-                record_decision(engine.store, decision, session_id, wait=max(0.0, left))
-        except Exception as exc:  # noqa: BLE001 - the decision stands; that it went unrecorded is said
-            reply.notes.append(f"warning: the decision was not recorded: {_line(exc)}")
+        _record(lambda wait: record_decision(engine.store, decision, session_id, wait), recording, deadline, reply)
         return decision.verdict
     finally:
         engine.close()
 
 
-def _session(store: SessionStore, event: GateEvent, agent_id: str, deadline: float,
+def _decided_point(event: PointEvent, options: GateOptions, started: float, reply: GateReply) -> PointDecision:
+    """The decision on an event that is not a tool call, recorded (a failure too)."""
+    engine, env = _engine(options)
+    try:
+        config = engine.config()
+        settings = gate_settings(config, options.agent, options.timeout, options.confirm)
+        deadline = started + settings.timeout
+        if options.announce is not None and not options.announce(deadline):
+            raise Abandoned("the asking process went away before the gate could decide")
+        session_id, recording = _session(engine.store, event, settings.agent, deadline, reply)
+        progress = DecisionProgress()
+        try:
+            decision = decide_within(lambda cancel: decide_point(engine, event, settings, session_id, cancel, env,
+                                                                 config, progress), settings.timeout, deadline, progress)
+        except Exception as exc:  # noqa: BLE001 - a failure, recorded like any decision
+            reason = _denied(exc).reason
+            blocks = event.point in BLOCKING_POINTS
+            decision = PointDecision(event, settings.agent, "block" if blocks else "pass", reason if blocks else None,
+                                     failed=reason, records=progress.records())
+            reply.timed_out = isinstance(exc, GateTimeout)
+        _record(lambda wait: record_point(engine.store, decision, session_id, wait), recording, deadline, reply)
+        return decision
+    finally:
+        engine.close()
+
+
+def _record(write: Callable[[float], None], recording: bool, deadline: float, reply: GateReply) -> None:
+    """``write(wait)`` within what is left of the deadline; a failure is said, never raised."""
+    try:
+        if recording:
+            write(max(0.0, deadline - _ANSWER_MARGIN - time.monotonic()))
+    except Exception as exc:  # noqa: BLE001 - the decision stands; that it went unrecorded is said
+        reply.notes.append(f"warning: the decision was not recorded: {_line(exc)}")
+
+
+def _session(store: SessionStore, event: GateEvent | PointEvent, agent_id: str, deadline: float,
              reply: GateReply) -> tuple[str, bool]:
     """The id of the session the decision is recorded in (made now if new) and True; when
     that fails, an id of its own and False: the decision goes unrecorded (said)."""

@@ -30,6 +30,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 from pathlib import Path
 
 from ..common.json_value import JSON, JSONObject
@@ -44,11 +45,15 @@ from ..tools.model import Hook, ToolResult
 from ..ui import UI, Answer, ConfirmPolicy, ScrubbingUI, confirm_policy
 from .protocols import CAN_ASK, GateEvent, Verdict, agent_arguments
 
-__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "Decision", "GateSettings", "GateTimeout", "GateUI", "DecisionProgress",
-           "decide_call", "decide_within", "gate_settings", "stop_reserve"]
+__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "Decision", "DecisionProgress", "GateSettings", "GateTimeout", "GateUI",
+           "decide_call", "decide_within", "gate_hooks", "gate_ledger", "gate_settings", "gate_workdir", "hook_failure",
+           "stop_reserve"]
 
 MAX_TIMEOUT = 3600.0  # a gate's timeout past an hour is a typo (1e10, inf): every agent's own hook timeout is far below
 _GRACE = 2.0  # after a timeout, the most the cancelled hooks get to stop before the deny goes out anyway
+
+
+_D = TypeVar("_D")
 
 
 class GateTimeout(RiendaError):
@@ -128,13 +133,13 @@ def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, sessi
     progress = DecisionProgress() if progress is None else progress
     agent, _ = rienda.agent(settings.agent, config)
     progress.loading = list(agent.hooks)
-    hooks = _hooks(rienda, list(agent.hooks), config, cancel)
+    hooks = gate_hooks(rienda, list(agent.hooks), config, cancel)
     ui = GateUI(settings.confirm, event.agent in CAN_ASK)
     progress.ui = ui
     point = "beforeToolExecute" if event.phase == "before" else "afterToolExecute"
     progress.handling = [hook.name for hook in hooks if point in hook.points]
     progress.point = point
-    run = RunContext(workdir=_workdir(event, rienda.workdir), ui=ScrubbingUI(ui),
+    run = RunContext(workdir=gate_workdir(event.cwd, rienda.workdir), ui=ScrubbingUI(ui),
                      session={"id": session_id, "gate": event.ctx()}, agent=agent.to_ctx(),
                      config=config.for_extensions(), env=dict(os.environ) if env is None else dict(env))
     outcomes: list[HookOutcome] = []
@@ -147,9 +152,9 @@ def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, sessi
     if event.phase == "after":
         return _after(chain, event, agent.id, ui, cancel)
     gate = chain.before_tool_execute(event.call_id, event.name, event.arguments, cancel)
-    records = _ledger(ui.events)
+    records = gate_ledger(ui.events)
     decision = Decision(event, agent.id, Verdict("pass"), gate.arguments, gate.refused_by, records, hooks)
-    failure = _failure(records, "beforeToolExecute")
+    failure = hook_failure(records, "beforeToolExecute")
     if not gate.allowed:
         decision.verdict = Verdict("deny", gate.reason or f"refused by hook {gate.refused_by}")
     elif failure:
@@ -168,9 +173,9 @@ def decide_call(rienda: RunHost, event: GateEvent, settings: GateSettings, sessi
 def _after(chain: HookChain, event: GateEvent, agent_id: str, ui: GateUI, cancel: CancelToken) -> Decision:
     given = ToolResult(_result_text(event.response), _result_failed(event.response))
     result = chain.after_tool_execute(event.call_id, event.name, event.arguments, given, cancel)
-    records = _ledger(ui.events)
+    records = gate_ledger(ui.events)
     decision = Decision(event, agent_id, Verdict("post"), event.arguments, None, records, chain.hooks, given, result)
-    failure = _failure(records, "afterToolExecute")
+    failure = hook_failure(records, "afterToolExecute")
     if failure:
         decision.verdict = Verdict("deny", failure, failed=True)
     elif result != given and event.is_mcp:
@@ -188,8 +193,8 @@ def stop_reserve(timeout: float) -> float:
     return min(1.0, timeout / 5)
 
 
-def decide_within(work: Callable[[CancelToken], Decision], timeout: float, deadline: float | None = None,
-                  progress: DecisionProgress | None = None) -> Decision:
+def decide_within(work: Callable[[CancelToken], _D], timeout: float, deadline: float | None = None,
+                  progress: DecisionProgress | None = None) -> _D:
     """``work(cancel)`` on a thread of its own, bounded: its Decision, what it raised, or
     :class:`GateTimeout` once the hooks must stop to answer by ``deadline``
     (``time.monotonic``; None: ``timeout`` seconds from now), the hooks cancelled then.
@@ -229,10 +234,10 @@ class DecisionProgress:
 
     def records(self) -> list[HookDecision | Confirm]:
         """The ledger and confirms recorded so far."""
-        return _ledger(list(self.ui.events)) if self.ui is not None else []
+        return gate_ledger(list(self.ui.events)) if self.ui is not None else []
 
 
-def _hooks(rienda: RunHost, names: list[str], config: Config, cancel: CancelToken) -> list[Hook]:
+def gate_hooks(rienda: RunHost, names: list[str], config: Config, cancel: CancelToken) -> list[Hook]:
     catalog = rienda.catalog(tools=[], hooks=names, cancel=cancel, config=config)
     missing = [name for name in names if name not in catalog.hooks]
     if missing:
@@ -242,17 +247,18 @@ def _hooks(rienda: RunHost, names: list[str], config: Config, cancel: CancelToke
     return [catalog.hooks[name] for name in names]
 
 
-def _workdir(event: GateEvent, fallback: Path) -> Path:
-    if event.cwd and Path(event.cwd).is_dir():
-        return Path(event.cwd).resolve()
+def gate_workdir(cwd: str | None, fallback: Path) -> Path:
+    """The agent's working folder ``cwd`` when it is a folder here, else ``fallback``."""
+    if cwd and Path(cwd).is_dir():
+        return Path(cwd).resolve()
     return fallback
 
 
-def _ledger(events: Sequence[Event]) -> list[HookDecision | Confirm]:
+def gate_ledger(events: Sequence[Event]) -> list[HookDecision | Confirm]:
     return [e for e in events if isinstance(e, (HookDecision, Confirm))]
 
 
-def _failure(records: Sequence[HookDecision | Confirm], point: str) -> str | None:
+def hook_failure(records: Sequence[HookDecision | Confirm], point: str) -> str | None:
     """The reason to deny when a hook failed: it threw, or returned what ``point`` ignores."""
     for record in records:
         if isinstance(record, HookDecision) and record.effect in ("threw", "invalid"):
@@ -267,6 +273,10 @@ def _result_text(response: JSON) -> str:
     stderr, MCP content blocks' text, anything else as JSON."""
     if isinstance(response, str):
         return response
+    if isinstance(response, dict):  # Copilot CLI's text for the model, Gemini CLI's
+        for key in ("text_result_for_llm", "llmContent"):
+            if isinstance(response.get(key), str):
+                return str(response[key])
     if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
         parts = [response.get("stdout"), response.get("stderr")]
         return "\n".join(part for part in parts if isinstance(part, str) and part)
@@ -276,7 +286,8 @@ def _result_text(response: JSON) -> str:
 
 
 def _result_failed(response: JSON) -> bool:
-    return isinstance(response, dict) and (response.get("is_error") is True or response.get("isError") is True)
+    return isinstance(response, dict) and (response.get("is_error") is True or response.get("isError") is True
+                                           or response.get("result_type") in ("failure", "error"))
 
 
 def _allows(outcome: HookOutcome) -> bool:

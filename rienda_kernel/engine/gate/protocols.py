@@ -32,8 +32,9 @@ from ..sessions.messages import MessageMeta
 if TYPE_CHECKING:
     from ..ctx.host import RunContext as _Run
 
-__all__ = ["AGENTS", "CAN_ASK", "CTX_FIELDS", "MAX_EVENT_BYTES", "SHELL_TOOLS", "GateEvent", "Verdict",
-           "agent_arguments", "answer", "gate_run", "read_event"]
+__all__ = ["AGENTS", "CAN_ASK", "CTX_FIELDS", "MAX_EVENT_BYTES", "POINTS", "SHELL_TOOLS", "TOOL_EVENTS",
+           "WIRED_EVENTS", "GateEvent", "HookPoint", "Verdict", "agent_arguments", "answer", "gate_run",
+           "parse_event", "read_event", "tool_event"]
 
 AGENTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
 MAX_EVENT_BYTES = 1024 * 1024
@@ -54,12 +55,26 @@ _SHELL = "shell"
 Phase = Literal["before", "after"]
 Kind = Literal["pass", "allow", "deny", "ask", "post"]
 
-_EVENTS: dict[str, dict[str, Phase]] = {  # agent -> its event name -> before/after
-    "claude-code": {"PreToolUse": "before", "PostToolUse": "after"},
-    "codex": {"PreToolUse": "before", "PostToolUse": "after"},
-    "gemini-cli": {"BeforeTool": "before", "AfterTool": "after"},
-    "copilot-cli": {"PreToolUse": "before", "PostToolUse": "after"},
+HookPoint = Literal["beforeToolExecute", "afterToolExecute", "beforeRun", "afterRun", "beforeModelRequest",
+                    "afterModelResponse", "beforeCompact", "afterCompact"]
+
+# agent -> each event it sends a hook -> the Rienda point that answers it (docs/gate.md's
+# table, found by running the agents). An event not here is not answered (a deny).
+POINTS: dict[str, dict[str, HookPoint]] = {
+    "claude-code": {"PreToolUse": "beforeToolExecute", "PostToolUse": "afterToolExecute",
+                    "UserPromptSubmit": "beforeRun", "Stop": "afterRun", "PreCompact": "beforeCompact",
+                    "PostCompact": "afterCompact"},
+    "codex": {"PreToolUse": "beforeToolExecute", "PostToolUse": "afterToolExecute", "UserPromptSubmit": "beforeRun",
+              "Stop": "afterRun", "PreCompact": "beforeCompact", "PostCompact": "afterCompact"},
+    "gemini-cli": {"BeforeTool": "beforeToolExecute", "AfterTool": "afterToolExecute", "BeforeAgent": "beforeRun",
+                   "AfterAgent": "afterRun", "BeforeModel": "beforeModelRequest", "AfterModel": "afterModelResponse",
+                   "PreCompress": "beforeCompact"},
+    "copilot-cli": {"PreToolUse": "beforeToolExecute", "PostToolUse": "afterToolExecute",
+                    "UserPromptSubmit": "beforeRun", "Stop": "afterRun", "PreCompact": "beforeCompact"},
 }
+WIRED_EVENTS = {agent: tuple(events) for agent, events in POINTS.items()}  # what rienda gate install wires
+TOOL_EVENTS = {agent: frozenset(e for e, point in events.items() if point.endswith("ToolExecute"))
+               for agent, events in POINTS.items()}
 
 @dataclass(frozen=True)
 class GateEvent:
@@ -120,8 +135,9 @@ def gate_run(run: _Run, meta: MessageMeta) -> _Run:
     return replace(run, session={**run.session, "gate": {key: saved.get(key) for key in CTX_FIELDS}})
 
 
-def read_event(agent: str, data: bytes) -> GateEvent:
-    """The event ``agent`` wrote on stdin; PayloadError saying what is wrong with it."""
+def parse_event(agent: str, data: bytes) -> tuple[JSONObject, str, HookPoint]:
+    """The event ``agent`` wrote on stdin as an object, its name and the point that answers
+    it; PayloadError saying what is wrong with it."""
     if len(data) > MAX_EVENT_BYTES:
         raise PayloadError(f"the hook event is larger than {MAX_EVENT_BYTES // 1024} KiB")
     if not data.strip():
@@ -135,10 +151,24 @@ def read_event(agent: str, data: bytes) -> GateEvent:
     if bounded.too_deep(value, MAX_EVENT_DEPTH):
         raise PayloadError(f"the hook event is nested more than {MAX_EVENT_DEPTH} levels deep")
     event = value.get("hook_event_name")
-    phase = _EVENTS[agent].get(event) if isinstance(event, str) else None
-    if phase is None:
-        known = ", ".join(_EVENTS[agent])
+    point = POINTS[agent].get(event) if isinstance(event, str) else None
+    if point is None or not isinstance(event, str):
+        known = ", ".join(POINTS[agent])
         raise PayloadError(f"{agent} sent the event {event!r}; a gate answers {known}")
+    return value, event, point
+
+
+def read_event(agent: str, data: bytes) -> GateEvent:
+    """The tool event ``agent`` wrote on stdin; PayloadError saying what is wrong with it."""
+    value, event, point = parse_event(agent, data)
+    if not point.endswith("ToolExecute"):
+        raise PayloadError(f"{agent}'s {event} is not a tool call's event")
+    return tool_event(agent, value, event, point)
+
+
+def tool_event(agent: str, value: JSONObject, event: str, point: HookPoint) -> GateEvent:
+    """The tool event ``value`` (``event`` of ``agent``); PayloadError for a missing part."""
+    phase: Phase = "before" if point == "beforeToolExecute" else "after"
     tool = value.get("tool_name")
     if not isinstance(tool, str) or not tool:
         raise PayloadError(f"the {event} event has no tool_name")
@@ -153,9 +183,9 @@ def read_event(agent: str, data: bytes) -> GateEvent:
     cwd = value.get("cwd")
     call_id = value.get("tool_use_id") or value.get("call_id")
     call_id = call_id if isinstance(call_id, str) and call_id else f"gate_{token_hex(6)}"  # Gemini, Copilot: none
-    return GateEvent(agent, str(event), phase, session_id if isinstance(session_id, str) else "",
-                     cwd if isinstance(cwd, str) else None, call_id,
-                     tool, tool_input, name, arguments, value.get("tool_response"))
+    response = value.get("tool_response", value.get("tool_result"))  # Copilot CLI: tool_result
+    return GateEvent(agent, event, phase, session_id if isinstance(session_id, str) else "",
+                     cwd if isinstance(cwd, str) else None, call_id, tool, tool_input, name, arguments, response)
 
 
 def _normalized(agent: str, tool: str, tool_input: JSONObject) -> tuple[str, JSONObject]:
@@ -198,17 +228,26 @@ def answer(event_agent: str, phase: Phase, verdict: Verdict) -> JSONObject:
 
 
 def _after(agent: str, verdict: Verdict) -> JSONObject:
-    """After the call only Claude Code lets a hook change what the model reads."""
-    if agent != "claude-code":
+    """After the call Claude Code lets a hook replace an MCP tool's output or add context
+    for the model, Codex add context; Copilot CLI reads neither (answered ``{}``)."""
+    if agent not in ("claude-code", "codex"):
         return {}
-    if verdict.kind == "deny":  # a failure after the call: the model is told its result was not checked
+    if verdict.kind == "deny" and agent == "claude-code":  # a failure after the call: the model is told
         return {"decision": "block", "reason": verdict.reason or "the gate failed after the call"}
     out: JSONObject = {}
-    if verdict.context is not None:
-        out["additionalContext"] = verdict.context
-    if verdict.output is not None:
+    if verdict.kind == "deny":
+        out["additionalContext"] = f"The Rienda gate failed after the call: {verdict.reason}"
+    elif verdict.output is not None and agent == "claude-code":
         out["updatedMCPToolOutput"] = verdict.output
+    elif verdict.context is not None or verdict.output is not None:
+        out["additionalContext"] = verdict.context if verdict.context is not None else _text_of(verdict.output)
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", **out}} if out else {}
+
+
+def _text_of(output: JSON) -> str:
+    blocks = output if isinstance(output, list) else []
+    return "The tool's result as the Rienda gate's hooks rewrote it:\n" + "\n".join(
+        str(block.get("text", "")) for block in blocks if isinstance(block, dict))
 
 
 def _gemini(phase: Phase, verdict: Verdict) -> JSONObject:

@@ -48,9 +48,10 @@ from ..sessions.seen import saw
 from ..sessions.store import SessionStore, SessionWriter, new_session_id
 from .decision import Decision
 from .protocols import AGENTS, CTX_FIELDS, GateEvent
+from .runs import PointDecision, PointEvent
 
 __all__ = ["RECORD_WAIT", "find_gate_session", "gate_name", "gate_session", "named_session", "record_decision",
-           "recorded_gate", "unseen_result"]
+           "record_point", "recorded_gate", "unseen_result"]
 
 RECORD_WAIT = 5.0  # seconds a decision waits for another gate process writing the same session
 _UNSEEN = {  # what a call the gate let through saved as its result, by the gate's answer
@@ -106,7 +107,8 @@ def named_session(store: SessionStore, session_id: str) -> str:
     return find_gate_session(store, session_id)[0] or session_id
 
 
-def gate_session(store: SessionStore, event: GateEvent, agent_id: str, wait: float) -> tuple[str, list[str]]:
+def gate_session(store: SessionStore, event: GateEvent | PointEvent, agent_id: str,
+                 wait: float) -> tuple[str, list[str]]:
     """The id of the session holding the decisions of ``event``'s agent session (see the
     module's docstring), made now with the deciding agent ``agent_id`` when there is none;
     and the notes of sessions passed over. SessionBusy when another gate process held the
@@ -120,7 +122,7 @@ def gate_session(store: SessionStore, event: GateEvent, agent_id: str, wait: flo
         return found, [f"warning: {why}; {event.agent}'s decisions go on in session {found}" for _, why in passed]
 
 
-def _create(store: SessionStore, event: GateEvent, agent_id: str, session_id: str,
+def _create(store: SessionStore, event: GateEvent | PointEvent, agent_id: str, session_id: str,
             unreadable: str | None = None) -> SessionWriter:
     """The session ``session_id`` made for ``event``'s agent session, its first line saying
     whose it is (and the session before it whose header cannot be read)."""
@@ -155,12 +157,37 @@ def record_decision(store: SessionStore, decision: Decision, session_id: str, wa
     writer; SessionError for a file there that is not a session; SessionWriteError when the
     disk refuses."""
     with _turn(store, gate_name(decision.event.agent, decision.event.session_id), wait) as deadline:
-        writer = _writer(store, decision, session_id, deadline)
+        writer = _writer(store, decision.event, decision.agent_id, session_id, deadline)
         try:
             if decision.event.phase == "before":
                 _before(writer, decision)
             else:
                 _after(writer, decision)
+        finally:
+            writer.close()
+
+
+def record_point(store: SessionStore, decision: PointDecision, session_id: str, wait: float = RECORD_WAIT) -> None:
+    """Append the decision on an event that is not a tool call to the session
+    ``session_id``: a submitted prompt as the user's message, a prompt the hooks keep the
+    agent going with as one too, a model's answer (Gemini CLI's AfterModel) as the
+    assistant's message with what ``afterModelResponse`` saw (so replay runs it again), and
+    the ledger of every one. Errors as :func:`record_decision`'s."""
+    event = decision.event
+    with _turn(store, gate_name(event.agent, event.session_id), wait) as deadline:
+        writer = _writer(store, event, decision.agent_id, session_id, deadline)
+        try:
+            about = {**event.ctx(), "answer": decision.outcome, **({"failed": True} if decision.failed else {})}
+            if event.point == "beforeRun":
+                writer.append_message(Message("user", event.prompt, meta=MessageMeta(gate=about)))
+            for record in decision.records:
+                writer.append_record(record)
+            if decision.outcome == "go-on":
+                writer.append_message(Message("user", decision.value, meta=MessageMeta(gate=about)))
+            if event.point == "afterModelResponse":
+                made = decision.value if decision.outcome == "rewrite" else event.text
+                seen = saw(decision.hooks, "afterModelResponse", {"text": (event.text, made), "thinking": ("", "")})
+                writer.append_message(Message("assistant", made, meta=MessageMeta(gate=about, saw=seen)))
         finally:
             writer.close()
 
@@ -201,14 +228,15 @@ def _about(event: GateEvent, answer: str) -> JSONObject:
     return {**event.ctx(), "answer": answer}
 
 
-def _writer(store: SessionStore, decision: Decision, session_id: str, deadline: float) -> SessionWriter:
+def _writer(store: SessionStore, event: GateEvent | PointEvent, agent_id: str, session_id: str,
+            deadline: float) -> SessionWriter:
     """The session's writer: made with its header, or resumed; a run writing it is waited
     for until ``deadline`` (``time.monotonic``)."""
     while True:
         try:
             if (store.directory / f"{session_id}.jsonl").exists():
                 return store.resume(session_id)
-            return _create(store, decision.event, decision.agent_id, session_id)
+            return _create(store, event, agent_id, session_id)
         except SessionBusy:
             if time.monotonic() >= deadline:
                 raise

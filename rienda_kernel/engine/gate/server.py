@@ -145,7 +145,7 @@ def _answer(home: Path, connection: socket.socket, log: TextIO | None) -> None:
     connection.sendall(netstring(b"reply") + netstring(str(reply.exit_code).encode())
                        + netstring(shown.stdout().encode()) + netstring(shown.stderr().encode()))
     if log is not None:
-        print(f"served {request.target}: {reply.verdict.kind if reply.verdict else 'none'}", file=log, flush=True)
+        print(f"served {request.target}: {reply.said or 'none'}", file=log, flush=True)
 
 
 def _seconds(given: str) -> float | None:
