@@ -17,14 +17,25 @@ import sys
 import time
 from typing import Any
 
+from ..engine import ConfigError
+
 __all__ = ["add_gate_command"]
 
 
 def add_gate_command(commands: Any) -> None:
     """Register ``rienda gate`` on the subparsers ``commands``."""
     gate = commands.add_parser("gate", help="answer one hook event of Claude Code, Codex, Gemini CLI or Copilot "
-                                            "CLI with a Rienda agent's hooks (see docs/gate.md)")
-    gate.add_argument("target", metavar="AGENT", help="claude-code, codex, gemini-cli or copilot-cli")
+                                            "CLI with a Rienda agent's hooks; install | uninstall AGENT wires it into "
+                                            "that agent's settings, status says what is wired (see docs/gate.md)")
+    gate.add_argument("target", metavar="AGENT", help="claude-code, codex, gemini-cli or copilot-cli; or install, "
+                                                      "uninstall (then AGENT), status")
+    gate.add_argument("which", nargs="?", metavar="AGENT", help=argparse.SUPPRESS)
+    where = gate.add_mutually_exclusive_group()
+    where.add_argument("--user", dest="scope", action="store_const", const="user",
+                       help="install: into the agent's user settings (the default)")
+    where.add_argument("--project", dest="scope", action="store_const", const="project",
+                       help="install: into the project's settings, under the working folder")
+    gate.add_argument("--dry-run", action="store_true", help="install, uninstall: print the change, make none")
     gate.add_argument("--agent", help="the Rienda agent whose hooks decide (default: config.yaml's gate.agent, "
                                       "else gate)")
     gate.add_argument("--timeout", type=float, metavar="SECONDS",
@@ -55,6 +66,12 @@ def _idle(text: str) -> float:
 def _gate(args: argparse.Namespace) -> int:
     from ..engine import GATE_EVENT_BYTES, GateOptions, gate_budget, gate_command, read_event_input, rienda_home
 
+    if args.target in ("install", "uninstall", "status"):
+        return _wiring(args)
+    if args.which is not None or args.scope or args.dry_run:
+        raise ConfigError(f"rienda gate {args.target} takes one event on stdin: --user, --project, --dry-run and a "
+                          "second word go with install and uninstall")
+
     started = time.monotonic()
     typed = sys.stdin is not None and sys.stdin.isatty()
     data, in_time = read_event_input(GATE_EVENT_BYTES + 1, started + gate_budget(args.timeout))
@@ -62,6 +79,35 @@ def _gate(args: argparse.Namespace) -> int:
                           started=time.monotonic() if typed else started)
     code: int = gate_command(rienda_home(args.home), args.target, data, options, args.warm, in_time=in_time)
     return code
+
+
+def _wiring(args: argparse.Namespace) -> int:
+    """``rienda gate install | uninstall AGENT``, ``rienda gate status``: a line each."""
+    import os
+    from pathlib import Path
+
+    from ..engine import GATE_AGENTS, Rienda, gate_status, gate_wiring, rienda_home
+
+    home = rienda_home(args.home)
+    if args.target == "status":
+        lines = gate_status(home, Path.cwd(), dict(os.environ))
+    else:
+        if args.which not in GATE_AGENTS:
+            raise ConfigError(f"rienda gate {args.target} takes the agent: one of {', '.join(GATE_AGENTS)}, not "
+                              f"{args.which!r}")
+        if not home.is_dir():
+            raise ConfigError(f"the Rienda home {home} does not exist (--home, $RIENDA_HOME or ~/.rienda): the "
+                              "entries would name it")
+        section = Rienda(home=home, workdir=Path.cwd()).config().gate
+        timeout = args.timeout if args.timeout is not None else section.timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+            raise ConfigError(f"the gate's timeout must be a positive number of seconds up to 3600, got {timeout!r}")
+        lines = gate_wiring(args.target, args.which, args.scope or "user", home=home,
+                            decider=args.agent or section.agent or "gate", timeout=float(timeout), cwd=Path.cwd(),
+                            env=dict(os.environ), dry_run=args.dry_run)
+    for line in lines:
+        print(line)
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:

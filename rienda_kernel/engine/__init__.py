@@ -59,6 +59,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "runtime.conversation": ("Conversation",),
     "gate.answering": ("GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event"),
     "gate.command": ("gate_budget", "gate_command"),
+    "gate.install": ("gate_status", "gate_wiring"),
     "gate.server": ("serve_gate", "start_gate_server"),
     "gate.wire": ("read_event_input",),
     "runtime.rienda": ("CONFIRM_ENV", "Rienda", "SavedExtension"),

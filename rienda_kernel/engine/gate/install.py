@@ -37,8 +37,8 @@ from ..common.json_value import JSON, JSONObject
 from ..errors import ConfigError
 from .protocols import TOOL_EVENTS, WIRED_EVENTS
 
-__all__ = ["Planned", "Scope", "TRUST_STEPS", "WiredEntry", "gate_entry", "hook_timeout", "planned", "settings_file",
-           "wired_entries"]
+__all__ = ["Planned", "Scope", "TRUST_STEPS", "WiredEntry", "gate_entry", "gate_status", "gate_wiring", "hook_timeout",
+           "planned", "settings_file", "wired_entries"]
 
 Scope = Literal["user", "project"]
 
@@ -185,7 +185,8 @@ def _json(agent: str, path: Path, before: str | None, command: str | None, timeo
         data.pop("hooks")
     if not data or (agent == "copilot-cli" and set(data) == {"version"}):
         return None  # it held nothing but ours: gone, as before the install
-    return json.dumps(data, indent=_indent(before), ensure_ascii=False) + "\n"
+    end = "" if before is not None and before.strip() and not before.endswith("\n") else "\n"  # as the file had it
+    return json.dumps(data, indent=_indent(before), ensure_ascii=False) + end
 
 
 def _has_ours(group: JSON) -> bool:
@@ -254,3 +255,57 @@ def _toml_without_ours(text: str) -> str:
     if head.endswith("\n\n"):  # the blank line put before the block
         head = head[:-1]
     return head + text[end:]
+
+
+def gate_wiring(action: Literal["install", "uninstall"], agent: str, scope: Scope, *, home: Path, decider: str,
+                timeout: float, cwd: Path, env: dict[str, str], dry_run: bool) -> list[str]:
+    """``rienda gate install|uninstall AGENT``: the change made (or, with ``dry_run``, what
+    it would be: the diff), in lines for a person; ConfigError when AGENT has no settings
+    file in ``scope`` or the file cannot be merged with."""
+    path = settings_file(agent, scope, cwd, env)
+    if path is None:
+        raise ConfigError(f"{agent} reads no hooks from a project's folder (in the version tested); use --user")
+    command = gate_entry(agent, home, decider, timeout) if action == "install" else None
+    change = planned(agent, path, command, hook_timeout(timeout))
+    events = ", ".join(WIRED_EVENTS[agent])
+    if not change.changes:
+        return [f"{path}: already as asked ({'wired' if command else 'nothing of rienda gate there'})"]
+    if dry_run:
+        return [change.diff().rstrip("\n"), f"(--dry-run: {path} left as it is)"]
+    if change.after is None:
+        path.unlink()
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(change.after, encoding="utf-8")
+    if command is None:
+        return [f"{path}: rienda gate's entries removed" + ("; the file held nothing else, so it is gone"
+                                                            if change.after is None else "")]
+    lines = [f"{path}: {events} answered by {command}"]
+    return lines + ([TRUST_STEPS[agent]] if agent in TRUST_STEPS else [])
+
+
+def gate_status(home: Path, cwd: Path, env: dict[str, str]) -> list[str]:
+    """``rienda gate status``: per agent and scope, what is wired and where; and whether the
+    home's server is running (warm)."""
+    from .protocols import AGENTS
+    from .server import server_running
+
+    lines = []
+    for agent in AGENTS:
+        for scope in ("user", "project"):
+            path = settings_file(agent, scope, cwd, env)
+            if path is None:
+                continue
+            entries = wired_entries(agent, path)
+            if not entries:
+                lines.append(f"{agent} ({scope}): not wired ({path})")
+                continue
+            missing = [event for event in WIRED_EVENTS[agent] if event not in {e.event for e in entries}]
+            commands = sorted({entry.command for entry in entries})
+            lines.append(f"{agent} ({scope}): {len(entries)} events wired in {path}"
+                         + (f" (missing {', '.join(missing)}: install again)" if missing else "")
+                         + f", answered by {'; '.join(commands)}")
+    pid = server_running(home)
+    lines.append(f"gate server of {home}: " + (f"running, warm (process {pid})" if pid is not None else
+                                                 "not running (the next call decides cold and starts it)"))
+    return lines

@@ -36,7 +36,7 @@ from typing import TextIO
 
 from .wire import decode_request, netstring, netstrings, own_folder, socket_path
 
-__all__ = ["DEFAULT_IDLE", "gate_socket", "serve_gate", "start_gate_server"]
+__all__ = ["DEFAULT_IDLE", "gate_socket", "serve_gate", "server_running", "start_gate_server"]
 
 DEFAULT_IDLE = 600.0  # seconds without a request after which a server ends
 _MAX_MESSAGE = 4 * 1024 * 1024  # a request holds at most a 1 MiB event and an environment
@@ -46,6 +46,23 @@ _READ_WAIT = 2.0  # a client writes its request at once: one that takes longer i
 def gate_socket(home: Path) -> Path:
     """Where the server of ``home`` (resolved) listens (the folder may not exist yet)."""
     return Path(socket_path(str(home)))
+
+
+def server_running(home: Path) -> int | None:
+    """The process id of the server of ``home`` when one runs (it holds its lock), else None."""
+    lock_path = gate_socket(home).with_suffix(".lock")
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        written = os.read(fd, 32).decode("ascii", "replace").strip()
+        return int(written) if written.isdigit() else 0
+    finally:
+        os.close(fd)
+    return None
 
 
 def start_gate_server(home: Path, idle: float = DEFAULT_IDLE) -> None:
@@ -76,6 +93,8 @@ def serve_gate(home: Path, idle: float, log: TextIO | None = None) -> int:
     except BlockingIOError:
         os.close(lock)
         return 0
+    os.ftruncate(lock, 0)
+    os.write(lock, str(os.getpid()).encode())  # who holds it, for rienda gate status
     path.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
