@@ -145,10 +145,11 @@ def test_after_the_call_an_unchanged_result_and_the_agents_that_cannot_take_one_
     unchanged = _after(agent, "Bash", {"command": "pwd"}, {"stdout": "/home/dev", "stderr": ""})
     assert answer(gate(home, agent, unchanged)) == {}
     changed = answer(gate(home, agent, _after(agent, "Bash", {"command": "env"}, {"stdout": "SECRET1", "stderr": ""})))
-    if agent in ("claude-code", "codex"):  # both read additionalContext after a call (seen by running them)
-        assert changed == {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext":
+    if agent != "copilot-cli":  # they read additionalContext after a call (seen by running them)
+        name = "AfterTool" if agent == "gemini-cli" else "PostToolUse"
+        assert changed == {"hookSpecificOutput": {"hookEventName": name, "additionalContext":
                            "The tool's result as the Rienda gate's hooks rewrote it:\n[withheld]"}}
-    else:  # Gemini CLI, Copilot CLI: a hook cannot change what the model reads
+    else:  # Copilot CLI: a hook cannot change what the model reads
         assert changed == {}
 
 

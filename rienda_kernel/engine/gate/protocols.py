@@ -229,8 +229,8 @@ def answer(event_agent: str, phase: Phase, verdict: Verdict) -> JSONObject:
 
 def _after(agent: str, verdict: Verdict) -> JSONObject:
     """After the call Claude Code lets a hook replace an MCP tool's output or add context
-    for the model, Codex add context; Copilot CLI reads neither (answered ``{}``)."""
-    if agent not in ("claude-code", "codex"):
+    for the model; Codex and Gemini CLI add context; Copilot CLI reads neither (``{}``)."""
+    if agent == "copilot-cli":
         return {}
     if verdict.kind == "deny" and agent == "claude-code":  # a failure after the call: the model is told
         return {"decision": "block", "reason": verdict.reason or "the gate failed after the call"}
@@ -241,7 +241,8 @@ def _after(agent: str, verdict: Verdict) -> JSONObject:
         out["updatedMCPToolOutput"] = verdict.output
     elif verdict.context is not None or verdict.output is not None:
         out["additionalContext"] = verdict.context if verdict.context is not None else _text_of(verdict.output)
-    return {"hookSpecificOutput": {"hookEventName": "PostToolUse", **out}} if out else {}
+    name = "AfterTool" if agent == "gemini-cli" else "PostToolUse"
+    return {"hookSpecificOutput": {"hookEventName": name, **out}} if out else {}
 
 
 def _text_of(output: JSON) -> str:
@@ -252,7 +253,7 @@ def _text_of(output: JSON) -> str:
 
 def _gemini(phase: Phase, verdict: Verdict) -> JSONObject:
     if phase == "after":
-        return {}
+        return _after("gemini-cli", verdict)
     if verdict.kind in ("deny", "ask"):  # never `ask`: Gemini CLI headless hangs on it
         return {"decision": "deny", "reason": verdict.reason or "denied by the Rienda gate"}
     if verdict.arguments is not None:
