@@ -17,6 +17,8 @@
     rienda gate AGENT [--agent NAME] [--timeout S] [--confirm P]
                                          answer one hook event of claude-code, codex, gemini-cli or
                                          copilot-cli on stdin; always exit 0 (a failure is a deny)
+    rienda gate install|uninstall AGENT [--user|--project] [--dry-run], rienda gate status
+                                         wire it into that agent's settings; what is wired
 
 Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
 ``error`` or bad input, 2 when the default agent has no model (the message says how to

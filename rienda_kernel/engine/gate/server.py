@@ -80,7 +80,8 @@ def start_gate_server(home: Path, idle: float = DEFAULT_IDLE) -> None:
 
 def serve_gate(home: Path, idle: float, log: TextIO | None = None) -> int:
     """Serve the gate of ``home`` until ``idle`` seconds pass without a request; 0, or 1
-    when the socket folder is not this user's own. Another server of the home: 0 at once.
+    when the socket folder is not this user's own or the socket cannot be made there.
+    Another server of the home: 0 at once.
     ``log`` (a text stream) gets one line per request."""
     from . import answering  # noqa: F401 - imported before the socket is there: its first call is as warm as the rest
 
@@ -97,7 +98,14 @@ def serve_gate(home: Path, idle: float, log: TextIO | None = None) -> int:
     os.write(lock, str(os.getpid()).encode())  # who holds it, for rienda gate status
     path.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
+    try:
+        listener.bind(str(path))  # a path past what a Unix socket holds (108 bytes) cannot be bound
+    except OSError as exc:
+        listener.close()
+        os.close(lock)
+        if log is not None:
+            print(f"cannot listen at {path}: {exc.strerror or exc}", file=log, flush=True)
+        return 1
     listener.listen(16)
     listener.settimeout(0.5)
     busy = [0]
