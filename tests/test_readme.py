@@ -19,18 +19,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 import shlex
 import shutil
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
 
 from rienda_kernel.engine import CompactionRecord, ConfigError, NonInteractiveUI, read_config
+from rienda_kernel.engine.gate.protocols import WIRED_EVENTS
 from rienda_kernel.engine.home.config import SETTINGS
 from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.providers import provider_for
@@ -82,6 +83,7 @@ BLOCKS = {
     ("docs/recordings.md", "Recording a notebook", 0): "test_the_recordings_commands_run_as_written",
     ("docs/recordings.md", "In CI", 0): "test_the_recordings_ci_command_and_its_sanitize_rule",
     ("docs/recordings.md", "In CI", 1): "test_the_recordings_ci_command_and_its_sanitize_rule",
+    ("docs/gate.md", "Wired in one command", 0): "test_the_gate_page_runs_as_written",
     ("docs/threads.md", "Threads and processes: the map of one notebook turn", 0):
         "test_the_thread_map_names_every_thread_the_code_starts_and_no_other",
 }
@@ -638,6 +640,8 @@ def test_the_gate_page_runs_as_written(shell):
     """The policy, tried as written; each agent's hook entry runs ``rienda gate`` for that
     agent on the events it sends, and the policy denies through it."""
     home = Path(shell.env["HOME"]) / ".rienda"
+    shell.env["TMPDIR"] = str(shell.root / "tmp")  # a path too long for a socket: the gate decides cold, no server left
+    (shell.root / "tmp").mkdir()
     write(home, {"agents/gate.md": block("docs/gate.md", "The policy", 0).text,
                  "hooks/team-policy/index.js": block("docs/gate.md", "The policy", 1).text})
     hooked, gated, shown = ran(shell, block("docs/gate.md", "The policy", 2).text.splitlines())
@@ -654,14 +658,22 @@ def test_the_gate_page_runs_as_written(shell):
     samples = REPO / "tests" / "gate" / "samples"
     for agent, events in entries.items():
         lines = {hook["command"] for matchers in events.values() for matcher in matchers for hook in matcher["hooks"]}
-        assert lines == {f"rienda gate {agent}"}
+        assert lines == {f"rienda-gate {agent}"}
+        assert (set(events) <= set(WIRED_EVENTS[agent])) if agent == "codex" else sorted(events) == sorted(
+            WIRED_EVENTS[agent])  # Codex's block shows one event, and says the others are alike
         [sample] = [p for p in samples.glob("*.json") if p.name.startswith(agent.split("-")[0])]
         event = json.loads(sample.read_text())
         assert event["hook_event_name"] in events
         event["tool_input"]["command"] = "rm -rf build"
         (shell.root / "event.json").write_text(json.dumps(event))
-        done = shell.run(f"{lines.pop()} < {shell.root / 'event.json'}")
+        done = shell.run(f"{lines.pop()} --home {home} < {shell.root / 'event.json'}")
         assert done.returncode == 0 and f"no rm -rf here (asked by {agent})" in done.stdout, done.stderr
+    installed, project, status, dry = ran(shell, block("docs/gate.md", "Wired in one command", 0).text.splitlines())
+    assert failed([installed, project, status, dry]) == []
+    settings = json.loads((Path(shell.env["HOME"]) / ".claude" / "settings.json").read_text())
+    assert sorted(settings["hooks"]) == sorted(WIRED_EVENTS["claude-code"])
+    assert "gemini-cli (project): 7 events wired in" in status.stdout and "GEMINI_CLI_TRUST_WORKSPACE" in project.stdout
+    assert dry.stdout.count("-            \"command\": ") == 6 and "(--dry-run:" in dry.stdout
 
 
 def test_the_compaction_hook_is_the_example_file_and_keeps_the_teams_rules(tmp_path):

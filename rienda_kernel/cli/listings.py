@@ -67,7 +67,8 @@ def hooks(rienda: Rienda, args: argparse.Namespace) -> int:
 
 
 def sessions(rienda: Rienda, args: argparse.Namespace) -> int:
-    """``rienda sessions``: one line a session on stdout (``--agent``, ``-n`` choose which);
+    """``rienda sessions``: one line a session on stdout (``--agent``, ``-n`` choose which;
+    ``--gate [AGENT]``: rienda gate's sessions instead, of all agents or one);
     ``rm ID...`` and ``--prune`` remove sessions, a line each on stdout. With nothing to
     list or prune, a line on stderr says where it looked (and where the demo's sessions
     are, after ``rienda demo``)."""
@@ -75,12 +76,15 @@ def sessions(rienda: Rienda, args: argparse.Namespace) -> int:
         return _remove(rienda, args.remove)
     if args.prune:
         return _prune(rienda)
-    found = [info for info in rienda.sessions() if args.agent in (None, info.agent)]
+    gated = args.gate is not None
+    found = [info for info in rienda.sessions(gate=gated) if args.agent in (None, info.agent)
+             and args.gate in (None, "", info.gate)]
     for info in found[-args.n:] if args.n else found:
         lead = f"\tsub-agent of {info.parent_session_id}" if info.parent_session_id else ""
         print(f"{info.id}\t{info.agent}\t{info.model}\t{info.messages} messages\t{info.title}{lead}")
     if not found:
-        which = f"of agent {args.agent} " if args.agent else ""
+        which = (f"of agent {args.agent} " if args.agent else "") + (
+            f"of rienda gate{' for ' + args.gate if args.gate else ''} " if gated else "")
         print(f"no saved sessions {which}in {rienda.store.directory}{_demo_sessions_hint(rienda.home)}",
               file=sys.stderr)
     return 0

@@ -6,7 +6,7 @@
     rienda chat [--agent NAME | --resume ID] [--model M] [--workdir DIR] [--confirm P | --yes]
                                          one session, turn after turn; /help lists the commands
     rienda agents | tools | hooks        what exists, with diagnostics
-    rienda sessions                      saved sessions, oldest first
+    rienda sessions [--gate [AGENT]]     saved sessions, oldest first (rienda gate's with --gate)
     rienda show ID                       one session's messages, usage and hook decisions
     rienda call TOOL [JSON]              run one tool through the sandbox
     rienda hook NAME POINT [JSON] [--agent A] [--session-id ID] [--workdir DIR] [--confirm P | --yes] [--json]
@@ -18,6 +18,8 @@
     rienda gate AGENT [--agent NAME] [--timeout S] [--confirm P]
                                          answer one hook event of claude-code, codex, gemini-cli or
                                          copilot-cli on stdin; always exit 0 (a failure is a deny)
+    rienda gate install|uninstall AGENT [--user|--project] [--dry-run], rienda gate status
+                                         wire it into that agent's settings; what is wired
 
 Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
 ``error`` or bad input, 2 when the default agent has no model (the message says how to
@@ -141,6 +143,9 @@ def _parser() -> argparse.ArgumentParser:
     sessions.add_argument("remove", nargs="*", metavar="rm ID", help="rm and the sessions to remove (or last), "
                                                                        "with their sub-agents' sessions")
     sessions.add_argument("--agent", help="only this agent's sessions")
+    sessions.add_argument("--gate", nargs="?", const="", metavar="AGENT",
+                          help="rienda gate's sessions instead (other agents' decided calls): all, or AGENT's "
+                               "(claude-code, codex, gemini-cli, copilot-cli)")
     sessions.add_argument("-n", type=_positive, metavar="N", help="only the newest N")
     sessions.add_argument("--prune", action="store_true",
                           help="remove the sessions whose run ended before the model answered")

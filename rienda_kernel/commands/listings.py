@@ -13,11 +13,17 @@ __all__ = ["agents_listing", "hooks_listing", "in_home", "session_shown", "sessi
 
 
 def sessions_listing(session: TurnSession, args: list[str]) -> CommandOutput:
-    infos = session.rienda.sessions()
+    """Rienda's own saved sessions; with ``gate``, rienda gate's instead."""
+    if args and args[0] != "gate":
+        raise RiendaError(f"{session.prefix}sessions takes gate or nothing, not {args[0]!r}")
+    gate = bool(args)
+    infos = session.rienda.sessions(gate=gate)
     where = session.rienda.store.directory
+    which = "rienda gate's sessions" if gate else "sessions"
     if not infos:
-        return CommandOutput(f"No saved sessions yet in {where}.", value=infos)
-    heading = f"{count(len(infos), 'session')} in {where}, newest last (* = current):"
+        return CommandOutput(f"No saved {which} yet in {where}.", value=infos)
+    heading = (f"{count(len(infos), 'session')} of rienda gate" if gate else count(len(infos), "session")) + \
+        f" in {where}, newest last (* = current):"
     rows: list[tuple[object, ...]] = [
         (mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
         for info in infos]

@@ -358,7 +358,9 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("new", "new", "Start a new session with the current agent (at the next prompt).", _new),
     Subcommand("resume", "resume ID|last", "Continue the saved session ID (last: the newest); its agent becomes "
                "the current one.", _resume, 1, 1, session_names),
-    Subcommand("sessions", "sessions", "List the saved sessions, newest last (* marks the current one).", sessions_listing),
+    Subcommand("sessions", "sessions [gate]", "List the saved sessions, newest last (* marks the current one); gate: "
+               "rienda gate's sessions instead (other agents' decided calls).", sessions_listing, 0, 1,
+               lambda session: ["gate"]),
     Subcommand("show", "show [ID|last]", "Show a saved session as rienda show prints it (default: the current one).",
                session_shown, 0, 1, session_names),
     Subcommand("agents", "agents", "List the agents and what is wrong with any agent file (* marks the current "

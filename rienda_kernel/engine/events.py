@@ -151,6 +151,20 @@ class Confirm(_Event):
     how: How
     via: Via | None = None
 
+    @property
+    def verdict(self) -> str:
+        """The answer as a person reads it: ``allowed`` or ``denied``; for a gate that left
+        the question to the other agent (``how`` ``left to the agent``: the hook was told yes
+        so its rewrite goes with the question), ``asked of the agent's user``."""
+        if self.how == "left to the agent":
+            return "asked of the agent's user"
+        return "allowed" if self.answer else "denied"
+
+    @property
+    def mark(self) -> str:
+        """``✓`` allowed, ``✗`` denied, ``?`` asked of the other agent's user."""
+        return "?" if self.how == "left to the agent" else ("✓" if self.answer else "✗")
+
 
 @dataclass(frozen=True)
 class Diagnostic(_Event):

@@ -14,6 +14,13 @@ Contracts (Rienda's hooks documentation):
   :class:`Interrupted` escapes.
 - ``beforeCompact``: the first ``cancel: true`` cancels the compaction and no further hook
   is consulted; ``summary`` and ``instructions`` chain like any rewrite.
+- ``beforeRun`` (decided, issue 38: H07's return was ignored) also gets the run's
+  ``prompt``; the first ``allow: false`` refuses the run with ``reason`` (no model is
+  called) and no further hook is consulted; ``context`` chains like any rewrite and is
+  added for the model to read. ``afterRun`` also gets the run's last assistant ``text``
+  and whether the run already went on once (``continued``); a returned ``prompt`` chains,
+  and the run goes on with it, once. A hook written to the seed's contract returns
+  nothing at either point, and changes nothing.
 - Except a fail-closed hook (:attr:`Hook.fail_closed`) at ``beforeToolExecute``: its
   failure (a throw, running out of memory, a value that cannot be read, a sandbox that
   could not run it) refuses the call with a reason naming the hook and the error, and no
@@ -43,12 +50,12 @@ from .events import Diagnostic, Event, HookDecision, HookEffect
 from .home.agents import AGENT_SOURCE
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
-from .sandbox.chain import ChainRule, JSValue, Outcome, merge, refuses
+from .sandbox.chain import ChainRule, JSValue, Outcome, field_changes, merge, refuses
 from .sandbox.protocol import ChainRunner
 from .tools.model import Hook, ToolResult
 
-__all__ = ["CompactGate", "HookChain", "HookOutcome", "ModelResponse", "ToolGate", "chain_hooks", "declared_hooks",
-           "inert_fail_closed"]
+__all__ = ["CompactGate", "HookChain", "HookOutcome", "ModelResponse", "RunEnding", "RunGate", "ToolGate",
+           "chain_hooks", "declared_hooks", "inert_fail_closed"]
 
 
 def declared_hooks(hooks: Mapping[str, Hook], names: Sequence[str], fail_closed: Collection[str] = ()) -> list[Hook]:
@@ -91,6 +98,25 @@ class ToolGate:
 
 
 @dataclass(frozen=True)
+class RunGate:
+    """The outcome of ``beforeRun``: ``refused_by`` the hook that refused the run (None: it
+    runs) and its ``reason``; the ``context`` the hooks added for the model ("": none)."""
+
+    refused_by: str | None = None
+    reason: str | None = None
+    context: str = ""
+
+
+@dataclass(frozen=True)
+class RunEnding:
+    """The outcome of ``afterRun``: the ``prompt`` the run goes on with (None: it ends), and
+    the hook that gave it."""
+
+    prompt: str | None = None
+    by: str | None = None
+
+
+@dataclass(frozen=True)
 class CompactGate:
     """The outcome of ``beforeCompact``: ``cancelled_by`` the hook that cancelled (None: go
     on), the ``summary`` a hook supplied (None: the summariser writes it), the
@@ -130,12 +156,24 @@ class HookChain:
         self.on_outcome = on_outcome
 
     # -- the eight points --------------------------------------------------------------
-    def before_run(self, session_id: str, agent_id: str, model_id: str, cancel: CancelToken) -> None:
-        payload = {"sessionId": session_id, "agentId": agent_id, "modelId": model_id}
-        self._point("beforeRun", [payload], _NOTHING_CARRIED, cancel)
+    def before_run(self, session_id: str, agent_id: str, model_id: str, cancel: CancelToken,
+                   prompt: str = "") -> RunGate:
+        """``{sessionId, agentId, modelId, prompt}`` (and ``context``, "" until a hook adds
+        some) → the run refused, or the context added."""
+        payload = {"sessionId": session_id, "agentId": agent_id, "modelId": model_id, "prompt": prompt,
+                   "context": ""}
+        end = self._point("beforeRun", [payload], _RUN, cancel)
+        if end.refused_by is not None:
+            return RunGate(end.refused_by, end.reason)
+        return RunGate(context=str(end.fields["context"]))
 
-    def after_run(self, reason: str, cancel: CancelToken) -> None:
-        self._point("afterRun", [{"reason": reason}], _NOTHING_CARRIED, cancel)
+    def after_run(self, reason: str, cancel: CancelToken, text: str = "", continued: bool = False) -> RunEnding:
+        """``{reason, text, continued}`` (and ``prompt``, "" until a hook gives one) → the
+        prompt the run goes on with."""
+        payload = {"reason": reason, "text": text, "continued": continued, "prompt": ""}
+        end = self._point("afterRun", [payload], _RUN_END, cancel)
+        prompt = end.fields["prompt"]
+        return RunEnding(prompt, end.writers.get("prompt")) if isinstance(prompt, str) and prompt else RunEnding()
 
     def before_model_request(
         self, system: str, model: str, messages: Sequence[Message], cancel: CancelToken
@@ -287,7 +325,7 @@ class HookChain:
         if problems:
             self._emit(Diagnostic(f"hook:{hook.name}.{point}",
                                   f"hook {hook.name} {point}: {'; '.join(problems)}; ignored", path=hook.path))
-        changes = _changes(current, updated)
+        changes = field_changes(current, updated)
         decision = self._decided(hook, point, reply.duration_ms,
                                  "rewrote" if changes else ("invalid" if problems else "none"),
                                  call_id=call_id, changes=changes, error="; ".join(problems) or None)
@@ -325,7 +363,8 @@ class HookOutcome:
 
 # What each point carries from one hook to the next (field -> payload argument), and the
 # types of the fields its hooks may return.
-_NOTHING_CARRIED = ChainRule()
+_RUN = ChainRule({"context": 0}, {"context": "string", "allow": "boolean", "reason": "string"}, refusable=True)
+_RUN_END = ChainRule({"prompt": 0}, {"prompt": "string"})
 _SYSTEM = ChainRule({"system": 0}, {"system": "string"})
 _RESPONSE = ChainRule({"text": 0, "thinking": 0}, {"text": "string", "thinking": "string"})
 _GATE = ChainRule({"arguments": 0}, {"arguments": "object", "allow": "boolean", "reason": "string"}, refusable=True,
@@ -349,31 +388,6 @@ class _End:
     supplied: dict[str, str] = field(default_factory=dict)  # field -> the last hook that returned it (same or not)
 
 
-def _changes(before: JSONObject, after: JSONObject) -> JSONObject:
-    """Field-level differences, safe to save.
-
-    Arguments are compared key by key (``arguments.url``) with both values: the model's
-    arguments are in the session anyway. Text fields (``system``, ``text``, ``thinking``)
-    record only their sizes: the text a hook replaced is often what it meant to keep out
-    of the session (a redacted secret, a per-turn system prompt).
-    """
-    changes: JSONObject = {}
-    for key, old in before.items():
-        new = after[key]
-        if old == new and type(old) is type(new):
-            continue
-        if key == "arguments" and isinstance(old, dict) and isinstance(new, dict):
-            for name in sorted(set(old) | set(new)):
-                if old.get(name, _MISSING) != new.get(name, _MISSING):
-                    changes[f"arguments.{name}"] = {"before": old.get(name), "after": new.get(name)}
-        elif isinstance(old, str) and isinstance(new, str):
-            changes[key] = {"before_chars": len(old), "after_chars": len(new)}
-        else:
-            changes[key] = {"before": old, "after": new}
-    return changes
-
-
-_MISSING = object()
 
 
 @dataclass(frozen=True)

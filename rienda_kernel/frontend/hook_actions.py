@@ -35,6 +35,8 @@ _SUBJECTS = {
     "beforeModelRequest": "the model request",
     "afterModelResponse": "the model's answer",
     "beforeCompact": "the compaction",
+    "beforeRun": "the run's context",
+    "afterRun": "the prompt the run goes on with",
     "afterCompact": "the compaction's summary",
 }
 _VALUE_CHARS = 60
@@ -45,7 +47,7 @@ def hook_action(decision: HookDecision) -> str | None:
     hook, point, effect = decision.hook, decision.point, decision.effect
     if effect == "refused":
         reason = decision.reason or decision.error
-        what = "cancelled the compaction" if point == "beforeCompact" else "refused the call"
+        what = {"beforeCompact": "cancelled the compaction", "beforeRun": "refused the run"}.get(point, "refused the call")
         return f"✋ hook {hook} {what}" + (f": {_one_line(reason)}" if reason else "")
     if effect == "rewrote":
         subject = _SUBJECTS.get(point, f"what {point} carries")

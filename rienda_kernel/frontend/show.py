@@ -162,8 +162,7 @@ def _record_line(record: Record, loaded: LoadedSession, full: bool) -> str | Non
         line = hook_action(record)
         return None if line is None else f"    {line}" + (f" [depth {record.depth}]" if record.depth else "")
     if isinstance(record, Confirm):
-        verdict = "allowed" if record.answer else "denied"
-        return f"    {'✓' if record.answer else '✗'} confirm {record.title!r}: {verdict} ({record.how})"
+        return f"    {record.mark} confirm {record.title!r}: {record.verdict} ({record.how})"
     if isinstance(record, RunEndRecord):
         return f"-- run ended: {record.reason}" + (f": {record.error}" if record.error else "")
     if isinstance(record, (StoppedRecord, ApprovalRecord, UnknownRecord)):

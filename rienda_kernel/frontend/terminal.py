@@ -243,8 +243,7 @@ class TerminalUI(_AnsweringUI):
             case HookDecision():
                 return f"{hook_action(event)}\n"
             case Confirm():
-                verdict = "allowed" if event.answer else "denied"
-                line = f"[{event.source}] confirm {event.title!r}: {verdict} ({event.how})"
+                line = f"[{event.source}] confirm {event.title!r}: {event.verdict} ({event.how})"
                 if not event.answer and event.how in _POLICY_DENIALS:
                     return f"{line}; {self.allow_hint}\n"
                 return f"{line}\n"

@@ -186,7 +186,7 @@ class RunBox:
                 self.items.append(_Note(f"<div>🔔 <b>{_e(event.title)}</b> — {_e(event.body)}</div>",
                                         f"🔔 {event.title}: {event.body}"))
             case Confirm():
-                mark, verdict = ("✓", "allowed") if event.answer else ("✗", "denied")
+                mark, verdict = event.mark, event.verdict
                 detail = f"({event.how}; asked by {event.source})"
                 self.items.append(_Note(f"<div>{mark} <b>{_e(event.title)}</b>: {verdict} <span style='opacity: 0.7'>"
                                         f"{_e(detail)}</span><pre style='margin: 0'>{_e(event.body)}</pre></div>",

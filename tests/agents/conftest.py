@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
@@ -53,9 +53,27 @@ GUARDS: dict[str, Callable[[Path], HookPolicy]] = {
 
 
 @pytest.fixture(params=list(GUARDS))
-def guard(request: pytest.FixtureRequest, tmp_path: Path) -> HookPolicy:
+def guard(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HookPolicy]:
     """Each hook of ``GUARDS`` in turn, set up in a folder of its own."""
-    return GUARDS[request.param](tmp_path / request.param)
+    policy = GUARDS[request.param](tmp_path / request.param)
+    yield policy
+    if isinstance(policy, GatePolicy):
+        policy.close()
+
+
+@pytest.fixture
+def gate_policy(tmp_path: Path) -> Iterator[Callable[..., GatePolicy]]:
+    """``gate_policy(source=GUARD)``: a :class:`GatePolicy` whose warm server, if a call
+    started one, ends with the test."""
+    made: list[GatePolicy] = []
+
+    def make(source: str | None = None) -> GatePolicy:
+        made.append(GatePolicy(tmp_path / f"gate{len(made)}", *([source] if source is not None else [])))
+        return made[-1]
+
+    yield make
+    for policy in made:
+        policy.close()
 
 
 @pytest.fixture

@@ -25,15 +25,15 @@ def _refused(agent, agent_trial, policy: GatePolicy):
     return trial
 
 
-def test_a_hook_that_throws_is_a_refusal_in_every_agent(agent, agent_trial, tmp_path):
-    policy = GatePolicy(tmp_path / "gate", THROWS)
+def test_a_hook_that_throws_is_a_refusal_in_every_agent(agent, agent_trial, gate_policy):
+    policy = gate_policy(THROWS)
     trial = _refused(agent, agent_trial, policy)
     assert policy.commands_seen() == ["echo RAN > ran.txt"], trial.describe()
     assert any("the policy broke" in result for result in trial.server.tool_results()), trial.describe()
 
 
-def test_a_broken_agent_file_is_a_refusal_in_every_agent(agent, agent_trial, tmp_path):
-    policy = GatePolicy(tmp_path / "gate")
+def test_a_broken_agent_file_is_a_refusal_in_every_agent(agent, agent_trial, gate_policy):
+    policy = gate_policy()
     write_agent_file(policy.home, "gate", "---\nhooks: [unclosed\n---\n")
     trial = _refused(agent, agent_trial, policy)
     assert policy.commands_seen() == ["echo RAN > ran.txt"], trial.describe()
@@ -41,10 +41,10 @@ def test_a_broken_agent_file_is_a_refusal_in_every_agent(agent, agent_trial, tmp
                for result in trial.server.tool_results()), trial.describe()
 
 
-def test_a_confirm_is_a_refusal_in_every_agent_run_headless_and_never_hangs(agent, agent_trial, tmp_path):
+def test_a_confirm_is_a_refusal_in_every_agent_run_headless_and_never_hangs(agent, agent_trial, gate_policy):
     """Claude Code and Copilot CLI get ``ask`` (headless, they refuse); Codex would run an
     ``ask`` and Gemini CLI would hang on one, so they get a deny."""
-    policy = GatePolicy(tmp_path / "gate", CONFIRMS)
+    policy = gate_policy(CONFIRMS)
     trial = _refused(agent, agent_trial, policy)
     assert policy.commands_seen() == ["echo RAN > ran.txt"], trial.describe()
     assert policy.answers() == [CONFIRM_ANSWER[agent]], trial.describe()

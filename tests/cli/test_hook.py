@@ -71,7 +71,7 @@ POINTS = [
      {"allow": True, "arguments": {"url": "https://example.org"}}),
     ("afterToolExecute", {"call": {"name": "http", "arguments": {}}, "result": {"text": "ok"}}, "rewrote",
      {"text": {"before_chars": 2, "after_chars": 8}}, {"text": "http: OK", "isError": False}),
-    ("afterRun", {"reason": "interrupted"}, "none", {}, None),
+    ("afterRun", {"reason": "interrupted"}, "none", {}, {"prompt": None}),
 ]
 
 
@@ -90,9 +90,10 @@ def test_after_run_shows_its_notice(home):
 
 def test_before_run_gets_ctx_and_payload_from_agent_and_session_id(home):
     call = as_json(home, "every", "beforeRun", "--agent", "web", "--session-id", "s-42")
-    assert call["payload"] == {"sessionId": "s-42", "agentId": "web", "modelId": "scripted/script.yaml"}
+    assert call["payload"] == {"sessionId": "s-42", "agentId": "web", "modelId": "scripted/script.yaml", "prompt": "",
+                               "context": ""}
     assert call["logs"] == ["started s-42 web scripted/script.yaml; ctx s-42 web"]
-    assert (call["effect"], call["outcome"]) == ("none", None)
+    assert (call["effect"], call["outcome"]) == ("none", {"allow": True, "context": ""})
 
 
 def test_fields_left_out_get_what_a_run_passes(home):

@@ -8,6 +8,7 @@ import pytest
 
 from rienda_kernel.engine.home.agents import Agent, list_agents, load_agent
 from rienda_kernel.engine.errors import ConfigError
+from rienda_kernel.engine.ui import NonInteractiveUI
 
 from ..helpers.homes import write_agent_file
 
@@ -96,8 +97,6 @@ def test_windows_line_endings_are_accepted(tmp_path):
         ("---\nmodel: a/b\nbody\n", 1, "never closed by a line '---'"),
         ("---\ndescription: ok\nmodel: [a, b\n---\n", 3, "malformed YAML front matter"),
         ("---\ndescription: ok\n  bad: indent\n---\n", 3, "malformed YAML front matter"),
-        ("---\ndescription: no model\n---\n", 1, "missing required key 'model'"),
-        ("---\n---\n", 1, "missing required key 'model'"),
         ("---\ndescription: typo\nmodle: openai/gpt-4o\n---\n", 3,
          "unknown key 'modle' (did you mean 'model'?); missing required key 'model'"),
         ("---\n- a\n- b\n---\n", 2, "the front matter must be a mapping of keys, got a list"),
@@ -196,10 +195,25 @@ def test_list_agents_without_a_folder_is_the_default_alone(tmp_path):
 
 
 def test_a_broken_default_file_still_overrides_the_built_in(tmp_path):
-    write_agent_file(tmp_path, "default", "---\ndescription: oops\n---\n")
+    write_agent_file(tmp_path, "default", "---\ndescription: oops\nmodle: a/b\n---\n")
     agents, diagnostics = list_agents(tmp_path)
     assert agents == []
     assert "missing required key 'model'" in diagnostics[0].message
+
+
+def test_a_file_without_a_model_is_an_agent_a_run_refuses_in_one_line(tmp_path):
+    """A gate's policy never calls a model: its file needs no model (rienda gate, rienda hook
+    and replay use it); a run, which would call one, says what is missing."""
+    from rienda_kernel.engine import Rienda
+
+    write_agent_file(tmp_path, "policy", "---\ndescription: the team's policy\n---\n")
+    agents, diagnostics = list_agents(tmp_path)
+    policy = next(agent for agent in agents if agent.id == "policy")
+    assert (policy.model, policy.model_label, diagnostics) == ("", "none (rienda gate only)", [])
+    result = Rienda(home=tmp_path, workdir=tmp_path).conversation("policy").run("hi", NonInteractiveUI())
+    assert result.reason == "error" and result.error == (
+        f"agent policy names no model ({tmp_path / 'agents' / 'policy.md'} has no model: line): add model: "
+        "provider/model to run it, or give --model")
 
 
 def test_a_missing_agents_available_list_leaves_out_those_that_fail_to_load_and_says_they_did(tmp_path):

@@ -15,10 +15,12 @@ from ..helpers.extensions import go, hook
 
 # -- H06 / H07 / H08: points, payloads, "returning nothing changes nothing" --------------
 def test_H07_before_run_receives_session_agent_and_model(rig):
+    """And (decided, issue 38) the prompt, and the context the hooks before it added."""
     rig.write_hook("spy", hook(beforeRun='function (ctx, e) { ctx.log(JSON.stringify(e)); }'))
-    rig.chain("spy").before_run("s-1", "writer", "scripted/a.yaml", go())
+    rig.chain("spy").before_run("s-1", "writer", "scripted/a.yaml", go(), "count the words")
     assert [json.loads(e.text) for e in rig.events(Log)] == [
-        {"sessionId": "s-1", "agentId": "writer", "modelId": "scripted/a.yaml"}]
+        {"sessionId": "s-1", "agentId": "writer", "modelId": "scripted/a.yaml", "prompt": "count the words",
+         "context": ""}]
 
 
 @pytest.mark.parametrize("reason", ["end_turn", "interrupted", "error"])

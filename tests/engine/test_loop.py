@@ -142,7 +142,7 @@ def test_every_hook_point_acts_end_to_end(rig, engine, probe):
     assert result.reason == "end_turn"
     logs = [e.text for e in ui.events if isinstance(e, Log)]
     assert logs[0].startswith("beforeRun ") and json.loads(logs[0][len("beforeRun "):]) == {
-        "sessionId": result.session_id, "agentId": "writer", "modelId": "probe/m1"}
+        "sessionId": result.session_id, "agentId": "writer", "modelId": "probe/m1", "prompt": "count", "context": ""}
     assert logs[1:] == ['beforeModelRequest probe/m1 ["user"]', 'afterModelResponse ["word-count"]',
                         'beforeModelRequest probe/m1 ["user","assistant","tool"]', "afterModelResponse []"]
     # system: for the turn only, rebuilt from the agent's own each turn, never saved
@@ -632,3 +632,51 @@ def test_vendor_state_is_saved_unless_a_hook_changed_the_thinking_it_vouches_for
     else:
         assert (saved["thinking"], saved["meta"]) == (
             "signed thought", {"vendor": {"anthropic": {"thinking": [{"signature": "sig"}]}}})
+
+
+# -- beforeRun and afterRun as decided by issue 38 (H07, H08): the prompt refused or given context, the run
+# kept going once; a hook of the seed's contract changes nothing
+RUN_POLICY = """module.exports = {
+  beforeRun(ctx, run) {
+    ctx.log("beforeRun " + run.prompt);
+    if (/forbidden/.test(run.prompt)) return { allow: false, reason: "the prompt holds a forbidden word" };
+    return { context: "Team rule: answer in one line." };
+  },
+  afterRun(ctx, run) {
+    ctx.log("afterRun " + run.reason + " " + run.continued + " " + run.text);
+    if (!/checked/.test(run.text)) return { prompt: "Check your work, then say checked." };
+  },
+};"""
+
+
+def test_before_run_refuses_a_prompt_with_its_reason_and_no_model_is_called(rig, engine, probe):
+    rig.write_hook("policy", RUN_POLICY)
+    agent(rig, model="probe/m1", hooks=("policy",))
+    result = engine.conversation("writer").run("do the forbidden thing", NonInteractiveUI())
+    assert (result.reason, result.error) == ("error", "hook policy refused the run: the prompt holds a forbidden word")
+    assert probe.requests == []
+
+
+def test_before_run_adds_context_and_after_run_keeps_the_run_going_once(rig, engine, probe):
+    rig.write_hook("policy", RUN_POLICY)
+    agent(rig, model="probe/m1", hooks=("policy",), body="Be careful.")
+    probe.answers = [{"text": "done"}, {"text": "still done"}]
+    ui = NonInteractiveUI()
+    result = engine.conversation("writer").run("count", ui)
+    assert result.reason == "end_turn" and result.text == "still done"
+    assert [r.system for r in probe.requests] == ["Be careful.\n\nTeam rule: answer in one line."] * 2
+    assert [m.text for m in probe.requests[1].messages if m.role == "user"] == [
+        "count", "Check your work, then say checked."]
+    assert [e.text for e in ui.events if isinstance(e, Log)] == [
+        "beforeRun count", "afterRun end_turn false done", "afterRun end_turn true still done"]  # once, then told
+
+
+def test_a_hook_of_the_seed_contract_changes_nothing(rig, engine, probe):
+    rig.write_hook("audit", "module.exports = { beforeRun(ctx, e) { ctx.log(e.sessionId); }, "
+                            "afterRun(ctx, e) { ctx.log(e.reason); } };")
+    agent(rig, model="probe/m1", hooks=("audit",), body="Be careful.")
+    probe.answers = [{"text": "done"}]
+    ui = NonInteractiveUI()
+    result = Rienda(home=rig.home, workdir=rig.workdir, sandbox=rig.sandbox).conversation("writer").run("go", ui)
+    assert result.reason == "end_turn" and [r.system for r in probe.requests] == ["Be careful."]
+    assert [e.text for e in ui.events if isinstance(e, Log)] == [result.session_id, "end_turn"]  # afterRun once

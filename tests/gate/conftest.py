@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.homes import write_agent, write_extension
+from tests.helpers.homes import write_agent_file, write_extension
 
 SAMPLES = Path(__file__).parent / "samples"
 SAMPLE_FILES = {"claude-code": "claude-pretooluse.json", "codex": "codex-pretooluse.json",
@@ -79,10 +80,24 @@ def deny(agent: str, reason: str) -> dict[str, Any]:
                                    "permissionDecisionReason": reason}}
 
 
+def gate_session_id(home: Path, agent: str, their_id: str) -> str:
+    """The id of the session holding the decisions of ``agent``'s session ``their_id``:
+    ``<time>-<agent>-<their id>``, the only one so named."""
+    [path] = [path for path in (home / "sessions").glob(f"*-{agent}-{their_id}.jsonl")]
+    assert re.fullmatch(r"\d{8}-\d{6}-\d{6}", path.stem[:22]) and path.stem[22:] == f"-{agent}-{their_id}"
+    return path.stem
+
+
+def gate_session_file(home: Path, agent: str, their_id: str) -> Path:
+    """That session's file."""
+    return home / "sessions" / f"{gate_session_id(home, agent, their_id)}.jsonl"
+
+
 def gate_home(home: Path) -> Path:
-    """``home`` made a home whose agent ``gate`` has the team's policy."""
+    """``home`` made a home whose agent ``gate`` has the team's policy (and no model: a gate
+    never calls one)."""
     write_extension(home, "hooks", "policy", POLICY)
-    write_agent(home, "gate", hooks=["policy"], model="openai/unused")
+    write_agent_file(home, "gate", "---\ndescription: the team's policy\nhooks: ['policy']\n---\n")
     return home
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.gate.conftest import AGENTS, answer, deny, gate, sample
+from tests.gate.conftest import AGENTS, answer, deny, gate, gate_session_id, sample
 from tests.helpers.homes import write_agent, write_extension
 
 PRE = {"hookEventName": "PreToolUse"}
@@ -103,7 +103,7 @@ def test_the_hook_sees_one_shell_call_and_who_asked(home, agent, tmp_path):
                             "event": event["hook_event_name"], "tool": event["tool_name"],
                             "toolInput": event["tool_input"]}
     assert seen["workdir"] == str(project.resolve())
-    assert seen["agent"] == "mirror" and seen["session"] == f"{agent}-{event['session_id']}"
+    assert seen["agent"] == "mirror" and seen["session"] == gate_session_id(home, agent, event["session_id"])
     if agent in ("claude-code", "codex"):
         assert seen["call"]["id"] == event["tool_use_id"]
 
@@ -144,9 +144,13 @@ def test_after_an_mcp_call_claude_code_gets_the_rewritten_output(home):
 def test_after_the_call_an_unchanged_result_and_the_agents_that_cannot_take_one_get_nothing(home, agent):
     unchanged = _after(agent, "Bash", {"command": "pwd"}, {"stdout": "/home/dev", "stderr": ""})
     assert answer(gate(home, agent, unchanged)) == {}
-    if agent != "claude-code":  # Codex, Gemini CLI, Copilot CLI: a hook cannot change what the model reads
-        changed = _after(agent, "Bash", {"command": "env"}, {"stdout": "SECRET1", "stderr": ""})
-        assert answer(gate(home, agent, changed)) == {}
+    changed = answer(gate(home, agent, _after(agent, "Bash", {"command": "env"}, {"stdout": "SECRET1", "stderr": ""})))
+    if agent != "copilot-cli":  # they read additionalContext after a call (seen by running them)
+        name = "AfterTool" if agent == "gemini-cli" else "PostToolUse"
+        assert changed == {"hookSpecificOutput": {"hookEventName": name, "additionalContext":
+                           "The tool's result as the Rienda gate's hooks rewrote it:\n[withheld]"}}
+    else:  # Copilot CLI: a hook cannot change what the model reads
+        assert changed == {}
 
 
 def test_after_the_call_a_hook_that_throws_tells_claude_code(home):

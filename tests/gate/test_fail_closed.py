@@ -50,13 +50,22 @@ def test_a_hook_that_fails_denies_where_a_run_would_skip_it(home, agent, hook, w
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_a_hook_that_never_returns_is_denied_at_the_bound(home, agent):
+def test_a_hook_that_never_returns_is_denied_at_the_bound_and_named(home, agent):
     write_extension(home, "hooks", "spin", 'module.exports = { beforeToolExecute() { while (true) {} } };')
-    write_agent(home, "gate", hooks=["spin"], model="openai/unused")
-    reason = denied(gate(home, agent, sample(agent), "--timeout", "1.5"), agent)
-    assert "no decision within 1.5 s (the gate's timeout)" in reason
-    (home / "config.yaml").write_text("gate:\n  timeout: 1\n")
-    assert "no decision within 1 s" in denied(gate(home, agent, sample(agent)), agent)
+    write_agent(home, "gate", hooks=["policy", "spin"], model="openai/unused")
+    reason = denied(gate(home, agent, sample(agent, command="pwd"), "--timeout", "5"), agent)
+    assert reason == ("denied by the Rienda gate: no decision within 5 s (the gate's timeout): hook spin did not "
+                      "return from beforeToolExecute; the hooks were stopped")
+    (home / "config.yaml").write_text("gate:\n  timeout: 4\n")
+    assert "no decision within 4 s (the gate's timeout): hook spin did not return" in denied(
+        gate(home, agent, sample(agent, command="pwd")), agent)
+
+
+@pytest.mark.parametrize("value", ["inf", "1e10", "nan", "0", "-1"])
+def test_an_unusable_timeout_is_a_deny_naming_it(home, value):
+    reason = denied(gate(home, "codex", sample("codex"), "--timeout", value), "codex")
+    shown = {"1e10": "1e+10", "0": "0", "-1": "-1"}.get(value, value)
+    assert reason == f"denied by the Rienda gate: --timeout must be a positive number of seconds up to 3600, got {shown}"
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -86,7 +95,8 @@ def test_a_missing_home_or_a_broken_config_denies(home, agent, tmp_path):
 
 
 BAD_INPUT = {
-    "empty": (b"", "not valid JSON"),
+    "empty": (b"", "the hook event is empty: nothing came on stdin"),
+    "blank": (b" \n", "the hook event is empty: nothing came on stdin"),
     "not JSON": (b"{'tool_name': 'Bash'", "not valid JSON"),
     "not an object": (b'["PreToolUse"]', "must be a JSON object, got list"),
     "too large": (b'{"pad": "' + b"x" * (1024 * 1024) + b'"}', "larger than 1024 KiB"),
@@ -94,6 +104,8 @@ BAD_INPUT = {
     "no tool": (b'{"hook_event_name": "PreToolUse", "tool_input": {}}', "has no tool_name"),
     "input not an object": (b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": "rm -rf /"}',
                             "tool_input must be a JSON object, got str"),
+    "no input": (b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "toolArgs": {"command": "rm -rf /"}}',
+                 "the PreToolUse event has no tool_input (the call's arguments); a gate cannot decide a call"),
     "not UTF-8": (b'{"tool_name": "\xff"}', "not valid JSON"),
 }
 
@@ -102,16 +114,16 @@ BAD_INPUT = {
 @pytest.mark.parametrize("case", list(BAD_INPUT))
 def test_bad_input_denies(home, agent, case):
     data, why = BAD_INPUT[case]
-    if case in ("no tool", "input not an object") and agent == "gemini-cli":
-        data = data.replace(b"PreToolUse", b"BeforeTool")
+    if case in ("no tool", "input not an object", "no input") and agent == "gemini-cli":
+        data, why = data.replace(b"PreToolUse", b"BeforeTool"), why.replace("PreToolUse", "BeforeTool")
     assert why in denied(gate(home, agent, data), agent)
     assert not (home / "sessions").exists()  # nothing to record
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_an_event_that_is_not_a_tool_call_denies(home, agent):
-    reason = denied(gate(home, agent, sample(agent, hook_event_name="UserPromptSubmit")), agent)
-    assert f"{agent} sent the event 'UserPromptSubmit'; a gate answers" in reason
+def test_an_event_no_point_answers_denies(home, agent):
+    reason = denied(gate(home, agent, sample(agent, hook_event_name="Notification")), agent)
+    assert f"{agent} sent the event 'Notification'; a gate answers" in reason
 
 
 def test_an_unknown_agent_exits_2_with_the_reason_alone(home):
@@ -132,3 +144,28 @@ def test_a_failure_is_recorded_like_a_decision(home, agent):
     result = lines[-1]
     assert result["role"] == "tool" and result["isError"] and result["meta"]["refused_by"] == "gate"
     assert result["meta"]["gate"] == {"answer": "deny", "failed": True}
+
+
+def test_with_a_terminal_on_stdin_it_says_what_it_reads_and_waits_for_it(home):
+    """A person trying the command at a prompt is told what to type; the gate's time starts
+    once the event is in."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    main, terminal = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("RIENDA_HOME", "RIENDA_CONFIRM")}
+    process = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "--home", str(home), "gate", "codex",
+                                "--timeout", "2"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=env)
+    os.close(terminal)
+    try:
+        first = process.stderr.readline().decode()
+        assert first == "rienda gate: reading one hook event (a JSON object) from stdin; end it with Ctrl-D\n"
+        os.write(main, json.dumps(sample("codex", command="rm -rf /")).encode() + b"\n\x04")
+        out, err = process.communicate(timeout=60)
+    finally:
+        os.close(main)
+        process.kill()
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"] == "no rm -rf here (codex)"

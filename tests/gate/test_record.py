@@ -17,9 +17,9 @@ import pytest
 
 from rienda_kernel.engine.gate.decision import Decision
 from rienda_kernel.engine.gate.protocols import Verdict, read_event
-from rienda_kernel.engine.gate.record import record_decision
+from rienda_kernel.engine.gate.record import gate_session, record_decision
 from rienda_kernel.engine.sessions.store import SessionStore
-from tests.gate.conftest import POLICY, answer, gate, gate_home, sample
+from tests.gate.conftest import POLICY, answer, gate, gate_home, gate_session_file, gate_session_id, sample
 from tests.helpers import cli
 from tests.helpers.homes import write_extension
 
@@ -27,7 +27,7 @@ CLAUDE = sample("claude-code")
 # The after-hook removed a secret from toolu_2's result, and what a hook removes is never written.
 WITHHELD = ("note: the result of shell [toolu_2] was replayed from the saved text, not what afterToolExecute saw "
             "(its hooks removed part of it when it was recorded, and what a hook removes is never written): ")
-SESSION = f"claude-code-{CLAUDE['session_id']}"
+SESSION = f"claude-code-{CLAUDE['session_id']}"  # its name: rienda show, replay and hook take it for its id
 
 
 def claude(home, command, call_id, **changes):
@@ -62,7 +62,8 @@ def test_rienda_show_reads_the_gated_calls(recorded):
     done = cli.rienda(recorded, None, "show", SESSION)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith(f"session {SESSION}  agent gate  model gate/claude-code")
+    session_id = gate_session_id(recorded, "claude-code", CLAUDE["session_id"])
+    assert lines[0].startswith(f"session {session_id}  agent gate  model gate/claude-code")
     assert '  → shell [toolu_1] {"command": "rm -rf build"}' in lines
     assert "    ✋ hook policy refused the call: no rm -rf here (claude-code)" in lines
     assert "  ✗ shell [toolu_1]: no rm -rf here (claude-code)" in lines
@@ -114,7 +115,7 @@ def test_pytest_rienda_replay_turns_the_recorded_calls_into_a_test(recorded, tmp
 
 
 def test_rienda_hook_takes_a_recorded_call_as_its_payload(recorded):
-    lines = (recorded / "sessions" / f"{SESSION}.jsonl").read_text().splitlines()
+    lines = gate_session_file(recorded, "claude-code", CLAUDE["session_id"]).read_text().splitlines()
     [call] = [json.loads(line)["tool_calls"][0] for line in lines if '"toolu_1"' in line and '"tool_calls"' in line]
     done = cli.rienda(recorded, None, "hook", "policy", "beforeToolExecute", json.dumps(call),
                       "--agent", "gate", "--session-id", SESSION, "--json")
@@ -126,9 +127,9 @@ def test_rienda_hook_takes_a_recorded_call_as_its_payload(recorded):
 def test_each_agent_session_is_a_session_of_its_own(home):
     for agent in ("codex", "gemini-cli", "copilot-cli", "claude-code"):
         answer(gate(home, agent, sample(agent)))
-    ids = sorted(path.stem for path in (home / "sessions").glob("*.jsonl"))
-    assert ids == sorted(f"{agent}-{sample(agent)['session_id']}" for agent in
-                         ("codex", "gemini-cli", "copilot-cli", "claude-code"))
+    ids = [path.stem for path in sorted((home / "sessions").glob("*.jsonl"))]
+    assert ids == [gate_session_id(home, agent, sample(agent)["session_id"]) for agent in
+                   ("codex", "gemini-cli", "copilot-cli", "claude-code")]  # sorted as made
     for session_id in ids:
         done = cli.rienda(home, None, "replay", session_id)
         assert done.returncode == 0 and done.stdout.splitlines()[-1] == "no differences", done.stdout
@@ -148,7 +149,7 @@ def test_gate_processes_of_one_session_at_once_take_turns(home):
         out, err = process.stdout.read(), process.stderr.read()
         assert process.returncode == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny", err
         assert b"not recorded" not in err
-    loaded = SessionStore(home).load(SESSION)
+    loaded = SessionStore(home).load(gate_session_id(home, "claude-code", CLAUDE["session_id"]))
     assert loaded.warnings == []
     calls = [call.id for message in loaded.messages for call in message.tool_calls]
     assert sorted(calls) == [f"toolu_{n}" for n in range(6)]
@@ -156,11 +157,11 @@ def test_gate_processes_of_one_session_at_once_take_turns(home):
 
 
 def test_a_session_held_by_a_run_is_waited_for_then_the_decision_stands_unrecorded(recorded):
-    with SessionStore(recorded).resume(SESSION):  # a run holds it (rienda run --session ...)
+    with SessionStore(recorded).resume(gate_session_id(recorded, "claude-code", CLAUDE["session_id"])):  # held
         done = gate(recorded, "claude-code", sample("claude-code", command="rm -rf /", tool_use_id="toolu_9"))
     assert answer(done)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "rienda gate: warning: the decision was not recorded: session" in done.stderr.decode()
-    assert "toolu_9" not in (recorded / "sessions" / f"{SESSION}.jsonl").read_text()
+    assert "toolu_9" not in gate_session_file(recorded, "claude-code", CLAUDE["session_id"]).read_text()
 
 
 def test_replay_runs_no_after_hook_on_a_result_the_gate_never_saw(home):
@@ -180,11 +181,13 @@ def test_decisions_that_make_one_new_session_at_once_all_land_in_it(tmp_path):
         barrier = threading.Barrier(4)
 
         def one(number: int) -> None:
-            event = read_event("codex", json.dumps(sample("codex", tool_use_id=f"call_{number}")).encode())
+            event = read_event("codex", json.dumps(sample("codex", tool_use_id=f"call_{number}",
+                                                          session_id=f"round{round_}")).encode())
             barrier.wait(timeout=30)
             try:
+                session_id, _ = gate_session(store, event, "gate", 30)
                 record_decision(store, Decision(event, "gate", Verdict("deny", "no"), event.arguments, "gate"),
-                                f"codex-round{round_}")
+                                session_id)
             except Exception as exc:  # noqa: BLE001 - collected, asserted below
                 failures.append(exc)
 
@@ -193,6 +196,6 @@ def test_decisions_that_make_one_new_session_at_once_all_land_in_it(tmp_path):
             thread.start()
         for thread in threads:
             thread.join(timeout=60)
-        loaded = store.load(f"codex-round{round_}")
+        loaded = store.load(gate_session_id(store.home, "codex", f"round{round_}"))
         assert loaded.warnings == [] and len([m for m in loaded.messages if m.tool_calls]) == 4
     assert failures == []

@@ -3,8 +3,9 @@
 Contracts:
 - :func:`read_event` takes the bytes an agent wrote on the hook's stdin and returns a
   :class:`GateEvent`, or raises :class:`~..errors.PayloadError` saying what is wrong (more
-  than :data:`MAX_EVENT_BYTES`, not JSON, nested too deep, not an object, an event that is
-  not a tool call's, no ``tool_name``, a ``tool_input`` that is not an object).
+  than :data:`MAX_EVENT_BYTES`, empty, not JSON, nested too deep, not an object, an event
+  that is not a tool call's, no ``tool_name``, no ``tool_input`` or one that is not an
+  object).
 - Normalization: each agent's shell tool (:data:`SHELL_TOOLS`) with a string ``command``
   becomes ``shell`` with ``{command}`` alone; every other tool (``mcp__server__tool``
   included) keeps its name and arguments.
@@ -31,8 +32,9 @@ from ..sessions.messages import MessageMeta
 if TYPE_CHECKING:
     from ..ctx.host import RunContext as _Run
 
-__all__ = ["AGENTS", "CAN_ASK", "CTX_FIELDS", "MAX_EVENT_BYTES", "SHELL_TOOLS", "GateEvent", "Verdict",
-           "agent_arguments", "answer", "gate_run", "read_event"]
+__all__ = ["AGENTS", "CAN_ASK", "CTX_FIELDS", "MAX_EVENT_BYTES", "POINTS", "SHELL_TOOLS", "TOOL_EVENTS",
+           "WIRED_EVENTS", "GateEvent", "HookPoint", "Verdict", "agent_arguments", "answer", "gate_run",
+           "parse_event", "read_event", "tool_event"]
 
 AGENTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
 MAX_EVENT_BYTES = 1024 * 1024
@@ -53,12 +55,26 @@ _SHELL = "shell"
 Phase = Literal["before", "after"]
 Kind = Literal["pass", "allow", "deny", "ask", "post"]
 
-_EVENTS: dict[str, dict[str, Phase]] = {  # agent -> its event name -> before/after
-    "claude-code": {"PreToolUse": "before", "PostToolUse": "after"},
-    "codex": {"PreToolUse": "before", "PostToolUse": "after"},
-    "gemini-cli": {"BeforeTool": "before", "AfterTool": "after"},
-    "copilot-cli": {"PreToolUse": "before", "PostToolUse": "after"},
+HookPoint = Literal["beforeToolExecute", "afterToolExecute", "beforeRun", "afterRun", "beforeModelRequest",
+                    "afterModelResponse", "beforeCompact", "afterCompact"]
+
+# agent -> each event it sends a hook -> the Rienda point that answers it (docs/gate.md's
+# table, found by running the agents). An event not here is not answered (a deny).
+POINTS: dict[str, dict[str, HookPoint]] = {
+    "claude-code": {"PreToolUse": "beforeToolExecute", "PostToolUse": "afterToolExecute",
+                    "UserPromptSubmit": "beforeRun", "Stop": "afterRun", "PreCompact": "beforeCompact",
+                    "PostCompact": "afterCompact"},
+    "codex": {"PreToolUse": "beforeToolExecute", "PostToolUse": "afterToolExecute", "UserPromptSubmit": "beforeRun",
+              "Stop": "afterRun", "PreCompact": "beforeCompact", "PostCompact": "afterCompact"},
+    "gemini-cli": {"BeforeTool": "beforeToolExecute", "AfterTool": "afterToolExecute", "BeforeAgent": "beforeRun",
+                   "AfterAgent": "afterRun", "BeforeModel": "beforeModelRequest", "AfterModel": "afterModelResponse",
+                   "PreCompress": "beforeCompact"},
+    "copilot-cli": {"PreToolUse": "beforeToolExecute", "PostToolUse": "afterToolExecute",
+                    "UserPromptSubmit": "beforeRun", "Stop": "afterRun", "PreCompact": "beforeCompact"},
 }
+WIRED_EVENTS = {agent: tuple(events) for agent, events in POINTS.items()}  # what rienda gate install wires
+TOOL_EVENTS = {agent: frozenset(e for e, point in events.items() if point.endswith("ToolExecute"))
+               for agent, events in POINTS.items()}
 
 @dataclass(frozen=True)
 class GateEvent:
@@ -119,10 +135,13 @@ def gate_run(run: _Run, meta: MessageMeta) -> _Run:
     return replace(run, session={**run.session, "gate": {key: saved.get(key) for key in CTX_FIELDS}})
 
 
-def read_event(agent: str, data: bytes) -> GateEvent:
-    """The event ``agent`` wrote on stdin; PayloadError saying what is wrong with it."""
+def parse_event(agent: str, data: bytes) -> tuple[JSONObject, str, HookPoint]:
+    """The event ``agent`` wrote on stdin as an object, its name and the point that answers
+    it; PayloadError saying what is wrong with it."""
     if len(data) > MAX_EVENT_BYTES:
         raise PayloadError(f"the hook event is larger than {MAX_EVENT_BYTES // 1024} KiB")
+    if not data.strip():
+        raise PayloadError("the hook event is empty: nothing came on stdin (the agent writes its event there as JSON)")
     try:
         value = bounded.loads(data)
     except bounded.Unreadable as exc:
@@ -132,14 +151,31 @@ def read_event(agent: str, data: bytes) -> GateEvent:
     if bounded.too_deep(value, MAX_EVENT_DEPTH):
         raise PayloadError(f"the hook event is nested more than {MAX_EVENT_DEPTH} levels deep")
     event = value.get("hook_event_name")
-    phase = _EVENTS[agent].get(event) if isinstance(event, str) else None
-    if phase is None:
-        known = ", ".join(_EVENTS[agent])
+    point = POINTS[agent].get(event) if isinstance(event, str) else None
+    if point is None or not isinstance(event, str):
+        known = ", ".join(POINTS[agent])
         raise PayloadError(f"{agent} sent the event {event!r}; a gate answers {known}")
+    return value, event, point
+
+
+def read_event(agent: str, data: bytes) -> GateEvent:
+    """The tool event ``agent`` wrote on stdin; PayloadError saying what is wrong with it."""
+    value, event, point = parse_event(agent, data)
+    if not point.endswith("ToolExecute"):
+        raise PayloadError(f"{agent}'s {event} is not a tool call's event")
+    return tool_event(agent, value, event, point)
+
+
+def tool_event(agent: str, value: JSONObject, event: str, point: HookPoint) -> GateEvent:
+    """The tool event ``value`` (``event`` of ``agent``); PayloadError for a missing part."""
+    phase: Phase = "before" if point == "beforeToolExecute" else "after"
     tool = value.get("tool_name")
     if not isinstance(tool, str) or not tool:
         raise PayloadError(f"the {event} event has no tool_name")
-    tool_input = value.get("tool_input", {})
+    if "tool_input" not in value:  # a call the hooks cannot see is not one they allowed
+        raise PayloadError(f"the {event} event has no tool_input (the call's arguments); a gate cannot decide a call "
+                           "it cannot see")
+    tool_input = value["tool_input"]
     if not isinstance(tool_input, dict):
         raise PayloadError(f"the {event} event's tool_input must be a JSON object, got {type(tool_input).__name__}")
     name, arguments = _normalized(agent, tool, tool_input)
@@ -147,9 +183,9 @@ def read_event(agent: str, data: bytes) -> GateEvent:
     cwd = value.get("cwd")
     call_id = value.get("tool_use_id") or value.get("call_id")
     call_id = call_id if isinstance(call_id, str) and call_id else f"gate_{token_hex(6)}"  # Gemini, Copilot: none
-    return GateEvent(agent, str(event), phase, session_id if isinstance(session_id, str) else "",
-                     cwd if isinstance(cwd, str) else None, call_id,
-                     tool, tool_input, name, arguments, value.get("tool_response"))
+    response = value.get("tool_response", value.get("tool_result"))  # Copilot CLI: tool_result
+    return GateEvent(agent, event, phase, session_id if isinstance(session_id, str) else "",
+                     cwd if isinstance(cwd, str) else None, call_id, tool, tool_input, name, arguments, response)
 
 
 def _normalized(agent: str, tool: str, tool_input: JSONObject) -> tuple[str, JSONObject]:
@@ -192,22 +228,32 @@ def answer(event_agent: str, phase: Phase, verdict: Verdict) -> JSONObject:
 
 
 def _after(agent: str, verdict: Verdict) -> JSONObject:
-    """After the call only Claude Code lets a hook change what the model reads."""
-    if agent != "claude-code":
+    """After the call Claude Code lets a hook replace an MCP tool's output or add context
+    for the model; Codex and Gemini CLI add context; Copilot CLI reads neither (``{}``)."""
+    if agent == "copilot-cli":
         return {}
-    if verdict.kind == "deny":  # a failure after the call: the model is told its result was not checked
+    if verdict.kind == "deny" and agent == "claude-code":  # a failure after the call: the model is told
         return {"decision": "block", "reason": verdict.reason or "the gate failed after the call"}
     out: JSONObject = {}
-    if verdict.context is not None:
-        out["additionalContext"] = verdict.context
-    if verdict.output is not None:
+    if verdict.kind == "deny":
+        out["additionalContext"] = f"The Rienda gate failed after the call: {verdict.reason}"
+    elif verdict.output is not None and agent == "claude-code":
         out["updatedMCPToolOutput"] = verdict.output
-    return {"hookSpecificOutput": {"hookEventName": "PostToolUse", **out}} if out else {}
+    elif verdict.context is not None or verdict.output is not None:
+        out["additionalContext"] = verdict.context if verdict.context is not None else _text_of(verdict.output)
+    name = "AfterTool" if agent == "gemini-cli" else "PostToolUse"
+    return {"hookSpecificOutput": {"hookEventName": name, **out}} if out else {}
+
+
+def _text_of(output: JSON) -> str:
+    blocks = output if isinstance(output, list) else []
+    return "The tool's result as the Rienda gate's hooks rewrote it:\n" + "\n".join(
+        str(block.get("text", "")) for block in blocks if isinstance(block, dict))
 
 
 def _gemini(phase: Phase, verdict: Verdict) -> JSONObject:
     if phase == "after":
-        return {}
+        return _after("gemini-cli", verdict)
     if verdict.kind in ("deny", "ask"):  # never `ask`: Gemini CLI headless hangs on it
         return {"decision": "deny", "reason": verdict.reason or "denied by the Rienda gate"}
     if verdict.arguments is not None:

@@ -11,7 +11,11 @@
     ---
     You review code...
 
-The file stem is the agent id. ``model`` is required (``provider/model``); ``description``
+The file stem is the agent id. ``model`` (``provider/model``) is what a run calls: a file
+without it is an agent only ``rienda gate``, ``rienda hook`` and replay can use (its model
+is ``""``; a run refuses it in one line, but ``default`` chooses one as the built-in
+does), unless another key is unknown (``modle:``), when the file is an error naming that
+key first; ``description``
 (string), ``tools`` and ``hooks`` (lists of names), ``max_turns`` (a positive integer: the
 most model turns one run may take), ``options`` (a mapping handed to the model's
 provider, which checks it), ``agents`` (the agents the ``agent`` tool may start; absent:
@@ -57,8 +61,10 @@ _DEFAULT_SYSTEM = (
 @dataclass(frozen=True)
 class Agent:
     """A loaded agent. ``path`` is None for the built-in default; ``hooks`` is in
-    execution order. ``model`` is "" only for the built-in default without a
-    ``default_model``: the run chooses one (:func:`..providers.choice.choose_default_model`)."""
+    execution order. ``model`` is "" for the built-in default without a ``default_model``
+    or an ``agents/default.md`` that names none (the run chooses one:
+    :func:`..providers.choice.choose_default_model`), and for any other file that names
+    none (a gate's policy, which a run refuses)."""
 
     id: str
     description: str
@@ -81,8 +87,9 @@ class Agent:
 
     @property
     def model_label(self) -> str:
-        """``model`` as listings show it ("chosen when it runs" for the unset default)."""
-        return self.model or "chosen when it runs"
+        """``model`` as listings show it ("chosen when it runs" for the unset default, "none"
+        for a file that names none)."""
+        return self.model or ("chosen when it runs" if self.id == DEFAULT_AGENT_ID else "none (rienda gate only)")
 
     @property
     def provider(self) -> str:
@@ -129,6 +136,8 @@ _Data = dict[JSON, JSON]
 def _check_model(path: Path, data: _Data, lines: dict[str, int]) -> str:
     if "model" not in data:  # a misspelt key is named first: it is what to fix
         unknown = _unknown(data, lines)
+        if not unknown:
+            return ""  # an agent for rienda gate, which never calls a model; a run refuses it
         raise AgentError(path, unknown[0][0] if unknown else 1, "; ".join(
             [what for _, what in unknown] + [f"missing required key 'model' ({_MODEL_HINT})"]))
     model = data["model"]

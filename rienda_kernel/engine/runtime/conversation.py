@@ -15,7 +15,7 @@ from ..cancel import CancelToken, run_interruptibly
 from ..ctx.host import RunContext
 from ..errors import ConfigError, Interrupted, ProviderError, SessionWriteError
 from ..events import Compaction, Notify, RunEnd
-from ..home.agents import Agent
+from ..home.agents import DEFAULT_AGENT_ID, Agent
 from ..home.config import Config
 from ..home.extensions import check_declared
 from ..hooks import inert_fail_closed
@@ -208,6 +208,9 @@ class Conversation:
                               f"{self.parent_session_id}: resume that session instead")
         config = self.rienda.config()
         agent, diagnostics = self.rienda.agent(self.agent_id, config)
+        if not (self.model or agent.model) and agent.id != DEFAULT_AGENT_ID:  # a gate's policy: it never runs a model
+            raise ConfigError(f"agent {agent.id} names no model ({agent.path} has no model: line): add "
+                              "model: provider/model to run it, or give --model")
         if agent.hooks or agent.tools:
             self.rienda.wake_sandbox()  # workers a quiet period released start again now
         catalog = self.rienda.catalog(list(agent.tools), list(agent.hooks), cancel, config)

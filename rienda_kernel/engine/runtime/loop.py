@@ -5,9 +5,11 @@
         afterModelResponse (rewrites before saving) → the assistant message is saved →
         for each tool call: beforeToolExecute chain → the tool (or the refusal) →
         afterToolExecute chain → the result is saved
-    → until a response has no tool calls → afterRun({reason})
+    → until a response has no tool calls → afterRun({reason}) (a prompt it gives: once more)
 
 Contracts:
+- ``beforeRun`` may refuse the run (``error`` naming the hook; no model called) or add
+  ``context`` to this run's system prompt; ``afterRun`` may give a prompt to go on with, once.
 - Every message is saved the moment it exists; a run stopped or failed at any point leaves
   the session holding everything produced until then (a partial answer is saved with
   ``meta.interrupted`` or ``meta.error``; calls that never ran get an error result, and
@@ -16,8 +18,8 @@ Contracts:
 - The run ends with ``end_turn``, ``interrupted`` (the cancel token was set) or ``error``
   (provider failure, exhausted script, a session file that cannot be written, a model that
   keeps calling undeclared tools, ``max_turns`` model turns taken without a final answer,
-  internal error); ``afterRun`` sees that reason. Nothing
-  but a :class:`RunResult` comes out: no exception escapes.
+  internal error); ``afterRun`` sees that reason. Nothing but a :class:`RunResult` comes
+  out: no exception escapes.
 - A stop lets the wind-down run: ``afterRun``, and ``afterModelResponse`` reviewing a
   partial answer, run under :meth:`CancelToken.for_wind_down`, so the next interrupt stops
   them; that is reported and recorded in the session (a ``stopped`` record).
@@ -26,9 +28,8 @@ Contracts:
   turn run normally; :data:`UNKNOWN_TOOL_TURNS` model turns in a row with such calls end the
   run with ``error``.
 - A refused call does not run and gets no ``afterToolExecute`` (no tool returned).
-- Everything is reported as events through the run's UI (scrubbed of secrets, streamed
-  text re-cut so that no secret is split across deltas); hook decisions and confirm
-  answers are also saved.
+- Everything is reported as events through the run's UI (scrubbed, streamed text re-cut
+  so that no secret is split across deltas); hook decisions and confirms are also saved.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from ..events import (
     ToolCallStarted,
     ToolResultReady,
 )
-from ..hooks import HookChain, ModelResponse, chain_hooks, declared_hooks
+from ..hooks import HookChain, ModelResponse, RunEnding, chain_hooks, declared_hooks
 from ..home.agents import Agent
 from ..providers import ModelRequest, Provider
 from ..providers.collect import Partial, stream_response
@@ -74,7 +75,6 @@ from .run_ui import RunUI
 __all__ = ["UNKNOWN_TOOL", "UNKNOWN_TOOL_TURNS", "RunResult", "TurnSetup", "run_prompt"]
 
 UNKNOWN_TOOL = "unknown tool {name!r}; "  # how the result of a call to an undeclared tool starts (replay knows it by it)
-
 UNKNOWN_TOOL_TURNS = 3  # model turns in a row calling undeclared tools before the run ends
 STOPPED_CALL = "interrupted before the tool finished"  # the result of a call a stop cut short
 
@@ -91,16 +91,11 @@ class RunResult:
     context: ContextFill | None = None  # how full the model's window is now (sessions/fill.py)
 
     @property
-    def text(self) -> str:
-        """The last assistant text of the run."""
-        for message in reversed(self.messages):
-            if message.role == "assistant" and message.text:
-                return message.text
-        return ""
+    def text(self) -> str:  # the last assistant text of the run
+        return _last_text(self.messages)
 
     @property
-    def tool_calls(self) -> list[tuple[ToolCall, Message | None]]:
-        """Each call of the run paired with its result message."""
+    def tool_calls(self) -> list[tuple[ToolCall, Message | None]]:  # each call and its result message
         results = {m.tool_call_id: m for m in self.messages if m.role == "tool"}
         return [(call, results.get(call.id)) for m in self.messages for call in m.tool_calls]
 
@@ -137,15 +132,24 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
         produced.append(message)
 
     run, chain = _run_chain(setup)
-    compactor = Compactor(setup, chain)
+    turn = _Turn(chain, run, save, Compactor(setup, chain))
     reason: RunEndReason = "end_turn"
     error: str | None = None
+    ended: RunEnding | None = None  # afterRun's answer at the run's end, once asked
     try:
         _answer_unanswered(setup, ui)
         save(Message.user(repair(prompt)))  # from argv or a cell: undecodable bytes are lone surrogates
         ui.emit(RunStart(setup.session_id, setup.agent.id, setup.model_id))
-        chain.before_run(setup.session_id, setup.agent.id, setup.model_id, cancel)
-        _turns(setup, _Turn(chain, run, save, compactor), cancel)
+        gate = chain.before_run(setup.session_id, setup.agent.id, setup.model_id, cancel, repair(prompt))
+        if gate.refused_by is not None:
+            raise RiendaError(f"hook {gate.refused_by} refused the run: {gate.reason or 'it gave no reason'}")
+        if gate.context:  # for the model to read, in this run's system prompt (not saved)
+            setup.agent = replace(setup.agent, system=f"{setup.agent.system}\n\n{gate.context}")
+        _turns(setup, turn, cancel)
+        ended = chain.after_run(reason, cancel, _last_text(produced))
+        if ended.prompt is not None:  # a hook keeps the run going, once
+            save(Message.user(ended.prompt))
+            _turns(setup, turn, cancel)
     except Interrupted:
         reason = "interrupted"
     except (ProviderError, RiendaError) as exc:
@@ -153,7 +157,8 @@ def run_prompt(setup: TurnSetup, prompt: str, cancel: CancelToken) -> RunResult:
     except Exception as exc:  # noqa: BLE001 - a bug must end the run, not lose the session
         reason, error = "error", f"internal error: {type(exc).__name__}: {exc}"
         ui.emit(Diagnostic("engine", traceback.format_exc()))
-    reason, error = _end(setup, chain, reason, error, cancel)
+    after = chain if ended is None or ended.prompt is not None or reason != "end_turn" else None  # None: it ran
+    reason, error = _end(setup, after, reason, error, cancel, _last_text(produced), ended is not None)
     error = None if error is None else scrub_text(error)  # front ends show it as it is
     fill = request_fill(setup, cancel)
     ui.emit(RunEnd(reason, error, context=fill))
@@ -218,14 +223,16 @@ def _turns(setup: TurnSetup, turn: _Turn, cancel: CancelToken) -> None:
                 f"in a row, lately {', '.join(map(repr, unknown))}; its tools: {_tool_list(setup.agent)})")
 
 
-def _end(setup: TurnSetup, chain: HookChain, reason: RunEndReason, error: str | None,
-         cancel: CancelToken) -> tuple[RunEndReason, str | None]:
-    """``afterRun`` (which the next interrupt stops), then the ``run_end`` record; the
-    reason and error the run ends with (``error`` if its session file could not be written)."""
+def _end(setup: TurnSetup, chain: HookChain | None, reason: RunEndReason, error: str | None, cancel: CancelToken,
+         text: str = "", continued: bool = False) -> tuple[RunEndReason, str | None]:
+    """``afterRun`` (which the next interrupt stops; None: it ran already), then the
+    ``run_end`` record; the reason and error the run ends with (``error`` if its session
+    file could not be written)."""
     try:
-        chain.after_run(reason, cancel.for_wind_down())
+        if chain is not None:
+            chain.after_run(reason, cancel.for_wind_down(), text, continued)
     except Interrupted:
-        _stopped(setup, chain.run.ui, "afterRun", "its hooks did not finish")
+        _stopped(setup, setup.run.ui, "afterRun", "its hooks did not finish")
     except SessionWriteError:
         pass  # kept as the writer's failure, reported below
     failure = setup.writer.failure
@@ -233,6 +240,10 @@ def _end(setup: TurnSetup, chain: HookChain, reason: RunEndReason, error: str | 
         reason, error = "error", str(failure)
     _record(setup.writer, RunEndRecord(reason, error))
     return reason, error
+
+
+def _last_text(produced: list[Message]) -> str:  # the last assistant text
+    return next((m.text for m in reversed(produced) if m.role == "assistant" and m.text), "")
 
 
 def _stopped(setup: TurnSetup, ui: EventSink, point: str, what: str) -> None:

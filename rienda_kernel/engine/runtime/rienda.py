@@ -185,14 +185,20 @@ class Rienda:
         named = sorted({agent.model for agent in self.agents()[0] if agent.model})
         return [f"{prefix}/" for prefix in prefixes] + named
 
-    def sessions(self) -> list[SessionInfo]:
-        return self.store.list()
+    def sessions(self, gate: bool = False) -> list[SessionInfo]:
+        """The saved sessions, oldest first: Rienda's own (runs, chats, sub-agents), or
+        with ``gate`` the sessions of ``rienda gate`` alone (other agents' decided calls)."""
+        return [info for info in self.store.list() if (info.gate is not None) == gate]
 
     def resolve_session(self, session_id: str) -> str:
-        """``session_id`` itself, or for ``last`` the newest saved top-level session's id
-        (a sub-agent's session is never ``last``)."""
+        """``session_id`` itself; for ``last`` the newest saved top-level session's id of
+        Rienda's own (a sub-agent's session is never ``last``, nor a gate's); for a gate's
+        session named by its agent and that agent's session id (``claude-code-<id>``), when
+        no session has that id, the newest such."""
         if session_id != "last":
-            return session_id
+            from ..gate.record import named_session
+
+            return named_session(self.store, session_id)
         saved = [info for info in self.sessions() if not info.parent_session_id]
         if not saved:
             locked = self.store.unreadable()
@@ -349,6 +355,9 @@ class Rienda:
         session_id = self.resolve_session(session_id)
         loaded = self.store.load(session_id)
         header = loaded.header
+        if header.gate is not None:
+            raise ConfigError(f"session {session_id} is rienda gate's record of {header.gate.get('agent')}'s calls, "
+                              f"not a conversation: it cannot be resumed (rienda show or rienda replay it)")
         chosen = agent_id if agent_id != "default" else header.agent or "default"
         return Conversation(self, chosen, model or header.model or None, session_id=session_id, loaded=loaded,
                             max_turns=max_turns)

@@ -99,7 +99,8 @@ def _as_utc(moment: datetime) -> datetime:
 class SessionInfo:
     """One line of a session listing. ``messages`` counts complete message lines;
     ``title`` is the first line of the first user message, cut to 60 characters;
-    ``parent_session_id`` names the session whose run started this one (a sub-agent's)."""
+    ``parent_session_id`` names the session whose run started this one (a sub-agent's);
+    ``gate`` the other agent whose calls a gate decided in it (``rienda gate``'s sessions)."""
 
     id: str
     agent: str
@@ -108,6 +109,7 @@ class SessionInfo:
     messages: int
     title: str
     parent_session_id: str | None = None
+    gate: str | None = None  # a gate's session: the agent (claude-code...) whose calls it decided
 
 
 def _check_header(path: Path, line: bytes) -> JSONObject:
@@ -190,7 +192,14 @@ def _summary(path: Path) -> SessionInfo | None:
         messages=count,
         title=title,
         parent_session_id=parent if isinstance(parent := header.get("parent_session_id"), str) else None,
+        gate=_gate_agent(header),
     )
+
+
+def _gate_agent(header: JSONObject) -> str | None:
+    gate = header.get("gate")
+    agent = gate.get("agent") if isinstance(gate, dict) else None
+    return agent if isinstance(agent, str) else None
 
 
 def read_session(path: Path) -> LoadedSession:
@@ -289,6 +298,21 @@ class SessionStore:
             writer.close()
             raise
         return writer
+
+    def header(self, session_id: str) -> SessionHeader:
+        """The header of session ``session_id``, reading its first line alone;
+        :class:`SessionError` as :meth:`load` raises it."""
+        path = self._existing(session_id)
+        try:
+            with open(path, "rb") as reader:
+                line = reader.readline(1024 * 1024).rstrip(b"\n")
+        except OSError as exc:
+            raise SessionError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+        header = _check_header(path, line)
+        for key in ("agent", "model", "created", "parent_session_id", "parent_call_id"):
+            if key in header and not isinstance(header[key], str):
+                header.pop(key)
+        return _typed_header(session_id, header)
 
     def load(self, session_id: str) -> LoadedSession:
         """Read a whole session back.

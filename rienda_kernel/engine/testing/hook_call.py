@@ -34,7 +34,7 @@ from ..home.agents import Agent
 from ..cancel import CancelToken, run_interruptibly
 from ..errors import ConfigError, Interrupted, PayloadError
 from ..events import Confirm, Diagnostic, Event, HookDecision, Log, Notify, Output
-from ..gate.record import recorded_gate
+from ..gate.record import named_session, recorded_gate
 from ..runtime.seams import RunHost
 from ..tools.model import HOOK_POINTS, Catalog, Hook
 from ..hooks import HookChain, HookOutcome, ModelResponse, declared_hooks
@@ -65,8 +65,9 @@ _COUNT = {"type": "integer", "minimum": 0}
 _MESSAGE = _object({"role": {"enum": ["user", "assistant", "tool"]}, "text": _TEXT}, ("role", "text"))
 
 PAYLOADS: dict[str, JSONObject] = {
-    "beforeRun": _object({"sessionId": _TEXT, "agentId": _TEXT, "modelId": _TEXT}),
-    "afterRun": _object({"reason": {"enum": ["end_turn", "interrupted", "error"]}}),
+    "beforeRun": _object({"sessionId": _TEXT, "agentId": _TEXT, "modelId": _TEXT, "prompt": _TEXT, "context": _TEXT}),
+    "afterRun": _object({"reason": {"enum": ["end_turn", "interrupted", "error"]}, "text": _TEXT,
+                         "continued": {"type": "boolean"}, "prompt": _TEXT}),
     "beforeModelRequest": _object({"system": _TEXT, "model": _TEXT, "messages": {"type": "array", "items": _MESSAGE}}),
     "afterModelResponse": _object({"text": _TEXT, "thinking": _TEXT, "toolCalls": {"type": "array", "items": _CALL}}),
     "beforeToolExecute": _CALL,
@@ -84,8 +85,9 @@ def _defaults(point: str, agent: Agent, session_id: str) -> JSONObject:
     """What a run passes for each field the payload leaves out."""
     call: JSONObject = {"id": "call_1", "arguments": {}}
     defaults: dict[str, JSONObject] = {
-        "beforeRun": {"sessionId": session_id, "agentId": agent.id, "modelId": agent.model},
-        "afterRun": {"reason": "end_turn"},
+        "beforeRun": {"sessionId": session_id, "agentId": agent.id, "modelId": agent.model, "prompt": "",
+                      "context": ""},
+        "afterRun": {"reason": "end_turn", "text": "", "continued": False, "prompt": ""},
         "beforeModelRequest": {"system": agent.system, "model": agent.model, "messages": []},
         "afterModelResponse": {"text": "", "thinking": "", "toolCalls": []},
         "beforeToolExecute": call,
@@ -102,7 +104,7 @@ class HookCall:
 
     ``returned`` is what the handler returned (None when it threw); ``decision`` is the
     ledger's record of it (effect, field-level changes, reason, error, duration);
-    ``outcome`` is what the point passes on now (None for ``beforeRun``/``afterRun``);
+    ``outcome`` is what the point passes on now;
     ``events`` are its ``ctx.log`` lines, notices, confirms, diagnostics and command output,
     in order.
     """
@@ -206,7 +208,7 @@ def prepare_hook_call(rienda: RunHost, name: str, point: str, payload: str | JSO
     hook = _usable_hook(rienda.catalog(config=config), name, point)
     agent, _ = rienda.agent(agent_id, config)
     hook = declared_hooks({name: hook}, [name], agent.fail_closed)[0]  # fail-closed as this agent runs it
-    session_id = session_id or new_session_id()
+    session_id = named_session(rienda.store, session_id) if session_id else new_session_id()
     fitted = fit_payload(point, payload, _defaults(point, agent, session_id))
     call = fitted.get("call", fitted)  # a gate's recorded call: ctx.session.gate as the gate gave it
     gate = recorded_gate(rienda.store, session_id, call.get("id")) if point.endswith("ToolExecute") else None
@@ -293,12 +295,15 @@ def _usable_hook(catalog: Catalog, name: str, point: str) -> Hook:
 
 
 # -- calling each point through the chain ---------------------------------------------------
-def _before_run(chain: HookChain, p: JSONObject, cancel: CancelToken) -> None:
-    chain.before_run(p["sessionId"], p["agentId"], p["modelId"], cancel)
+def _before_run(chain: HookChain, p: JSONObject, cancel: CancelToken) -> JSONObject:
+    gate = chain.before_run(p["sessionId"], p["agentId"], p["modelId"], cancel, p["prompt"])
+    if gate.refused_by is not None:
+        return {"allow": False, **({"reason": gate.reason} if gate.reason else {})}
+    return {"allow": True, "context": gate.context}
 
 
-def _after_run(chain: HookChain, p: JSONObject, cancel: CancelToken) -> None:
-    chain.after_run(p["reason"], cancel)
+def _after_run(chain: HookChain, p: JSONObject, cancel: CancelToken) -> JSONObject:
+    return {"prompt": chain.after_run(p["reason"], cancel, p["text"], p["continued"]).prompt}
 
 
 def _before_model_request(chain: HookChain, p: JSONObject, cancel: CancelToken) -> JSONObject:
@@ -364,6 +369,9 @@ def _effect(data: JSONObject) -> str:
     if effect == "refused" and data["point"] == "beforeCompact":
         reason = (data["outcome"] or {}).get("reason")
         return "cancelled the compaction" + (f": {reason}" if reason else "")
+    if effect == "refused" and data["point"] == "beforeRun":
+        reason = (data["outcome"] or {}).get("reason")
+        return "refused the run" + (f": {reason}" if reason else "")
     if effect == "refused":
         return f"refused the call: {data['outcome']['reason']}"
     if effect == "threw":

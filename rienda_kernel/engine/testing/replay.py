@@ -5,7 +5,10 @@ chain (the agent's current one, or another list) without calling any model, and 
 per call what differs from the recording: now refused (or no longer), arguments now
 different, result now different. A ``ctx.confirm`` is answered as the recording answered
 the same request (saved as a ``confirm`` record), unless an explicit policy or the
-expectations' ``confirm`` says otherwise. The rewriting points get what they were given when the
+expectations' ``confirm`` says otherwise; in a ``rienda gate`` session no policy of the
+replay's applies (only the expectations'): a confirm the recording holds no answer for is
+answered as the gate answers that agent. A call id the session holds twice (an agent sent
+one call to its gate twice) is two calls, each compared with its own result. The rewriting points get what they were given when the
 session was recorded, never their own output: the model's answer as it came, and the tool's
 own result (kept as ``meta["saw"]``, see :mod:`..sessions.seen`), so an unchanged session
 through unchanged hooks replays identical. Where the session does not hold that input (the
@@ -56,7 +59,8 @@ from ..errors import ConfigError
 from ..events import Confirm, Event, HookDecision
 from .expectations import CallExpectation, Expectations, expectations_beside
 from .not_run import declares, recorded_as_unknown, why_not_run
-from ..gate.protocols import gate_run
+from ..gate.decision import GateUI
+from ..gate.protocols import CAN_ASK, gate_run
 from ..hooks import HookChain, ModelResponse, declared_hooks
 from ..ctx.host import RunContext
 from ..sessions.messages import EMPTY_META, Message, MessageMeta, ToolCall
@@ -134,15 +138,22 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
             decisions.append(event)
 
     recorded = loaded.records_of(Confirm)
-    answering = ScrubbingUI(_AsRecorded(ui, observe, recorded, notes))
+    gate_agent = loaded.header.gate.get("agent") if loaded.header.gate is not None else None
+    if isinstance(gate_agent, str) and (expected is None or expected.confirm is None):
+        # A gate's confirms are answered as recorded, else as the gate answers that agent:
+        # never by this replay's policy ($RIENDA_CONFIRM...), which is not the gate's.
+        ui = NonInteractiveUI(sink=ui.emit, record_events=False, policy="ask")
+    answering = ScrubbingUI(_AsRecorded(ui, observe, recorded, notes, gate_agent if isinstance(gate_agent, str)
+                                        else None))
     run = RunContext(workdir=rienda.workdir, ui=answering, session={"id": session_id},
                      agent=agent.to_ctx(), config=config.for_extensions(), subagent=recorded_ctx(loaded.header))
     chain = HookChain(declared_hooks(catalog.hooks, names, closed), rienda.sandbox, run)
     failed_then = _failed_closed(loaded)
-    results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool"}
+    results = _results(loaded)
     rewritten = _rewritten_before(loaded)
     calls: list[CallReplay] = []
     texts = []
+    seen: dict[str, int] = {}
     for number, message in enumerate(loaded.messages, 1):
         if message.role != "assistant":
             continue
@@ -158,11 +169,12 @@ def _replay(rienda: RunHost, loaded: LoadedSession, session_id: str, hooks: list
         chain.run = gate_run(run, message.meta)  # a gate's call: ctx.session.gate as when it was decided
         for call in message.tool_calls:
             entry = expected.for_call(call.id, call.name, call.arguments) if expected else None
-            replayed = _replay_call(chain, call, results.get(call.id), run, rienda, catalog, run_tools, entry,
+            result = results.get((number, call.id))
+            replayed = _replay_call(chain, call, result, run, rienda, catalog, run_tools, entry,
                                     call.id in rewritten, agent)
-            replayed = replace(replayed, recorded_failed=failed_then.get(call.id))
-            calls.append(_sub_agent(replayed, results.get(call.id), rienda, run_tools, ui, (names, closed), load,
-                                    notes))
+            seen[call.id] = seen.get(call.id, 0) + 1
+            replayed = replace(replayed, recorded_failed=failed_then.get(call.id), occurrence=seen[call.id])
+            calls.append(_sub_agent(replayed, result, rienda, run_tools, ui, (names, closed), load, notes))
             if replayed.unchecked:
                 notes.append(_note(f"the result of {call.name} [{call.id}]", "afterToolExecute", replayed.unchecked,
                                    replayed.now_result != replayed.recorded_result))
@@ -194,6 +206,21 @@ def _sub_agent(replayed: CallReplay, recorded: Message | None, rienda: RunHost, 
     return replace(replayed, child_session=child_id, child=report)
 
 
+def _results(loaded: LoadedSession) -> dict[tuple[int, str], Message]:
+    """Each call's recorded result, by (the number of the message holding the call, its id):
+    the last result of that id before the next message holding a call of the same id (a
+    gate's call decided twice is two calls; its result after the call, PostToolUse, is the
+    one kept)."""
+    holder: dict[str, int] = {}
+    found: dict[tuple[int, str], Message] = {}
+    for number, message in enumerate(loaded.messages, 1):
+        for call in message.tool_calls:
+            holder[call.id] = number
+        if message.role == "tool" and message.tool_call_id in holder:
+            found[(holder[message.tool_call_id], message.tool_call_id)] = message
+    return found
+
+
 def _failed_closed(loaded: LoadedSession) -> dict[str, str]:
     """The ledger's calls refused by a fail-closed hook's failure: call id -> the error."""
     return {r.call_id: str(r.error) for r in loaded.records_of(HookDecision) if r.failed_closed and r.call_id is not None}
@@ -212,10 +239,11 @@ class _AsRecorded(RelayUI):
     ``inner`` (with nobody to ask: no), with a note. An explicit policy still wins."""
 
     def __init__(self, inner: FrontEnd, observe: Callable[[Event], None], recorded: list[Confirm],
-                 notes: list[str]) -> None:
+                 notes: list[str], gate_agent: str | None = None) -> None:
         super().__init__(inner, observe)
         self._left = [(r.title, r.body, r.answer) for r in recorded]
         self._notes = notes
+        self._gate_agent = gate_agent
 
     def ask(self, title: str, body: str, cancel: CancelToken) -> Answer:
         request = (scrub_text(title), scrub_text(body))
@@ -223,6 +251,10 @@ class _AsRecorded(RelayUI):
             if (was_title, was_body) == request:
                 del self._left[index]
                 return Answer(answer, "as recorded")
+        if self._gate_agent is not None:  # as the gate answers this agent by default (confirm: ask)
+            self._notes.append(f"ctx.confirm({title!r}) was asked, which the recording holds no answer for; it was "
+                               f"answered as rienda gate answers {self._gate_agent}")
+            return GateUI("ask", self._gate_agent in CAN_ASK).ask(title, body, cancel)
         self._notes.append(f"ctx.confirm({title!r}) was asked, which the recording holds no answer for; "
                            "it was put to this replay's own confirm policy")
         return super().ask(title, body, cancel)

@@ -44,6 +44,12 @@ class CallReplay:
     now_failed: str | None = None  # ...and now
     child_session: str | None = None  # the sub-agent's session an ``agent`` call started
     child: ReplayReport | None = None  # that session's replay
+    occurrence: int = 1  # the how-manieth decision on this call id (an agent may send one call to its gate twice)
+
+    @property
+    def label(self) -> str:
+        """``name [id]``, with ``#N`` after the id from its second decision on."""
+        return f"{self.name} [{self.id}{f' #{self.occurrence}' if self.occurrence > 1 else ''}]"
 
     @property
     def differences(self) -> list[str]:
@@ -81,7 +87,7 @@ class CallReplay:
 
     def to_dict(self) -> JSONObject:
         return {"id": self.id, "name": self.name, "differences": self.differences, "not_run": self.not_run,
-                "child_session_id": self.child_session}
+                "child_session_id": self.child_session, "occurrence": self.occurrence}
 
 
 @dataclass(frozen=True)
@@ -130,7 +136,7 @@ class ReplayReport:
             mark = "≠" if differences or below else "="
             same = ": as expected" if call.expectation else ": same as recorded"
             said = ": its sub-agent's replay differs" if below else same
-            out.append(f"{mark} {call.name} [{call.id}]" + ("" if differences else said))
+            out.append(f"{mark} {call.label}" + ("" if differences else said))
             out += [f"    {line}" for line in differences]
             if call.child is not None:
                 out += [f"    {line}" for line in call.child.lines()]

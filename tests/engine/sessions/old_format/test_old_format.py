@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rienda_kernel.engine import NonInteractiveUI
+from rienda_kernel.engine import ConfigError, Conversation, NonInteractiveUI
 from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.sessions.compaction.view import request_messages
 
@@ -61,7 +61,13 @@ def test_rienda_shows_and_replays_an_old_session_as_the_rienda_that_wrote_it(roo
 @pytest.mark.parametrize("role", ["lead", "gate"])
 def test_an_old_session_resumes_with_the_same_request_pins_and_approvals(root, role):
     rienda = Rienda(home=root / "home", workdir=root / "work")
-    resumed = rienda.conversation(session_id=session_of(root, role))
+    if role == "gate":  # a gate's record is not a conversation: no front end resumes it, the engine still reads it
+        with pytest.raises(ConfigError, match="is rienda gate's record of claude-code's calls, not a conversation"):
+            rienda.conversation(session_id=session_of(root, role))
+        loaded = rienda.store.load(session_of(root, role))
+        resumed = Conversation(rienda, loaded.header.agent, session_id=loaded.header.id, loaded=loaded)
+    else:
+        resumed = rienda.conversation(session_id=session_of(root, role))
     sent = [m.to_dict() for m in request_messages(resumed.messages, resumed.compaction.view)]
     assert sent == EXPECTED[f"{role} request"]
     assert sorted(resumed.compaction.pins) == EXPECTED[f"{role} pins"]
