@@ -51,6 +51,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "common.hints": ("did_you_mean",),
     "common.imports": ("import_module", "prewarm"),
     "common.json_value": ("JSON", "JSONObject"),
+    "common.text": ("repair",),
     "runtime.loop": ("RunResult",),
     "providers.choice": ("NoModelError",),
     "runtime.conversation": ("Conversation",),
@@ -112,6 +113,7 @@ if TYPE_CHECKING:
     from .common.hints import did_you_mean as did_you_mean
     from .common.imports import import_module as import_module, prewarm as prewarm
     from .common.json_value import JSON as JSON, JSONObject as JSONObject
+    from .common.text import repair as repair
     from .runtime.loop import RunResult as RunResult
     from .providers.choice import NoModelError as NoModelError
     from .runtime.conversation import Conversation as Conversation
