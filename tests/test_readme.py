@@ -526,7 +526,7 @@ def test_the_options_example_passes_the_checks_of_its_endpoint(tmp_path):
     agent, diagnostics = Rienda(home=home).agent("local")
     assert diagnostics == [] and agent.model == "local/qwen2.5"
     provider, name = provider_for(agent.model, config)
-    provider.preflight(name, agent.options, agent.path)  # raises for a bad option
+    provider.preflight(name, agent.options, agent.path, workdir=tmp_path)  # raises for a bad option
     (home / "config.yaml").write_text(config_text.replace("max_tokens:", "max_tokenz:"))
     quoted = "config.yaml: providers.local: unknown option(s) max_tokenz (did you mean max_tokens?)"
     assert quoted in (REPO / "docs" / "agents-and-models.md").read_text()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..commands.tables import Table, agent_table, hook_table, session_table, text_table, tool_table
 from ..engine import JSONObject, ConfigError, Diagnostic, McpTool, SessionBusy
-from .demo import demo_root
+from .demo import demo_root, keep_whole
 from .usage import UsageError
 
 if TYPE_CHECKING:
@@ -137,4 +137,5 @@ def _demo_sessions_hint(home: Path) -> str:
     demo_home = demo_root() / "home"
     if demo_home.resolve() == home.resolve() or not any((demo_home / "sessions").glob("*.jsonl")):
         return ""
+    keep_whole(demo_home)  # a command to run from anywhere
     return f"; rienda demo saved its sessions in its own home: rienda --home {demo_home} sessions"

@@ -61,6 +61,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "runtime.rienda": ("CONFIRM_ENV", "Rienda", "SavedExtension"),
     "sandbox.workers": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),
+    "sessions.compaction.plan": ("pruned_and_folded",),
     "sessions.fill": ("ContextFill",),
     "sessions.messages": ("Message", "MessageMeta", "SubagentLink", "ToolCall", "Usage"),
     "sessions.reading": ("LoadedSession",),
@@ -130,6 +131,7 @@ if TYPE_CHECKING:
         Sandbox as Sandbox, shared_sandbox as shared_sandbox, warm_shared_sandbox as warm_shared_sandbox,
     )
     from .secrets import redact_config as redact_config, scrub as scrub, scrub_text as scrub_text
+    from .sessions.compaction.plan import pruned_and_folded as pruned_and_folded
     from .sessions.fill import ContextFill as ContextFill
     from .sessions.messages import (
         Message as Message, MessageMeta as MessageMeta, SubagentLink as SubagentLink, ToolCall as ToolCall,

@@ -16,6 +16,7 @@ from ..engine import (
     RunEndRecord,
     StoppedRecord,
     UnknownRecord,
+    pruned_and_folded,
 )
 from .hook_actions import hook_action
 from .previews import PREVIEW_LINES, preview
@@ -141,7 +142,7 @@ def _compaction_lines(record: CompactionRecord, full: bool) -> str:
     if record.outcome in ("compacted", "rejected"):
         parts.append(f"{record.tokens_before:,} → {record.tokens_after:,} tokens"
                      + (f" of {record.window:,}" if record.window else ""))
-        parts.append(f"{record.pruned_count} tool results pruned, {record.folded_count} messages folded")
+        parts.append(pruned_and_folded(record.pruned_count, record.folded_count))
     if record.by:
         parts.append(f"by hook {record.by}")
     parts += record.hooks
