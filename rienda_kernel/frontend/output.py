@@ -91,8 +91,9 @@ def _current_folder() -> str:
 
 
 def _spellings(folder: str) -> list[str]:
-    """``folder`` and its resolved form (a symlinked temporary folder), longest first."""
-    spelled = {os.path.normpath(folder), os.path.realpath(folder)}
+    """``folder`` and its resolved form (a symlinked temporary folder), longest first, as
+    :meth:`Reader.text` has them once their bytes that are not UTF-8 are U+FFFD."""
+    spelled = {_SURROGATE.sub("\ufffd", os.path.normpath(folder)), _SURROGATE.sub("\ufffd", os.path.realpath(folder))}
     return sorted(spelled, key=len, reverse=True)
 
 
