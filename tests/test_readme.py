@@ -36,6 +36,7 @@ from rienda_kernel.engine.home.config import SETTINGS
 from rienda_kernel.engine.runtime.rienda import Rienda
 from rienda_kernel.engine.providers import provider_for
 
+from tests.helpers.cli import table_rows
 from tests.helpers.docs import PAGES, Shell, all_blocks, anchors, block, commands, inline_code, links
 from tests.helpers.frontend import JupyterLab, streams, texts
 from tests.helpers.hook_walk import walk_home
@@ -358,7 +359,7 @@ def test_the_command_tour_runs_as_written(shell):
     ends = [i for i, line in enumerate(lines) if line.startswith("rienda sessions")]
     assert len(ends) == 1  # the lines after it use the ID it lists
     done = ran(shell, lines[:ends[0] + 1])
-    ids = [line.split("\t")[0] for line in done[-1].stdout.splitlines()]
+    ids = [row["id"] for row in table_rows(done[-1].stdout)]
     assert len(ids) == 2
     done += ran(shell, lines[ends[0] + 1:], ID=ids[0])
     by_line = dict(zip(lines, done))
@@ -369,7 +370,8 @@ def test_the_command_tour_runs_as_written(shell):
            for line, r in by_line.items() if line != resume}
     assert out["demo"].endswith("notes.txt has 27 words.\n") and "notes.txt has 27 words." in out["run"]
     assert "counter" in out["agents"] and "default" in out["agents"]
-    assert "word-count" in out["tools"] and "guard\tafterRun, beforeToolExecute" in out["hooks"]
+    assert "word-count" in out["tools"] and {"name": "guard", "points": "afterRun, beforeToolExecute",
+                                              "path": "examples/home/hooks/guard/index.js"} in table_rows(out["hooks"])
     events = [json.loads(line)["type"] for line in out["echo"].splitlines()]
     assert events[0] == "run_start" and events[-1] == "run_end" and "tool_call" in events
     assert "← word-count [call_1_1]: 27" in out["show"]
@@ -491,7 +493,8 @@ def test_the_agent_file_example_runs(shell):
     shell.env["RIENDA_HOME"] = str(home)
     listed = shell.run("rienda agents")
     assert listed.returncode == 0 and listed.stderr == "", listed.stderr
-    assert "counter\tscripted/script.yaml\tCounts words in workspace files, carefully." in listed.stdout
+    assert {"id": "counter", "model": "scripted/script.yaml", "description": "Counts words in workspace files, carefully.",
+            "file": "examples/home/agents/counter.md"} in table_rows(listed.stdout)
     done = shell.run('rienda run --agent counter --workdir examples "Count notes.txt"')
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("notes.txt has 27 words.\n")
@@ -535,7 +538,7 @@ def test_the_options_example_passes_the_checks_of_its_endpoint(tmp_path):
     agent, diagnostics = Rienda(home=home).agent("local")
     assert diagnostics == [] and agent.model == "local/qwen2.5"
     provider, name = provider_for(agent.model, config)
-    provider.preflight(name, agent.options, agent.path)  # raises for a bad option
+    provider.preflight(name, agent.options, agent.path, workdir=tmp_path)  # raises for a bad option
     (home / "config.yaml").write_text(config_text.replace("max_tokens:", "max_tokenz:"))
     quoted = "config.yaml: providers.local: unknown option(s) max_tokenz (did you mean max_tokens?)"
     assert quoted in (REPO / "docs" / "agents-and-models.md").read_text()

@@ -30,7 +30,7 @@ from typing import IO, Protocol
 
 from ..commands.session import TurnSession
 from ..commands.vocabulary import CommandError, run_rienda_command, subcommands
-from ..engine import CancelToken, RiendaError, did_you_mean, run_interruptibly
+from ..engine import CancelToken, RiendaError, did_you_mean, repair, run_interruptibly
 from ..frontend.output import OutputStream, error_line
 from ..frontend.terminal import CHAT_ALLOW_HINT, SHOW_SEE_ALL, TerminalUI, usage_summary
 
@@ -102,7 +102,7 @@ class Chat:
             if line is None:
                 return 0
             try:
-                code = self.act(line.strip())
+                code = self.act(repair(line).strip())  # bytes that are not UTF-8: U+FFFD, as on the command line
             except KeyboardInterrupt:  # Ctrl-C in a command (a listing, loading), or between a turn and the prompt
                 _say("interrupted")
                 continue

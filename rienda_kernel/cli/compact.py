@@ -31,7 +31,7 @@ def add_compact_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     compact.set_defaults(command=_compact)
     pin = commands.add_parser("pin", help="keep a prompt of a session verbatim through every compaction")
     pin.add_argument("session", help="the session id (or last)")
-    pin.add_argument("number", nargs="?", type=int, help="the prompt's number, 1 for the first (default: the last)")
+    pin.add_argument("number", nargs="?", type=int, metavar="N", help="the prompt's number, 1 for the first (default: the last)")
     pin.set_defaults(command=_pin)
 
 

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import IO
 
 from ..engine import Rienda, RiendaError, run_interruptibly
+from ..frontend.output import OutputStream
 from ..frontend.terminal import TerminalUI
 
-__all__ = ["DEMO_AGENT", "DEMO_PROMPT", "demo_root", "examples_dir", "prepare", "run_demo"]
+__all__ = ["DEMO_AGENT", "DEMO_PROMPT", "demo_root", "examples_dir", "keep_whole", "prepare", "run_demo"]
 
 DEMO_AGENT = "counter"
 DEMO_PROMPT = "How many words are in notes.txt?"
@@ -72,11 +73,20 @@ def register_kernel() -> str:
             "launcher (pip install jupyterlab if you have none)")
 
 
+def keep_whole(folder: Path) -> None:
+    """Paths inside ``folder`` shown whole on stdout and stderr (``~/`` at most), never
+    relative to the current folder: a hint naming them is right from any folder."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, OutputStream):
+            stream.reader.keep_whole(folder)
+
+
 def run_demo(kernel: bool = True, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
     """Prepare the demo, register the kernel (unless ``kernel`` is False), run one turn;
     the exit status (0 when the turn ended with ``end_turn``)."""
     out, err = out or sys.stdout, err or sys.stderr
     root = demo_root()
+    keep_whole(root)  # the hint below runs from any folder
     home, work = prepare(root)
     err.write(f"Rienda demo: agent {DEMO_AGENT} in {home}, workspace {work}, scripted model (offline)\n")
     err.write(f"> {DEMO_PROMPT}\n")

@@ -21,12 +21,10 @@
     rienda gate install|uninstall AGENT [--user|--project] [--dry-run], rienda gate status
                                          wire it into that agent's settings; what is wired
 
-Exit codes: 0 when the run ends with ``end_turn`` (or a tool result is not an error), 1 on
-``error`` or bad input, 2 when the default agent has no model (the message says how to
-give it one), 130 when interrupted (Ctrl-C stops the run wherever it is), 143 when
-terminated: SIGTERM is an interrupt too (commands are ended, ``afterRun`` runs, the session
-is closed). A second Ctrl-C or SIGTERM stops ``afterRun`` as well. Whatever the exit, the
-MCP servers a command started are stopped before it returns.
+Exit codes (docs/cli.md, "Exit status"): 0 done, 1 an error, 2 a command line it cannot
+read (:mod:`.usage`) or a default agent with no model, 130 Ctrl-C, 143 SIGTERM (an
+interrupt too: commands are ended, ``afterRun`` runs, the session is closed), 141 standard
+output closed. Whatever the exit, the MCP servers a command started are stopped.
 """
 
 from __future__ import annotations
@@ -43,10 +41,11 @@ from typing import IO, TYPE_CHECKING
 # The engine loads each name on first use: `rienda --help` (and a run with no JavaScript
 # extensions) loads only what it needs.
 from .. import __version__
-from ..engine import CONFIRM_POLICIES, CancelToken, ConfigError, RiendaError
+from ..engine import CONFIRM_POLICIES, CancelToken, ConfigError, RiendaError, repair
 from ..frontend.output import OutputStream, Reader, check_folder, check_output_file, error_line
 from .compact import add_compact_commands
 from .gate import add_gate_command
+from .usage import SUBCOMMAND, USAGE_EXIT, Parser, UsageError, lenient_stdin, parse, positive
 
 if TYPE_CHECKING:
     from ..engine import ConfirmPolicy, Diagnostic, FrontEnd, Rienda, ToolResult
@@ -65,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     stdout and one around stderr (scrubbed, paths as the reader sees them, and a closed
     pipe never a traceback); every error is one line."""
     reader = Reader()
+    lenient_stdin()
     saved = sys.stdout, sys.stderr
     out, err = OutputStream(sys.stdout, reader, own_fd=True), OutputStream(sys.stderr, reader, own_fd=True)
     sys.stdout, sys.stderr = out, err
@@ -76,12 +76,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _command(argv: list[str] | None, out: OutputStream) -> int:
-    args = _parser().parse_args(argv)
-    if getattr(args, "json", False):  # JSON for programs: scrubbed, paths as they are
-        out.reader = Reader(paths=False)
-    command: Callable[[argparse.Namespace], int] = args.command  # the subcommand's, set_defaults
     try:
+        args = parse(_parser(), argv)
+        if getattr(args, "json", False):  # JSON for programs: scrubbed, paths as they are
+            out.reader = Reader(paths=False)
+        command: Callable[[argparse.Namespace], int] = args.command  # the subcommand's, set_defaults
         return command(args)
+    except UsageError as exc:  # a command line it cannot read: one line, as every error (cli/usage.py)
+        print(f"rienda: {error_line(exc)}", file=sys.stderr)
+        return USAGE_EXIT
     except RiendaError as exc:
         print(f"rienda: {error_line(exc)}", file=sys.stderr)
         return 1
@@ -97,10 +100,10 @@ def _command(argv: list[str] | None, out: OutputStream) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rienda", description="Rienda: agents with JavaScript tools and hooks.")
+    parser = Parser(prog="rienda", description="Rienda: agents with JavaScript tools and hooks.")
     parser.add_argument("--home", help="the Rienda home (default: $RIENDA_HOME or ~/.rienda)")
     parser.add_argument("--version", action="version", version=f"rienda {__version__}")
-    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    commands: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(required=True, metavar="COMMAND")  # type: ignore[assignment]  # its parsers are Parsers, which the commands' modules need not know
 
     run = commands.add_parser("run", help="run one prompt (from PROMPT or standard input)")
     run.add_argument("prompt", nargs="?", help="the prompt; read from standard input when absent")
@@ -108,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--session", help="resume this session")
     run.add_argument("--model", help="override the agent's model (provider/model)")
     run.add_argument("--workdir", default=".", help="the workspace (default: the current directory)")
-    run.add_argument("--max-turns", type=_positive, metavar="N",
+    run.add_argument("--max-turns", type=positive, metavar="N",
                      help="stop after N model turns without a final answer (default: the agent's "
                           "max_turns, else config.yaml's, else 50)")
     _confirm_options(run)
@@ -137,28 +140,30 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-kernel", action="store_true", help="do not register the Rienda Jupyter kernel")
     demo.set_defaults(command=_demo)
 
-    for name, text in (("agents", "list agents"), ("tools", "list tools"), ("hooks", "list hooks")):
-        commands.add_parser(name, help=f"{text}, with diagnostics").set_defaults(command=_listing(name))
-    sessions = commands.add_parser("sessions", help="list sessions (oldest first), or remove them")
+    for name, text in (("agents", "list agents, with diagnostics"), ("tools", "list tools, with diagnostics"),
+                       ("hooks", "list hooks, with diagnostics"), ("sessions", "list sessions (oldest first), or remove them")):
+        listed = commands.add_parser(name, help=text)
+        listed.add_argument("--json", action="store_true", help="one JSON object a line (for programs), no table")
+        listed.set_defaults(command=_listing(name))
+    sessions = commands.choices["sessions"]
     sessions.add_argument("remove", nargs="*", metavar="rm ID", help="rm and the sessions to remove (or last), "
                                                                        "with their sub-agents' sessions")
     sessions.add_argument("--agent", help="only this agent's sessions")
     sessions.add_argument("--gate", nargs="?", const="", metavar="AGENT",
                           help="rienda gate's sessions instead (other agents' decided calls): all, or AGENT's "
                                "(claude-code, codex, gemini-cli, copilot-cli)")
-    sessions.add_argument("-n", type=_positive, metavar="N", help="only the newest N")
+    sessions.add_argument("-n", type=positive, metavar="N", help="only the newest N")
     sessions.add_argument("--prune", action="store_true",
                           help="remove the sessions whose run ended before the model answered")
-    sessions.set_defaults(command=_listing("sessions"))
 
     show = commands.add_parser("show", help="print a session")
-    show.add_argument("session", help="the session id")
+    show.add_argument("session", nargs="?", default="last", help="the session id (default: last, the newest)")
     show.add_argument("--full", action="store_true", help="show every message and result whole (default: a "
                                                           "result's first lines)")
     show.set_defaults(command=_show)
 
     replay = commands.add_parser("replay", help="re-run a session's calls through a hook chain (no model)")
-    replay.add_argument("session", help="the session id (or last)")
+    replay.add_argument("session", nargs="?", default="last", help="the session id (default: last, the newest)")
     chosen = replay.add_mutually_exclusive_group()
     chosen.add_argument("--agent", help="use this agent's hooks (default: the session's agent)")
     chosen.add_argument("--hooks", help="use these hooks, comma-separated, in order ('' for none)")
@@ -169,7 +174,7 @@ def _parser() -> argparse.ArgumentParser:
     replay.set_defaults(command=_replay)
 
     script = commands.add_parser("script", help="write a session as a scripted-model file")
-    script.add_argument("session", help="the session id (or last)")
+    script.add_argument("session", nargs="?", default="last", help="the session id (default: last, the newest)")
     script.add_argument("-o", "--output", help="the file to write (default: standard output)")
     script.set_defaults(command=_script)
 
@@ -195,6 +200,8 @@ def _parser() -> argparse.ArgumentParser:
 
     for add in (add_compact_commands, add_gate_command):
         add(commands)
+    for command in commands.choices.values():
+        command.set_defaults(**{SUBCOMMAND: command})
     return parser
 
 
@@ -205,16 +212,6 @@ def _confirm_options(parser: argparse.ArgumentParser) -> None:
                              "(default: $RIENDA_CONFIRM, else config.yaml's confirm, else ask)")
     chosen.add_argument("--yes", action="store_const", const="allow", dest="confirm",
                         help="the same as --confirm allow")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
-    return value
 
 
 def _rienda(args: argparse.Namespace) -> Rienda:
@@ -318,7 +315,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _prompt_from_stdin() -> str:
     if sys.stdin is None or sys.stdin.isatty():
         raise RiendaError("no prompt: pass it as an argument or on standard input")
-    return sys.stdin.read()
+    return repair(sys.stdin.read())  # bytes that are not UTF-8 are U+FFFD, as on the command line
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -1,37 +1,32 @@
 """The ``%rienda`` listings: sessions, agents, tools and hooks, each a heading, a table and
-the diagnostics of what was skipped (see :mod:`.tables` for the rendering)."""
+the diagnostics of what was skipped (see :mod:`.tables` for the tables and their rendering;
+``rienda sessions`` shows the same tables)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..engine import RiendaError
+from ..engine import Diagnostic, RiendaError
 from .session import TurnSession
-from .tables import CommandOutput, count, listing, mark, tool_rows
+from .tables import CommandOutput, agent_table, count, hook_table, listing, session_table, tool_table
 
 __all__ = ["agents_listing", "hooks_listing", "in_home", "session_shown", "sessions_listing", "tools_listing"]
 
 
 def sessions_listing(session: TurnSession, args: list[str]) -> CommandOutput:
-    """Rienda's own saved sessions; with ``gate``, rienda gate's instead."""
+    """Rienda's own saved sessions; with ``gate``, rienda gate's instead; and a diagnostic
+    for each file of the folder left out (and why)."""
     if args and args[0] != "gate":
         raise RiendaError(f"{session.prefix}sessions takes gate or nothing, not {args[0]!r}")
     gate = bool(args)
-    infos = session.rienda.sessions(gate=gate)
+    scan = session.rienda.store.scan()
+    infos = [info for info in scan.sessions if (info.gate is not None) == gate]
     where = session.rienda.store.directory
+    unusable = [Diagnostic("sessions", file.message) for file in scan.unusable]
     which = "rienda gate's sessions" if gate else "sessions"
-    if not infos:
-        return CommandOutput(f"No saved {which} yet in {where}.", value=infos)
-    heading = (f"{count(len(infos), 'session')} of rienda gate" if gate else count(len(infos), "session")) + \
-        f" in {where}, newest last (* = current):"
-    rows: list[tuple[object, ...]] = [
-        (mark(info.id == session.session_id), info.id, info.agent, info.model, info.messages, info.title)
-        for info in infos]
-    columns: tuple[str, ...] = ("", "id", "agent", "model", "messages", "title")
-    if any(info.parent_session_id for info in infos):  # sub-agents' sessions name the session that started them
-        rows = [(*row, info.parent_session_id or "") for row, info in zip(rows, infos)]
-        columns += ("sub-agent of",)
-    return listing(heading, columns, rows, [], infos)
+    heading = ((f"{count(len(infos), 'session')} of rienda gate" if gate else count(len(infos), "session")) +
+               f" in {where}, newest last (* = current):" if infos else f"No saved {which} yet in {where}.")
+    return listing(heading, *session_table(infos, session.session_id, marked=True), unusable, infos)
 
 
 def session_shown(session: TurnSession, args: list[str]) -> CommandOutput:
@@ -52,20 +47,19 @@ def session_shown(session: TurnSession, args: list[str]) -> CommandOutput:
 def agents_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     agents, diagnostics = session.rienda.agents()
     heading = f"{count(len(agents), 'agent')} in {session.rienda.home / 'agents'} (* = current):"
-    rows = [(mark(agent.id == session.agent_id), agent.id, agent.model_label, agent.description,
-             in_home(session, agent.path) if agent.path else "built-in") for agent in agents]
+    table = agent_table(agents, lambda path: in_home(session, path), session.agent_id, marked=True)
     footer = []
     if session.agent_id not in {agent.id for agent in agents}:
         footer.append(f"The current agent {session.agent_id!r} is not listed: its file is missing or broken.")
-    return listing(heading, ("", "id", "model", "description", "file"), rows, diagnostics, agents, footer)
+    return listing(heading, *table, diagnostics, agents, footer)
 
 
 def tools_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     catalog = session.rienda.catalog(mcp_servers=True)
-    tools, rows = tool_rows(catalog, lambda path: in_home(session, path))
+    tools, table = tool_table(catalog, lambda path: in_home(session, path))
     heading = f"{count(len(tools), 'tool')} (built-in, and yours in {catalog.home / 'tools'}):"
     diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:tool" or d.source.startswith("mcp:")]
-    return listing(heading, ("name", "description", "origin", "note"), rows, diagnostics, tools)
+    return listing(heading, *table, diagnostics, tools)
 
 
 def hooks_listing(session: TurnSession, args: list[str]) -> CommandOutput:
@@ -73,9 +67,8 @@ def hooks_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     hooks = [catalog.hooks[name] for name in sorted(catalog.hooks)]
     where = catalog.home / "hooks"
     heading = f"{count(len(hooks), 'hook')} in {where}:" if hooks else f"No usable hooks in {where}."
-    rows = [(hook.name, ", ".join(hook.points), in_home(session, hook.path)) for hook in hooks]
     diagnostics = [d for d in catalog.diagnostics if d.source == "extensions:hook"]
-    return listing(heading, ("name", "points", "path"), rows, diagnostics, hooks)
+    return listing(heading, *hook_table(hooks, lambda path: in_home(session, path)), diagnostics, hooks)
 
 
 def in_home(session: TurnSession, path: str) -> str:

@@ -1,5 +1,10 @@
 """What a ``%rienda`` command shows (:class:`CommandOutput`), and listings in a cell: a
-heading, a table as text and as Markdown, diagnostics."""
+heading, a table as text and as Markdown, diagnostics.
+
+The tables of sessions, agents, tools and hooks are made here once (:func:`session_table`,
+:func:`agent_table`, :func:`tool_table`, :func:`hook_table`: their columns and rows), for
+every front end that lists them: ``%rienda sessions``, ``/sessions`` and ``rienda sessions``
+show the same table."""
 
 from __future__ import annotations
 
@@ -7,10 +12,12 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..engine import BuiltinTool, Catalog, Diagnostic, McpTool, Tool
+from ..engine import Agent, BuiltinTool, Catalog, Diagnostic, Hook, McpTool, SessionInfo, Tool
 
-__all__ = ["CommandOutput", "count", "escape", "listing", "mark", "markdown_table", "one_line", "text_table",
-           "tool_rows"]
+__all__ = ["CommandOutput", "Table", "agent_table", "count", "escape", "hook_table", "listing", "mark",
+           "markdown_table", "one_line", "session_table", "text_table", "tool_rows", "tool_table"]
+
+Table = tuple[tuple[str, ...], list[tuple[object, ...]]]  # a table's column headers and its rows
 
 
 @dataclass(frozen=True)
@@ -94,3 +101,41 @@ def tool_rows(catalog: Catalog, in_home: Callable[[str], str]) -> tuple[list[Too
         shadowed = "the MCP server's tool" if tool.name.startswith("mcp__") else "the built-in"
         rows.append((tool.name, tool.description, origin, f"shadows {shadowed}" if tool.name in catalog.shadowed else ""))
     return tools, rows
+
+
+def tool_table(catalog: Catalog, in_home: Callable[[str], str]) -> tuple[list[Tool], Table]:
+    """:func:`tool_rows` with the columns' headers."""
+    tools, rows = tool_rows(catalog, in_home)
+    return tools, (("name", "description", "origin", "note"), list(rows))
+
+
+def session_table(infos: Sequence[SessionInfo], current: str | None = None, *, marked: bool = False) -> Table:
+    """Saved sessions as every front end lists them: id, agent, model, messages, title, and
+    ``sub-agent of`` when one of them is a sub-agent's; ``marked``: a first column with ``*``
+    for the ``current`` one."""
+    columns: tuple[str, ...] = ("id", "agent", "model", "messages", "title")
+    rows: list[tuple[object, ...]] = [(info.id, info.agent, info.model, info.messages, info.title) for info in infos]
+    if any(info.parent_session_id for info in infos):  # a sub-agent's session names the session that started it
+        columns += ("sub-agent of",)
+        rows = [(*row, info.parent_session_id or "") for row, info in zip(rows, infos)]
+    return _marked((columns, rows), [info.id == current for info in infos]) if marked else (columns, rows)
+
+
+def agent_table(agents: Sequence[Agent], in_home: Callable[[str], str], current: str | None = None, *,
+                marked: bool = False) -> Table:
+    """Agents as every front end lists them: id, model, description, file (``built-in`` for
+    the default agent); ``marked``: a first column with ``*`` for the ``current`` one."""
+    rows: list[tuple[object, ...]] = [(agent.id, agent.model_label, agent.description,
+                                       in_home(agent.path) if agent.path else "built-in") for agent in agents]
+    table: Table = (("id", "model", "description", "file"), rows)
+    return _marked(table, [agent.id == current for agent in agents]) if marked else table
+
+
+def hook_table(hooks: Sequence[Hook], in_home: Callable[[str], str]) -> Table:
+    """Hooks as every front end lists them: name, the points it handles, its file."""
+    return ("name", "points", "path"), [(hook.name, ", ".join(hook.points), in_home(hook.path)) for hook in hooks]
+
+
+def _marked(table: Table, current: Sequence[bool]) -> Table:
+    columns, rows = table
+    return ("", *columns), [(mark(flag), *row) for flag, row in zip(current, rows)]

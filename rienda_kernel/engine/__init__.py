@@ -55,6 +55,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "common.hints": ("did_you_mean",),
     "common.imports": ("import_module", "prewarm"),
     "common.json_value": ("JSON", "JSONObject"),
+    "common.text": ("repair",),
     "runtime.loop": ("RunResult",),
     "providers.choice": ("NoModelError",),
     "runtime.conversation": ("Conversation",),
@@ -66,6 +67,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "runtime.rienda": ("CONFIRM_ENV", "Rienda", "SavedExtension"),
     "sandbox.workers": ("Sandbox", "shared_sandbox", "warm_shared_sandbox"),
     "secrets": ("redact_config", "scrub", "scrub_text"),
+    "sessions.compaction.plan": ("pruned_and_folded",),
     "sessions.compaction.use": ("ContextUse",),
     "sessions.fill": ("ContextFill",),
     "sessions.messages": ("Message", "MessageMeta", "SubagentLink", "ToolCall", "Usage"),
@@ -120,6 +122,7 @@ if TYPE_CHECKING:
     from .common.hints import did_you_mean as did_you_mean
     from .common.imports import import_module as import_module, prewarm as prewarm
     from .common.json_value import JSON as JSON, JSONObject as JSONObject
+    from .common.text import repair as repair
     from .runtime.loop import RunResult as RunResult
     from .providers.choice import NoModelError as NoModelError
     from .runtime.conversation import Conversation as Conversation
@@ -136,6 +139,7 @@ if TYPE_CHECKING:
         Sandbox as Sandbox, shared_sandbox as shared_sandbox, warm_shared_sandbox as warm_shared_sandbox,
     )
     from .secrets import redact_config as redact_config, scrub as scrub, scrub_text as scrub_text
+    from .sessions.compaction.plan import pruned_and_folded as pruned_and_folded
     from .sessions.compaction.use import ContextUse as ContextUse
     from .sessions.fill import ContextFill as ContextFill
     from .sessions.messages import (

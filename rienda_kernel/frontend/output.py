@@ -51,6 +51,13 @@ class Reader:
             places += [(folder, "~") for folder in _spellings(home)]
         self._places = [(re.compile(rf"(?<!{_PATH_CHAR}){re.escape(where)}(/|(?![\w.-]))"), instead)
                         for where, instead in places if where not in ("", "/")]
+        self._whole: list[str] = []  # folders whose paths are never made relative
+
+    def keep_whole(self, folder: str | os.PathLike[str]) -> None:
+        """Show every path inside ``folder`` whole (``~/`` at most), never relative to the
+        current folder: for a command line a reader may copy and run from anywhere (the
+        demo's ``rienda --home ~/.local/share/rienda/demo/home show last``)."""
+        self._whole += _spellings(os.fspath(folder))
 
     def text(self, text: str) -> str:
         """``text`` as the reader sees it: scrubbed, encodable, paths shortened."""
@@ -59,7 +66,7 @@ class Reader:
             text = _SURROGATE.sub("\ufffd", text)
         for pattern, instead in self._places:
             if pattern.search(text):
-                text = pattern.sub(partial(_shortened, instead=instead), text)
+                text = pattern.sub(partial(_shortened, instead=instead, whole=self._whole), text)
         return text
 
     def value(self, value: JSON) -> JSON:
@@ -84,13 +91,21 @@ def _current_folder() -> str:
 
 
 def _spellings(folder: str) -> list[str]:
-    """``folder`` and its resolved form (a symlinked temporary folder), longest first."""
-    spelled = {os.path.normpath(folder), os.path.realpath(folder)}
+    """``folder`` and its resolved form (a symlinked temporary folder), longest first, as
+    :meth:`Reader.text` has them once their bytes that are not UTF-8 are U+FFFD."""
+    spelled = {_SURROGATE.sub("\ufffd", os.path.normpath(folder)), _SURROGATE.sub("\ufffd", os.path.realpath(folder))}
     return sorted(spelled, key=len, reverse=True)
 
 
-def _shortened(match: re.Match[str], instead: str | None) -> str:
+_PATH = re.compile(rf"{_PATH_CHAR}+")
+
+
+def _shortened(match: re.Match[str], instead: str | None, whole: list[str]) -> str:
     slash = match.group(1)
+    if instead is None and whole:  # made relative, unless the whole path is inside a folder kept whole
+        path = _PATH.match(match.string, match.start())
+        if path and any(path.group() == folder or path.group().startswith(folder + "/") for folder in whole):
+            return match.group()
     if instead is None:
         return "" if slash else "."
     return instead + slash

@@ -17,6 +17,7 @@ from ..engine import (
     RunEndRecord,
     StoppedRecord,
     UnknownRecord,
+    pruned_and_folded,
 )
 from .hook_actions import hook_action
 from .previews import PREVIEW_LINES, preview
@@ -210,7 +211,7 @@ def _compaction_lines(record: CompactionRecord, full: bool) -> str:
     if record.outcome in ("compacted", "rejected"):
         parts.append(f"{record.tokens_before:,} → {record.tokens_after:,} tokens"
                      + (f" of {record.window:,}" if record.window else ""))
-        parts.append(f"pruned {_count(record.pruned_count, 'tool result')}, folded {_count(record.folded_count, 'message')}")
+        parts.append(pruned_and_folded(record.pruned_count, record.folded_count))
     if record.by:
         parts.append(f"by hook {record.by}")
     parts += record.hooks
@@ -221,7 +222,3 @@ def _compaction_lines(record: CompactionRecord, full: bool) -> str:
         more = shown.more_line("--full shows the whole summary")
         line += "\n" + "\n".join(f"      {text}".rstrip() for text in shown.lines + ([more] if more else []))
     return line
-
-
-def _count(number: int, thing: str) -> str:
-    return f"{number:,} {thing}{'s' * (number != 1)}"

@@ -63,7 +63,9 @@ def test_a_run_past_the_window_says_its_compaction_in_one_line_on_stderr(long_se
     assert "✎" not in done.stderr  # the hooks' rewrites are named in that line, not again on their own
     shown = rienda(home, work, "show", session)
     [record] = [line for line in shown.stdout.splitlines() if line.startswith("-- compaction")]
-    assert record.startswith("-- compaction (auto): compacted; ") and " messages; team: added instructions" in record
+    folded = line.split("; ")[1]  # the run's line and the record say what it did in the same words
+    assert folded.startswith("folded ") and folded.endswith(" messages into a summary"), line
+    assert record.startswith("-- compaction (auto): compacted; ") and f"; {folded}; team: added instructions" in record
     assert " more lines (--full shows the whole summary)" in shown.stdout
     assert "RULE" in rienda(home, work, "show", session, "--full").stdout
 

@@ -8,6 +8,7 @@ guard is skipped (H19) and the command runs."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,11 @@ POLICY_GUARD = """module.exports = {
   },
 };"""
 FAILED = "hook guard failed and fails closed, so the call is refused: FileNotFoundError: no such file: policy.json"
+
+
+def failed_in(work: Path) -> str:
+    """FAILED as JSON has it: the path whole, as it resolved (no reader to shorten it)."""
+    return FAILED.removesuffix("policy.json") + str(work / "policy.json")
 
 
 @pytest.fixture
@@ -78,8 +84,8 @@ def test_H19_fail_closed_run_json_carries_the_decision_with_its_error(dirs):
     events = [json.loads(line) for line in done.stdout.splitlines()]
     [decision] = [e for e in events if e["type"] == "hook_decision"]
     assert (decision["hook"], decision["effect"], decision["failed_closed"]) == ("guard", "refused", True)
-    assert decision["error"].startswith("FileNotFoundError: no such file: policy.json")
-    assert decision["reason"].startswith(FAILED) and decision["call_id"] == "call_1_1"
+    assert decision["error"].startswith(f"FileNotFoundError: no such file: {work / 'policy.json'}")
+    assert decision["reason"].startswith(failed_in(work)) and decision["call_id"] == "call_1_1"
     [started] = [e for e in events if e["type"] == "tool_call"]
     assert started["refused_by"] == "guard"
     assert (work / "victim" / "keep.txt").exists()
@@ -122,7 +128,7 @@ def test_H19_without_the_opt_in_the_guard_is_skipped_and_replay_with_it_says_now
     now = rienda(home, work, "replay", session, "--json")
     assert now.returncode == 1, now.stdout + now.stderr
     [difference] = json.loads(now.stdout)["calls"][0]["differences"]
-    assert difference.startswith(f"now refused by hook guard: {FAILED}")
+    assert difference.startswith(f"now refused by hook guard: {failed_in(work)}")
 
 
 def test_fail_closed_naming_a_hook_the_agent_does_not_run_is_one_line_with_file_and_line(dirs):
@@ -163,7 +169,7 @@ def test_a_leads_fail_closed_guard_refuses_its_sub_agents_call_when_it_breaks(tm
     assert now.returncode == 1, now.stdout + now.stderr
     assert now.stdout.splitlines()[1:5:3] == ["≠ agent [call_1_1]: its sub-agent's replay differs",
                                               "        no longer refused (was refused by hook guard, failing closed: "
-                                              "FileNotFoundError: no such file: policy.json (policy.json) (at "
+                                              "FileNotFoundError: no such file: policy.json (at "
                                               f"{home / 'hooks' / 'guard' / 'index.js'}:4:40))"]
 
 
@@ -188,6 +194,6 @@ def test_rienda_hook_with_the_agent_shows_the_guard_failing_closed(dirs):
     as_json = json.loads(rienda(home, work, "hook", "guard", "beforeToolExecute", payload, "--agent", "careful",
                                 "--json").stdout)
     assert (as_json["ok"], as_json["effect"], as_json["failed_closed"]) == (False, "refused", True)
-    assert as_json["outcome"]["reason"].startswith(FAILED)
+    assert as_json["outcome"]["reason"].startswith(failed_in(work))
     plain = rienda(home, work, "hook", "guard", "beforeToolExecute", payload)  # the default agent: H19
     assert plain.stdout.splitlines()[1] == "  threw: a run reports it and goes on as if the hook returned nothing"

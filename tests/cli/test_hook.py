@@ -132,7 +132,7 @@ def test_the_text_report_says_what_it_returned_and_changed(home, tmp_path):
     assert done.stdout.splitlines() == [
         'every.beforeToolExecute returned {"arguments": {"url": "https://example.org"}} in '
         + done.stdout.split(" in ")[1].split("\n")[0],
-        '  rewrote arguments.url: "http://example.org" -> "https://example.org"',
+        '  rewrote arguments.url: "http://example.org" → "https://example.org"',  # the arrow of every other line
         '  now: {"allow": true, "arguments": {"url": "https://example.org"}}',
     ]
 

@@ -78,9 +78,10 @@ def test_tools_and_hooks_list_with_diagnostics(tmp_path):
     (home / "tools" / "shell" / "index.js").write_text(
         'module.exports = { description: "Mine.", parameters: { type: "object" }, execute: () => "" };')
     tools = rienda("tools", home=home)
-    assert "shell\tMine.\t" in tools.stdout and "(shadows the built-in)" in tools.stdout
+    [shell] = [row for row in cli.table_rows(tools.stdout) if row["name"] == "shell"]
+    assert (shell["description"], shell["note"]) == ("Mine.", "shadows the built-in")
     hooks = rienda("hooks", home=home)
-    assert hooks.stdout.startswith("typo\tafterRun\t")
+    assert [(row["name"], row["points"]) for row in cli.table_rows(hooks.stdout)] == [("typo", "afterRun")]
     assert "did you mean 'beforeToolExecute'?" in hooks.stderr
 
 

@@ -14,6 +14,7 @@ import textwrap
 import pytest
 import yaml
 
+from ..helpers.cli import table_rows
 from ..helpers.mcp_servers import gone, lab_server, pids, quitter_server, time_server, traces, wait_until, write_config
 from ..helpers.pipes import read_until
 
@@ -56,13 +57,14 @@ def test_rienda_tools_lists_each_servers_tools_after_the_others_and_says_which_s
     home, work, lab = setup
     done = rienda(home, work, "tools")
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    names = [line.split("\t")[0] for line in lines]
+    rows = table_rows(done.stdout)
+    names = [row["name"] for row in rows]
     assert names[:5] == ["agent", "http", "read", "shell", "write"]
     assert names[5:] == sorted(names[5:]) and names.index("mcp__lab__big") < names.index("mcp__time__convert_time")
-    assert "mcp__time__convert_time\tConvert time between timezones\t[MCP server time]" in lines
-    assert ("mcp__lab__double\tDoubles a whole number (and notes the call in LAB_DIR/calls).\t[MCP server lab]"
-            in lines)
+    assert {"name": "mcp__time__convert_time", "description": "Convert time between timezones",
+            "origin": "MCP server time", "note": ""} in rows
+    assert {"name": "mcp__lab__double", "description": "Doubles a whole number (and notes the call in LAB_DIR/calls).",
+            "origin": "MCP server lab", "note": ""} in rows
     assert ("diagnostic: MCP server 'quitter' (" in done.stderr
             and "its stderr ended: quitter: no API token given" in done.stderr)
     assert "Traceback" not in done.stderr

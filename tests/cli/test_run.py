@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ..helpers.cli import rienda
+from ..helpers.cli import rienda, table_rows
 from ..helpers.homes import only_session_lines, write_script
 from ..helpers.pipes import read_until
 from ..helpers.processes import alive, wait_for_file
@@ -120,10 +120,10 @@ def test_sessions_show_and_resume(setup):
     home, work = setup
     write_script(work, [{"text": "first"}, {"text": "second"}])
     rienda(home, work, "run", "hello there")
-    listed = rienda(home, work, "sessions").stdout.splitlines()
-    assert len(listed) == 1
-    session_id, agent, model, count, title = listed[0].split("\t")
-    assert (agent, model, count, title) == ("default", "scripted/script.yaml", "2 messages", "hello there")
+    [listed] = table_rows(rienda(home, work, "sessions").stdout)
+    session_id = listed["id"]
+    assert listed == {"id": session_id, "agent": "default", "model": "scripted/script.yaml", "messages": "2",
+                      "title": "hello there"}
     resumed = rienda(home, work, "run", "--session", session_id, "again")
     assert resumed.stdout == "second\n"
     shown = rienda(home, work, "show", session_id).stdout
@@ -135,8 +135,7 @@ def test_agents_lists_the_builtin_default_and_files(setup):
     home, work = setup
     (home / "agents" / "broken.md").write_text("no front matter\n")
     done = rienda(home, work, "agents")
-    ids = [line.split("\t")[0] for line in done.stdout.splitlines()]
-    assert ids == ["default", "pub"]
+    assert [row["id"] for row in table_rows(done.stdout)] == ["default", "pub"]
     assert "broken.md" in done.stderr
 
 

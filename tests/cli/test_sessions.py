@@ -13,6 +13,7 @@ import pytest
 
 from rienda_kernel.engine import NonInteractiveUI, Rienda
 
+from ..helpers.cli import table_rows
 from ..helpers.trees import delegate, write_agent, write_script
 
 
@@ -50,7 +51,7 @@ def sessions(home: Path, work: Path, *args: str) -> subprocess.CompletedProcess:
 
 def listed(done: subprocess.CompletedProcess) -> list[str]:
     assert done.returncode == 0, done.stderr
-    return [line.split("\t")[0] for line in done.stdout.splitlines()]
+    return [row["id"] for row in table_rows(done.stdout)]
 
 
 def test_agent_and_n_choose_what_is_listed(saved):
@@ -98,4 +99,5 @@ def test_rm_of_a_session_a_run_is_writing_is_refused_in_one_line(saved):
 def test_sessions_takes_rm_or_nothing(saved):
     home, work, _ = saved
     done = sessions(home, work, "remove", "x")
-    assert done.returncode == 1 and "takes rm and the sessions to remove" in done.stderr
+    assert (done.returncode, done.stderr) == (2, "rienda: sessions takes rm and the sessions to remove, not 'remove x'; "
+                                                 "rienda sessions --help shows the usage\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..helpers.cli import rienda
+from ..helpers.cli import rienda, table_rows
 from ..helpers.homes import write_script
 
 CALL = {"text": "Publishing.", "tool_calls": [{"name": "publish", "arguments": {"n": 1, "where": "prod"}}],
@@ -17,7 +17,7 @@ def two_runs(home, work) -> str:
     write_script(work, [CALL, {"error": "the model fell over"}])
     rienda(home, work, "run", "--agent", "pub", "--yes", "publish it")
     write_script(work, [CALL, {"text": "Done.", "usage": {"input_tokens": 20, "output_tokens": 2}}])
-    session_id = rienda(home, work, "sessions").stdout.split("\t")[0]
+    [session_id] = [row["id"] for row in table_rows(rienda(home, work, "sessions").stdout)]
     assert rienda(home, work, "run", "--session", session_id, "again").returncode == 0
     return session_id
 

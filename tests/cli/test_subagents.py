@@ -14,6 +14,7 @@ import sys
 
 import pytest
 
+from ..helpers.cli import table_rows
 from ..helpers.pipes import read_until
 from ..helpers.trees import (
     delegate,
@@ -151,8 +152,8 @@ def test_show_links_the_parent_and_the_child_both_ways(dirs):
     child_view = rienda(home, work, "show", child).stdout.splitlines()
     assert child_view[1] == f"sub-agent of session {top} (call call_1_1, depth 1); rienda show {top} shows its lead"
     assert "    ✋ hook guard refused the call: rm -rf refused by the lead's guard [depth 1]" in child_view
-    listed = rienda(home, work, "sessions").stdout.splitlines()
-    assert [line.endswith(f"\tsub-agent of {top}") for line in listed] == [False, True]
+    listed = table_rows(rienda(home, work, "sessions").stdout)
+    assert [row["sub-agent of"] for row in listed] == ["", top]
     resumed = rienda(home, work, "run", "--session", child, "again")
     assert resumed.returncode == 1
     assert f"session {child} is a sub-agent's run, started by session {top}: resume that session instead" in (

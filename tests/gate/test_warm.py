@@ -125,9 +125,10 @@ def test_rienda_gate_decides_itself_without_a_server_starts_one_and_the_server_a
 
 def test_rienda_gate_hands_words_it_does_not_take_to_the_full_command(home, env):
     done = lean(home, env, "--bogus")
-    assert done.returncode == 2 and b"unrecognized arguments: --bogus" in done.stderr and done.stdout == b""
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, b"", b"rienda: gate has no option --bogus; rienda gate --help lists its options\n")
     done = lean(home, env, "--timeout", "soon")
-    assert done.returncode == 2 and b"invalid float value: 'soon'" in done.stderr
+    assert done.returncode == 2 and b"--timeout must be a number, got 'soon'" in done.stderr
 
 
 SPILL = 'module.exports = { beforeToolExecute(ctx) { return { allow: false, reason: "key " + ctx.env.TEAM_API_KEY }; } };'

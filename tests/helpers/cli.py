@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,3 +24,14 @@ def popen_rienda(home: Path, cwd: Path | None, *args: str, **kwargs: Any) -> sub
     env = {**os.environ, "RIENDA_HOME": str(home)}
     return subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def table_rows(stdout: str) -> list[dict[str, str]]:
+    """A listing's table as ``rienda sessions``, ``agents``, ``tools``, ``hooks`` print it,
+    read back: one dict a row, by column header (a column starts where its header does)."""
+    lines = stdout.splitlines()
+    if not lines:
+        return []
+    heads = [(found.start(), found.group()) for found in re.finditer(r"\S+(?: \S+)*", lines[0])]
+    ends = [start for start, _ in heads[1:]] + [None]
+    return [{name: line[start:end].strip() for (start, name), end in zip(heads, ends)} for line in lines[1:]]

@@ -23,6 +23,7 @@ from rienda_kernel.engine.providers import PROVIDERS
 from rienda_kernel.engine.sessions.store import SessionInfo
 from rienda_kernel.jupyter.completion import complete
 from rienda_kernel.commands.session import TurnSession
+from rienda_kernel.commands.tables import escape
 
 from ..helpers.homes import write_agent_file, write_extension
 
@@ -225,6 +226,18 @@ def test_sessions_lists_oldest_first_and_marks_the_current_one(nb, home):
     assert md[3] == "|---|---|---|---|---|---|"
     assert md[4] == f"|  | {first} | default | scripted/script.yaml | 2 | hello \\| there |"
     assert md[5] == f"| \\* | {second} | pub | scripted/script.yaml | 2 | publish it |"
+
+
+def test_sessions_names_each_file_it_left_out_in_text_and_markdown(nb, home):
+    """%rienda sessions in a notebook, /sessions in rienda chat (tests/cli/test_unusable_sessions.py):
+    the same listing, its diagnostics naming each file of the folder it could not use."""
+    first = prompt(nb, "hello")
+    (home / "sessions" / "20990101-000000-000000-dir0.jsonl").mkdir()
+    out = run(nb, "sessions")
+    assert [info.id for info in out.value] == [first]
+    said = f"{home / 'sessions' / '20990101-000000-000000-dir0.jsonl'} is a folder, not a session file"
+    assert out.text.endswith(f"Diagnostics (1):\n  - {said}")
+    assert out.markdown.endswith(f"**Diagnostics (1)**\n\n- {escape(said)}")
 
 
 def test_resume_says_agent_model_and_count_and_continues(nb, work):

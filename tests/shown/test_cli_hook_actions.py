@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from ..helpers.cli import table_rows
 from ..helpers.hook_walk import JSON_COMMAND, THROW_AT, walk_home
 from ..helpers.homes import scripted_home, write_agent, write_extension, write_script
 
@@ -179,7 +180,7 @@ def test_show_has_each_confirms_answer_under_its_call(tmp_path):
     write_script(work, [{"text": "", "tool_calls": [{"name": "publish", "arguments": {}}]}, {"text": "ok"},
                         {"text": "", "tool_calls": [{"name": "publish", "arguments": {}}]}, {"text": "ok"}])
     assert rienda(home, work, "run", "--agent", "pub", "--yes", "go").returncode == 0
-    session = rienda(home, work, "sessions").stdout.split("\t")[0]
+    [session] = [row["id"] for row in table_rows(rienda(home, work, "sessions").stdout)]
     assert rienda(home, work, "run", "--session", session, "--confirm", "deny", "again").returncode == 0
     lines = rienda(home, work, "show", session).stdout.splitlines()
     assert [line for line in lines if "confirm" in line] == ["    ✓ confirm 'Publish': allowed (auto-approve)",

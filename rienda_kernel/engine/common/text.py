@@ -10,6 +10,8 @@ boundary where foreign text enters (the V8 bridge, a provider's stream) passes i
 from __future__ import annotations
 
 import re
+from typing import overload
+
 from .json_value import JSON
 
 __all__ = ["REPLACEMENT", "repair"]
@@ -18,6 +20,10 @@ REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
+@overload
+def repair(value: str) -> str: ...
+@overload
+def repair(value: JSON) -> JSON: ...
 def repair(value: JSON) -> JSON:
     """``value`` with every lone surrogate in its strings (dict keys included, deeply through
     dicts, lists and tuples) replaced by U+FFFD, and surrogate pairs joined. Well-formed text is returned as is (the

@@ -2,8 +2,9 @@
 
 Relative paths resolve against the workspace directory; absolute paths and ``~`` are
 honoured as given (extensions are trusted, there is no jail). Failures are Python's
-own ``OSError`` subclasses whose message names the path as the caller wrote it and
-the path it resolved to, e.g. ``no such file: notes.txt (/tmp/w/notes.txt)``.
+own ``OSError`` subclasses whose message names the path once, as it resolved (absolute:
+the model knows where it looked; a front end shows it as its reader sees it), e.g. ``no
+such file: /tmp/w/notes.txt``.
 
 Bounds: :meth:`Workspace.read` reads at most :data:`READ_CAP` bytes (a larger file, or a
 FIFO or device that gives more, is an error: no extension could hold it anyway), and
@@ -69,7 +70,7 @@ class Workspace:
         target = self.resolve(path)
         data = self._bytes(path, target, READ_CAP + 1)
         if len(data) > READ_CAP:
-            error = OSError(f"file too large: {path} ({target}) holds more than {READ_CAP // (1024 * 1024)} MiB, "
+            error = OSError(f"file too large: {target} holds more than {READ_CAP // (1024 * 1024)} MiB, "
                             "the most one read returns")
             error.errno = errno.EFBIG
             raise error
@@ -95,7 +96,7 @@ class Workspace:
         try:
             return self._blocking(f"reading {given}", read)
         except OSError as exc:
-            raise _described(exc, given, target) from exc
+            raise _described(exc, target) from exc
 
     def write(self, path: str, text: str) -> None:
         """Replace the file's contents with ``text`` as UTF-8, creating parent directories.
@@ -117,7 +118,7 @@ class Workspace:
         try:
             self._blocking(f"writing {path}", write)
         except OSError as exc:
-            raise _described(exc, path, target) from exc
+            raise _described(exc, target) from exc
 
     def exists(self, path: str) -> bool:
         """True if something (file, directory...) exists at ``path``."""
@@ -135,7 +136,7 @@ class Workspace:
         try:
             names = self._blocking(f"listing {dir}", scan)
         except OSError as exc:
-            raise _described(exc, dir, target, missing="no such directory") from exc
+            raise _described(exc, target, missing="no such directory") from exc
         return sorted(names)
 
 
@@ -182,10 +183,11 @@ def _existing_mode(path: Path) -> int | None:
     return stat.S_IMODE(info.st_mode)
 
 
-def _described(exc: OSError, given: str, resolved: Path, *, missing: str = "no such file") -> OSError:
-    """The same kind of error, with a message naming both the given and resolved path."""
+def _described(exc: OSError, resolved: Path, *, missing: str = "no such file") -> OSError:
+    """The same kind of error, with a message naming the path once, as it resolved (a
+    relative path given is plain from it: it is under the workspace)."""
     kind = type(exc) if type(exc) in _PHRASES else OSError
     phrase = missing if kind is FileNotFoundError else _PHRASES.get(kind) or (exc.strerror or str(exc)).lower()
-    error = kind(f"{phrase}: {given} ({resolved})")
+    error = kind(f"{phrase}: {resolved}")
     error.errno = exc.errno
     return error

@@ -114,11 +114,13 @@ Chunk = TextChunk | ThinkingChunk | ToolCallChunk | UsageChunk | VendorStateChun
 class Provider(ABC):
     """One model vendor (or the scripted model). Instances may be reused across turns."""
 
-    def preflight(self, model: str, options: Mapping[str, JSON], where: str) -> None:
-        """Check what can be checked before a run saves anything: the key is set, the
-        agent's ``options`` (read from ``where``, e.g. the agent file) are known and well
-        formed. Raises :class:`ConfigError` naming ``where`` and the option, or
-        :class:`ProviderError` naming the missing key's variable."""
+    def preflight(self, model: str, options: Mapping[str, JSON], where: str, *, workdir: Path) -> None:
+        """Check, before a run saves anything, whatever can fail before the first request:
+        the key is set and fits in a header, the URL is one, a file the model names (the
+        scripted model's script, relative to ``workdir``) can be read, the agent's
+        ``options`` (read from ``where``, e.g. the agent file) are known and well formed.
+        Raises :class:`ConfigError` naming ``where`` and the option (or the file, the
+        setting), or :class:`ProviderError` naming the key's variable."""
         if options:
             raise ConfigError(f"{where}: options: this model takes no options "
                               f"(got {', '.join(sorted(options))})")

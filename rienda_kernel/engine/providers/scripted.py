@@ -99,15 +99,15 @@ def _check_item(item: JSON, where: str) -> None:
 class ScriptedProvider(Provider):
     """Answers from a script file; never touches the network."""
 
-    def preflight(self, model: str, options: Mapping[str, JSON], where: str) -> None:
-        """The agent's options are checked as a real endpoint would (a typo fails here
-        too), then ignored: the script decides what the model says."""
+    def preflight(self, model: str, options: Mapping[str, JSON], where: str, *, workdir: Path) -> None:
+        """The script can be read and is one (:func:`load_script`'s ConfigError otherwise);
+        the agent's options are checked as a real endpoint would (a typo fails here too),
+        then ignored: the script decides what the model says."""
+        load_script(_script_path(model, workdir))
         check_options(options, REQUEST_OPTIONS, f"{where}: options")
 
     def stream(self, request: ModelRequest, cancel: CancelToken) -> Iterator[Chunk]:
-        path = Path(request.model).expanduser()
-        if not path.is_absolute():
-            path = request.workdir / path
+        path = _script_path(request.model, request.workdir)
         if request.purpose == "compaction":
             yield TextChunk(scripted_summary(request))
             return
@@ -122,6 +122,12 @@ class ScriptedProvider(Provider):
         if "usage" not in item and "context_window" in request.options:
             item = {**item, "usage": _estimated_usage(request, item)}
         yield from _respond(item, turn, cancel)
+
+
+def _script_path(model: str, workdir: Path) -> Path:
+    """The script file ``scripted/MODEL`` names: MODEL, ``~`` expanded, relative to ``workdir``."""
+    path = Path(model).expanduser()
+    return path if path.is_absolute() else workdir / path
 
 
 def scripted_summary(request: ModelRequest) -> str:

@@ -28,11 +28,12 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Generator, Iterator, Mapping
+from pathlib import Path
 from typing import ClassVar, Literal, assert_never
 
 from .. import http
 from ..cancel import CancelToken
-from ..errors import ContextOverflow, Interrupted, ProviderError
+from ..errors import ConfigError, ContextOverflow, Interrupted, ProviderError
 from ..secrets import scrub_url
 from ..common.json_value import JSON, JSONObject
 from ..http import httpx
@@ -142,9 +143,21 @@ class HttpProvider(Provider):
 
     # -- before and during the exchange ------------------------------------------------------
 
-    def preflight(self, model: str, options: Mapping[str, JSON], where: str) -> None:
-        """The key is there (when one is needed) and the agent's options are known."""
-        self.api_key(model)
+    def preflight(self, model: str, options: Mapping[str, JSON], where: str, *, workdir: Path) -> None:
+        """The key is there (when one is needed) and fits in an HTTP header, the URL is an
+        http(s) URL, and the agent's options are known."""
+        key = self.api_key(model)
+        odd = next((index for index, char in enumerate(key) if not " " <= char <= "~"), None)
+        if odd is not None:  # the character is not shown: it is part of a secret
+            raise ProviderError(f"the API key in ${self.api_key_env} holds a character an HTTP header cannot carry "
+                                f"(character {odd + 1} of {len(key)}); set the variable again")
+        url = self.url()
+        try:
+            parsed = httpx.URL(url)
+        except (httpx.InvalidURL, UnicodeError) as exc:
+            raise ConfigError(f"{scrub_url(url)} is not a URL ({exc}); {self.url_source()}") from exc
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise ConfigError(f"{scrub_url(url)} is not an http:// or https:// URL; {self.url_source()}")
         check_options(options, self.request_options, f"{where}: options")
 
     def request_options_for(self, request: ModelRequest) -> JSONObject:

@@ -36,7 +36,7 @@ from ..home.agents import Agent
 from ..providers import ModelRequest, Provider, ToolSpec
 from ..providers.collect import Partial, stream_response
 from ..providers.overflow import overflow_line
-from ..sessions.compaction.plan import Plan, plan_compaction, view_tokens
+from ..sessions.compaction.plan import Plan, plan_compaction, pruned_and_folded, view_tokens
 from ..sessions.compaction.settings import CompactionSettings
 from ..sessions.compaction.summary import SYSTEM, summary_prompt
 from ..sessions.compaction.view import Compacted, request_messages
@@ -344,12 +344,8 @@ def _compacted_line(reason: CompactionReason, before: int, after: int, window: i
     """``compacted (auto): 1,850 → 620 tokens of 2,048; pruned 3 tool results, folded 12
     messages into a summary; team-rules: added instructions``."""
     of = f" of {window:,}" if window else ""
-    done = []
-    if plan.pruned:
-        done.append(f"pruned {len(plan.pruned)} tool result{'s' * (len(plan.pruned) != 1)}")
-    if plan.folded:
-        done.append(f"folded {len(plan.folded)} message{'s' * (len(plan.folded) != 1)} into a summary")
-    return "; ".join([f"compacted ({reason}): {before:,} → {after:,} tokens{of}", ", ".join(done), *acted])
+    done = pruned_and_folded(len(plan.pruned), len(plan.folded))
+    return "; ".join([f"compacted ({reason}): {before:,} → {after:,} tokens{of}", done, *acted])
 
 
 def _besides(setup: Compactable) -> list[str]:

@@ -226,23 +226,37 @@ class Conversation:
         inherited = self.link.hooks if self.link else ()
         hooks = tuple(dict.fromkeys([*(hook.name for hook in inherited), *agent.hooks]))  # a hook both declare runs once
         provider = self._recorded(provider, model_id, ui, hooks, agent.system)
-        provider.preflight(model_name, agent.options, agent.path or f"the built-in agent {agent.id!r}")
+        provider.preflight(model_name, agent.options, agent.path or f"the built-in agent {agent.id!r}",
+                           workdir=self.rienda.workdir)
         max_turns = self._max_turns(agent, config)
-        writer = self._open_writer(agent, model_id)
-        link = self.link
-        run = RunContext(
-            workdir=self.rienda.workdir,
-            ui=ui,
-            session={"id": self.session_id},
-            agent={**agent.to_ctx(), "model": model_id},
-            config=config.for_extensions(),
-            subagent=link.ctx() if link else None,
-            subagents=Subagents.of(self.rienda, agent, config, catalog, writer.id, ui, link, self.max_turns),
-        )
         self._compaction_settings(config, ui)
+        created = self.session_id is None
+        writer = self._open_writer(agent, model_id)  # the last step that can fail: a failed setup saves nothing
+        link = self.link
+        try:
+            run = RunContext(
+                workdir=self.rienda.workdir,
+                ui=ui,
+                session={"id": self.session_id},
+                agent={**agent.to_ctx(), "model": model_id},
+                config=config.for_extensions(),
+                subagent=link.ctx() if link else None,
+                subagents=Subagents.of(self.rienda, agent, config, catalog, writer.id, ui, link, self.max_turns),
+            )
+        except BaseException:
+            self._abandon(writer, created)
+            raise
         return TurnSetup(writer.id, agent, model_id, provider, model_name, catalog,
                          self.rienda.sandbox_on_use, run, writer, self.messages, link.approvals if link else self.approvals,
                          max_turns=max_turns, inherited_hooks=link.hooks if link else (), compaction=self.compaction)
+
+    def _abandon(self, writer: SessionWriter, created: bool) -> None:
+        """A setup that failed after ``writer`` opened the session: released, and the file
+        removed when this setup ``created`` it (it holds the header alone)."""
+        writer.close()
+        if created:
+            writer.path.unlink(missing_ok=True)
+            self.session_id = None
 
     def _provider(self, model_id: str, agent: Agent, config: Config) -> tuple[Provider, str]:
         """The model's provider and name; a model the agent file names that has none is an

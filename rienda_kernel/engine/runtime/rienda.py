@@ -33,7 +33,7 @@ from ..sandbox.workers import Sandbox, shared_sandbox
 from .conversation import DEFAULT_MAX_TURNS, Conversation
 from .seams import Link
 from ..sessions.reading import LoadedSession
-from ..sessions.store import SessionInfo, SessionStore
+from ..sessions.store import SessionInfo, SessionScan, SessionStore
 from ..tools.model import NAME_RULE, Catalog, Tool, ToolResult
 from ..tools.mcp.catalog import missing_tool, servers_for, with_mcp_tools
 from ..tools.mcp.settings import remember_secrets
@@ -199,12 +199,28 @@ class Rienda:
             from ..gate.record import named_session
 
             return named_session(self.store, session_id)
-        saved = [info for info in self.sessions() if not info.parent_session_id]
+        return self._last(self.store.scan())[0]
+
+    def _last(self, scan: SessionScan) -> tuple[str, list[str]]:
+        """The newest usable top-level session of Rienda's own in ``scan``, and a warning for
+        each file newer than it that the listing left out (the newest session may be one of
+        them). ConfigError when there is none, naming the newest file left out, if one was."""
+        saved = [info for info in scan.sessions if not info.parent_session_id and info.gate is None]
         if not saved:
-            locked = self.store.unreadable()
-            raise ConfigError(f"{locked[-1]}: cannot be read: permission denied" if locked
-                              else f"there is no saved session in {self.store.directory}")
-        return saved[-1].id
+            left = f": {scan.unusable[-1].message}" if scan.unusable else ""
+            raise ConfigError(f"there is no saved session in {self.store.directory}{left}")
+        last = saved[-1].id
+        return last, [f"{unusable.message}; left out, so last is {last}" for unusable in scan.unusable
+                      if unusable.path.stem > last]
+
+    def _load(self, session_id: str) -> LoadedSession:
+        """Session ``session_id`` (or ``last``, with :meth:`_last`'s warnings), read."""
+        if session_id != "last":
+            return self.store.load(self.resolve_session(session_id))
+        last, warnings = self._last(self.store.scan())
+        loaded = self.store.load(last)
+        loaded.warnings[:0] = warnings
+        return loaded
 
     def remove_session(self, session_id: str) -> list[str]:
         """Delete the saved session ``session_id`` (or ``last``) and its sub-agents' sessions
@@ -231,7 +247,7 @@ class Rienda:
     def load_session(self, session_id: str) -> LoadedSession:
         """The saved session ``session_id`` (or ``last``), read tolerantly: lines it cannot
         read are left out and named in ``warnings`` (``file:line``)."""
-        return self.store.load(self.resolve_session(session_id))
+        return self._load(session_id)
 
     def check_model(self, model: str) -> None:
         """ConfigError unless ``model`` (``provider/model``) names a provider that can be
@@ -352,9 +368,8 @@ class Rienda:
         ``max_turns`` overrides the agent's and config.yaml's limit."""
         if session_id is None:
             return Conversation(self, agent_id, model, max_turns=max_turns)
-        session_id = self.resolve_session(session_id)
-        loaded = self.store.load(session_id)
-        header = loaded.header
+        loaded = self._load(session_id)
+        header, session_id = loaded.header, loaded.header.id
         if header.gate is not None:
             raise ConfigError(f"session {session_id} is rienda gate's record of {header.gate.get('agent')}'s calls, "
                               f"not a conversation: it cannot be resumed (rienda show or rienda replay it)")

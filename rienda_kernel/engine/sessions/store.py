@@ -15,7 +15,10 @@ keeps everything before it, and resuming terminates it before appending.
 
 Reading tolerates any line: a torn line, a line that is not JSON, or a message line with a
 missing or ill-typed field (``usage`` as a string, ``tool_calls`` not a list) becomes a
-warning naming ``file:line`` and is skipped; everything else loads.
+warning naming ``file:line`` and is skipped; everything else loads. A listing
+(:meth:`SessionStore.scan`) names each ``*.jsonl`` file it leaves out and why
+(:class:`UnusableSession`): one it cannot read, a folder, a name that is no session id, a
+first line that is no session header.
 """
 
 from __future__ import annotations
@@ -44,8 +47,10 @@ __all__ = [
     "SessionBusy",
     "SessionError",
     "SessionInfo",
+    "SessionScan",
     "SessionStore",
     "SessionWriter",
+    "UnusableSession",
     "new_session_id",
     "read_session",
 ]
@@ -112,8 +117,29 @@ class SessionInfo:
     gate: str | None = None  # a gate's session: the agent (claude-code...) whose calls it decided
 
 
-def _check_header(path: Path, line: bytes) -> JSONObject:
-    """The header parsed from the first line, or :class:`SessionError` naming the file."""
+@dataclass(frozen=True)
+class UnusableSession:
+    """A ``*.jsonl`` file of the sessions folder that a listing leaves out: ``message`` names
+    it and says why (``…/x.jsonl: cannot be read: permission denied``)."""
+
+    path: Path
+    message: str
+
+
+@dataclass(frozen=True)
+class SessionScan:
+    """The sessions folder as a listing reads it: the usable sessions, oldest first (by
+    id), and the files it left out, by name."""
+
+    sessions: list[SessionInfo]
+    unusable: list[UnusableSession]
+
+
+def _check_header(path: Path, line: bytes, empty: bool = False) -> JSONObject:
+    """The header parsed from the first line, or :class:`SessionError` naming the file
+    (``empty``: the file holds nothing at all)."""
+    if empty:
+        raise SessionError(f"{path}: empty: not a Rienda session (a session file starts with its header line)")
     try:
         header = bounded.loads(line)
     except ValueError:
@@ -136,8 +162,10 @@ def _check_header(path: Path, line: bytes) -> JSONObject:
 def _read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
+    except IsADirectoryError as exc:
+        raise SessionError(f"{path} is a folder, not a session file") from exc
     except OSError as exc:
-        raise SessionError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+        raise SessionError(f"{path}: cannot be read: {(exc.strerror or str(exc)).lower()}") from exc
 
 
 def _split_lines(data: bytes) -> tuple[list[bytes], bool]:
@@ -159,17 +187,19 @@ def _title(text: str) -> str:
     return stripped.split("\n", 1)[0].strip()[:TITLE_LENGTH]
 
 
-def _summary(path: Path) -> SessionInfo | None:
-    """A listing entry for one file, without building Message objects; None if unusable.
+def _summary(path: Path) -> SessionInfo | UnusableSession:
+    """A listing entry for one file, without building Message objects; or why it is unusable.
 
     Messages are counted as complete lines starting ``{"type": "message"`` (the writer's
     form); only message lines up to the first user message are parsed, for the title.
     """
+    if not _ID_RULE.fullmatch(path.stem):
+        return UnusableSession(path, f"{path}: its name is not a session id (1 to 128 letters, digits, '_' or '-')")
     try:
-        data = path.read_bytes()
-        header = _check_header(path, _first_line(data))
-    except (OSError, SessionError):
-        return None
+        data = _read_bytes(path)
+        header = _check_header(path, _first_line(data), empty=not data)
+    except SessionError as exc:
+        return UnusableSession(path, str(exc))
     complete = data[: data.rfind(b"\n") + 1]
     count = complete.count(b"\n" + _MESSAGE_PREFIX)
     title = ""
@@ -210,7 +240,7 @@ def read_session(path: Path) -> LoadedSession:
     session_id = path.stem
     data = _read_bytes(path)
     lines, torn = _split_lines(data)
-    header = _check_header(path, lines[0] if lines else b"")
+    header = _check_header(path, lines[0] if lines else b"", empty=not data)
     warnings: list[str] = []
     if header.get("id") != session_id:
         warnings.append(f"{path}:1: the header says id {header.get('id')!r}; using the file name {session_id!r}")
@@ -337,18 +367,19 @@ class SessionStore:
         return path
 
     def list(self) -> list[SessionInfo]:
-        """Every readable session, oldest first (sorted by id). Files that cannot be read
-        or have a bad header are left out silently (:meth:`load` reports them)."""
-        if not self._readable():
-            return []
-        found = (_summary(path) for path in self.directory.glob("*.jsonl") if _ID_RULE.fullmatch(path.stem))
-        return sorted((info for info in found if info is not None), key=lambda info: info.id)
+        """Every usable session, oldest first (sorted by id); :meth:`scan` also names the
+        files left out."""
+        return self.scan().sessions
 
-    def unreadable(self) -> builtins.list[Path]:
-        """The session files this process cannot read (left out of :meth:`list`), by id."""
+    def scan(self) -> SessionScan:
+        """Every ``*.jsonl`` file of the folder: the usable sessions, oldest first, and the
+        files left out, each with why (see :class:`UnusableSession`). SessionError when the
+        folder cannot be listed or is a file (its sessions are not "none")."""
         if not self._readable():
-            return []
-        return sorted(path for path in self.directory.glob("*.jsonl") if not os.access(path, os.R_OK))
+            return SessionScan([], [])
+        found = [_summary(path) for path in sorted(self.directory.glob("*.jsonl"))]
+        return SessionScan(sorted((info for info in found if isinstance(info, SessionInfo)), key=lambda info: info.id),
+                           [info for info in found if isinstance(info, UnusableSession)])
 
     def _ids(self) -> builtins.list[str]:
         if not self._readable():
@@ -357,9 +388,11 @@ class SessionStore:
 
     def _readable(self) -> bool:
         """Whether the sessions folder exists; SessionError when it does but cannot be
-        listed (its sessions are not "none")."""
-        if not os.access(self.directory, os.F_OK) or not self.directory.is_dir():
+        listed, or is a file (its sessions are not "none")."""
+        if not os.access(self.directory, os.F_OK):
             return False
+        if not self.directory.is_dir():
+            raise SessionError(f"{self.directory} is a file, not a folder: it cannot hold the sessions")
         if not os.access(self.directory, os.R_OK | os.X_OK):
             raise SessionError(f"{self.directory}: cannot be read: permission denied")
         return True
@@ -379,6 +412,8 @@ class SessionStore:
         path = self._path(self._checked_id(session_id))
         if path.is_file():
             return path
+        if os.path.lexists(path):  # a folder, a dangling link...
+            raise SessionError(f"{path} is {'a folder' if path.is_dir() else 'no regular file'}, not a session file")
         ids = self._ids()
         if not ids:
             hint = "there are no sessions yet"

@@ -386,5 +386,5 @@ def _effect(data: JSONObject) -> str:
 
 def _change(key: str, change: JSONObject) -> str:
     if "before_chars" in change:
-        return f"{key} ({change['before_chars']} -> {change['after_chars']} characters)"
-    return f"{key}: {_json(change['before'])} -> {_json(change['after'])}"
+        return f"{key} ({change['before_chars']} → {change['after_chars']} characters)"
+    return f"{key}: {_json(change['before'])} → {_json(change['after'])}"

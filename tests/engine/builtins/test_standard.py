@@ -172,7 +172,7 @@ def test_write_then_read(host, tmp_path):
 def test_read_missing_file(host, tmp_path):
     text, is_error = run("read", host, path="nope.txt")
     assert is_error
-    assert text == f"no such file: nope.txt ({tmp_path / 'nope.txt'})"
+    assert text == f"no such file: {tmp_path / 'nope.txt'}"
 
 
 def test_read_empty_path(host):
@@ -183,7 +183,7 @@ def test_write_over_a_directory(host, tmp_path):
     (tmp_path / "d").mkdir()
     text, is_error = run("write", host, path="d", content="x")
     assert is_error
-    assert text.startswith("is a directory: d (")
+    assert text == f"is a directory: {tmp_path / 'd'}"
 
 
 def test_missing_arguments_are_error_results(host):

@@ -136,6 +136,10 @@ def test_undecodable_bytes_in_a_prompt_or_a_workdir_path_reach_no_output_unrepai
                           env=env, capture_output=True, timeout=120)
     err = done.stderr.decode("utf-8")
     assert done.returncode == 0, err
-    assert "work-\ufffd" in err and "no such file: gone.txt" in err  # the read tool's error quotes the path
+    assert "no such file: gone.txt\n" in err  # the read tool's error names the path once, as the reader sees it
     (session,) = (home / "sessions").glob("*.jsonl")
     assert "go \ufffd" in session.read_text(encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "run", "--agent", "a", "--workdir", b"work-\xff",
+                           "again"], cwd=tmp_path, env=env, capture_output=True, timeout=120)  # the path as given: found
+    err = done.stderr.decode("utf-8")
+    assert done.returncode == 0 and "no such file: work-\ufffd/gone.txt\n" in err, err

@@ -78,30 +78,30 @@ def test_read_replaces_invalid_utf8(ws, tmp_path):
     assert ws.read("bin.dat") == "a\ufffdb"
 
 
-def test_missing_file_names_given_and_resolved_path(ws, tmp_path):
+def test_missing_file_names_the_path_once_as_it_resolved(ws, tmp_path):
     with pytest.raises(FileNotFoundError) as caught:
         ws.read("notes.txt")
-    assert str(caught.value) == f"no such file: notes.txt ({tmp_path / 'notes.txt'})"
+    assert str(caught.value) == f"no such file: {tmp_path / 'notes.txt'}"
     assert caught.value.errno == 2
 
 
 def test_reading_a_directory(ws, tmp_path):
     (tmp_path / "d").mkdir()
-    with pytest.raises(IsADirectoryError, match=r"is a directory: d \("):
+    with pytest.raises(IsADirectoryError, match=re.escape(f"is a directory: {tmp_path / 'd'}")):
         ws.read("d")
 
 
 def test_file_used_as_a_directory(ws, tmp_path):
     (tmp_path / "f.txt").write_text("x")
-    with pytest.raises(NotADirectoryError, match=r"not a directory: f.txt/inner \("):
+    with pytest.raises(NotADirectoryError, match=re.escape(f"not a directory: {tmp_path / 'f.txt' / 'inner'}")):
         ws.read("f.txt/inner")
-    with pytest.raises(NotADirectoryError, match=r"not a directory: f.txt/new.txt \("):
+    with pytest.raises(NotADirectoryError, match=re.escape(f"not a directory: {tmp_path / 'f.txt' / 'new.txt'}")):
         ws.write("f.txt/new.txt", "x")
 
 
 def test_writing_over_a_directory(ws, tmp_path):
     (tmp_path / "d").mkdir()
-    with pytest.raises(IsADirectoryError, match=re.escape(f"is a directory: d ({tmp_path / 'd'})")):
+    with pytest.raises(IsADirectoryError, match=re.escape(f"is a directory: {tmp_path / 'd'}")):
         ws.write("d", "x")
 
 
@@ -126,7 +126,7 @@ def test_permission_denied_on_read_names_the_file(unprivileged):
     secret.write_text("x")
     secret.chmod(0)
     assert workspace_error(unprivileged, "read", "secret.txt") == [
-        "PermissionError", 13, f"permission denied: secret.txt ({secret})"]
+        "PermissionError", 13, f"permission denied: {secret}"]
 
 
 def test_permission_denied_on_write_names_the_file_and_changes_nothing(unprivileged):
@@ -136,7 +136,7 @@ def test_permission_denied_on_write_names_the_file_and_changes_nothing(unprivile
     locked.chmod(0o555)
     try:
         assert workspace_error(unprivileged, "write", "locked/kept.txt", "new") == [
-            "PermissionError", 13, f"permission denied: locked/kept.txt ({locked / 'kept.txt'})"]
+            "PermissionError", 13, f"permission denied: {locked / 'kept.txt'}"]
     finally:
         locked.chmod(0o755)
     assert os.listdir(locked) == ["kept.txt"] and (locked / "kept.txt").read_text() == "old"
@@ -165,7 +165,7 @@ def test_list_sorts_and_marks_directories(ws, tmp_path):
 
 def test_list_errors(ws, tmp_path):
     (tmp_path / "f.txt").write_text("")
-    with pytest.raises(FileNotFoundError, match=re.escape(f"no such directory: src ({tmp_path / 'src'})")):
+    with pytest.raises(FileNotFoundError, match=re.escape(f"no such directory: {tmp_path / 'src'}")):
         ws.list("src")
-    with pytest.raises(NotADirectoryError, match=r"not a directory: f.txt \("):
+    with pytest.raises(NotADirectoryError, match=re.escape(f"not a directory: {tmp_path / 'f.txt'}")):
         ws.list("f.txt")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -49,9 +50,9 @@ def test_context_window_is_an_option_of_every_endpoint_and_agent(monkeypatch):
     provider, name = provider_for("openai/gpt-4o", {"providers": {"openai": {"context_window": 32_000}}})
     assert provider.context_window(name, {}) == Window(32_000, "config")
     assert provider.context_window(name, {"context_window": 16_000}) == Window(16_000, "config")  # the agent's wins
-    provider.preflight(name, {"context_window": 16_000}, "agents/a.md")
+    provider.preflight(name, {"context_window": 16_000}, "agents/a.md", workdir=Path("."))
     with pytest.raises(ConfigError, match=r"agents/a.md: options: option context_window must be a whole number"):
-        provider.preflight(name, {"context_window": "big"}, "agents/a.md")
+        provider.preflight(name, {"context_window": "big"}, "agents/a.md", workdir=Path("."))
     with pytest.raises(ConfigError, match=r"unknown option\(s\) context_windw \(did you mean context_window\?\)"):
         provider_for("local/m", {"providers": {"local": {"api": "openai", "base_url": "http://x", "context_windw": 1}}})
 

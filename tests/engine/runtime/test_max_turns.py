@@ -92,4 +92,5 @@ def test_rienda_run_max_turns_overrides_the_agent(rig):
     assert "stopped after 2 model turns" in done.stderr
     bad = subprocess.run([sys.executable, "-m", "rienda_kernel.cli", "run", "--max-turns", "0", "x"],
                          cwd=rig.workdir, env=env, capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and "--max-turns: must be a positive whole number" in bad.stderr
+    assert (bad.returncode, bad.stderr) == (2, "rienda: run: --max-turns must be a positive whole number, got '0'; "
+                                               "rienda run --help shows the usage\n")

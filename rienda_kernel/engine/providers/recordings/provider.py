@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 from ...cancel import CancelToken
 from ...common.json_value import JSON
@@ -64,9 +65,9 @@ class RecordingProvider(Provider):
         self.agent_system = agent_system
         self.live = False  # a request of this run was not in the recording: the rest is asked
 
-    def preflight(self, model: str, options: Mapping[str, JSON], where: str) -> None:
+    def preflight(self, model: str, options: Mapping[str, JSON], where: str, *, workdir: Path) -> None:
         try:
-            self.inner.preflight(model, options, where)
+            self.inner.preflight(model, options, where, workdir=workdir)
         except ProviderError:  # a missing key: needed only if a request must be asked
             if self.recording.mode == "live":
                 raise

@@ -23,9 +23,18 @@ from ..fill import estimate_message
 from ..messages import Message
 from .view import SUMMARY_OPENING, Compacted, pruned_stub, request_messages
 
-__all__ = ["PRUNE_FROM", "Plan", "cut_points", "plan_compaction", "summary_tokens", "view_tokens"]
+__all__ = ["PRUNE_FROM", "Plan", "cut_points", "plan_compaction", "pruned_and_folded", "summary_tokens", "view_tokens"]
 
 PRUNE_FROM = 400  # characters: an older tool result at least this long is pruned (its stub is ~40)
+
+
+def pruned_and_folded(pruned: int, folded: int) -> str:
+    """What a compaction did to the messages, as every front end says it (the compaction's
+    line, ``rienda show``'s record): ``pruned 1 tool result, folded 12 messages into a
+    summary``; a count of none is left out, and both none is ``nothing pruned or folded``."""
+    done = [f"pruned {pruned} tool result{'s' * (pruned != 1)}"] if pruned else []
+    done += [f"folded {folded} message{'s' * (folded != 1)} into a summary"] if folded else []
+    return ", ".join(done) or "nothing pruned or folded"
 
 
 @dataclass(frozen=True)
