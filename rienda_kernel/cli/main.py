@@ -1,25 +1,8 @@
 """The ``rienda`` command: a thin front end over the engine.
 
-    rienda demo                          the docs' example offline (and the Jupyter kernel registered)
-    rienda run [--agent NAME] [--session ID] [--workdir DIR] [--max-turns N] [--confirm P | --yes] [--json]
-               [--record FILE [--record-mode auto|replay|live]] [PROMPT]
-    rienda chat [--agent NAME | --resume ID] [--model M] [--workdir DIR] [--confirm P | --yes]
-                                         one session, turn after turn; /help lists the commands
-    rienda agents | tools | hooks        what exists, with diagnostics
-    rienda sessions [--gate [AGENT]]     saved sessions, oldest first (rienda gate's with --gate)
-    rienda show ID                       one session's messages, usage and hook decisions
-    rienda call TOOL [JSON]              run one tool through the sandbox
-    rienda hook NAME POINT [JSON] [--agent A] [--session-id ID] [--workdir DIR] [--confirm P | --yes] [--json]
-                                         call one hook point with a payload; exit 1 if it threw
-                                         or the payload does not fit the point
-    rienda replay ID [--agent A | --hooks a,b] [--run-tools]
-                                         re-run a session through a hook chain; exit 1 if it differs
-    rienda script ID [-o FILE]           a session as a scripted-model file
-    rienda gate AGENT [--agent NAME] [--timeout S] [--confirm P]
-                                         answer one hook event of claude-code, codex, gemini-cli or
-                                         copilot-cli on stdin; always exit 0 (a failure is a deny)
-    rienda gate install|uninstall AGENT [--user|--project] [--dry-run], rienda gate status
-                                         wire it into that agent's settings; what is wired
+Every command and option is made in :func:`_parser` (``rienda --help``, ``rienda COMMAND
+--help``) and told in docs/cli.md; ``rienda gate`` is :mod:`.gate`'s, ``rienda compact``
+and ``pin`` are :mod:`.compact`'s, the listings :mod:`.listings`'.
 
 Exit codes (docs/cli.md, "Exit status"): 0 done, 1 an error, 2 a command line it cannot
 read (:mod:`.usage`) or a default agent with no model, 130 Ctrl-C, 143 SIGTERM (an

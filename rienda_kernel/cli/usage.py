@@ -90,7 +90,7 @@ def _unexpected(parser: argparse.ArgumentParser, extra: list[str]) -> str:
     option = next((word for word in extra if word.startswith("-") and word != "-"), None)
     if option is not None:
         name = option.split("=", 1)[0]
-        hint = did_you_mean(name, _options(parser), shown=str)
+        hint = _option_hint(name, _options(parser))
         return f"{command or 'rienda itself'} has no option {name}{hint}; {_help(command)} lists its options"
     where = f"{command}: " if command else ""
     return (f"{where}unexpected argument {extra[0]!r} (an argument with spaces in it goes in quotes); "
@@ -108,7 +108,7 @@ def _check_leading_options(parser: argparse.ArgumentParser, words: list[str]) ->
         name, has_value = words[index].split("=", 1)[0], "=" in words[index]
         if not any(option.startswith(name) for option in own):  # argparse takes a prefix of an option
             everywhere = sorted({*own, *(option for command in _commands(parser) for option in _options(command))})
-            hint = did_you_mean(name, everywhere, shown=str)
+            hint = _option_hint(name, everywhere)
             raise UsageError(f"{name} is not an option of rienda itself{hint}; a command's options go after "
                              "the command (rienda COMMAND --help lists them)")
         index += 1 if has_value or name not in takes_value else 2
@@ -175,3 +175,10 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
     return value
+
+
+def _option_hint(name: str, options: Iterable[str]) -> str:
+    """Did you mean the option closest to ``name``, their dashes aside (``--bogus`` is not
+    close to ``--user`` for sharing ``--``)."""
+    bare = {option.lstrip("-"): option for option in options}
+    return did_you_mean(name.lstrip("-"), bare, shown=lambda found: bare[found])

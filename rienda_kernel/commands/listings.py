@@ -17,7 +17,7 @@ def sessions_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     """Rienda's own saved sessions; with ``gate``, rienda gate's instead; and a diagnostic
     for each file of the folder left out (and why)."""
     if args and args[0] != "gate":
-        raise RiendaError(f"{session.prefix}sessions takes gate or nothing, not {args[0]!r}")
+        raise RiendaError(f"usage: {session.prefix}sessions [gate]")
     gate = bool(args)
     scan = session.rienda.store.scan()
     infos = [info for info in scan.sessions if (info.gate is not None) == gate]

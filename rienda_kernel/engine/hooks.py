@@ -388,8 +388,6 @@ class _End:
     supplied: dict[str, str] = field(default_factory=dict)  # field -> the last hook that returned it (same or not)
 
 
-
-
 @dataclass(frozen=True)
 class _Reply:
     """The object a handler returned, and how long it took."""

@@ -308,8 +308,7 @@ class RiendaMagics(Magics):
             raise UsageError(f"cannot fill the prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
 
     def _cell_count(self, kernel: PumpedKernel | None) -> int | None:
-        """The running cell's execution count, or None when the front end does not count it
-        (``store_history`` false: nbval)."""
+        """The cell's execution count; None when not counted (``store_history`` false: nbval)."""
         parent = kernel.get_parent("shell") if kernel is not None else {}
         content = parent.get("content") or {}
         counted = content.get("store_history", True) if isinstance(content, dict) else True

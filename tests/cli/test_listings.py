@@ -51,7 +51,8 @@ def test_sessions_json_is_one_object_a_session(saved):
     done = rienda(home, work, "sessions", "--json")
     assert done.returncode == 0 and done.stderr == ""
     lead, helper = map(json.loads, done.stdout.splitlines())
-    assert set(lead) == {"id", "agent", "model", "created", "messages", "title", "parent_session_id"}
+    assert set(lead) == {"id", "agent", "model", "created", "messages", "title", "parent_session_id",
+                         "gate"}
     assert (lead["agent"], lead["messages"], lead["title"], lead["parent_session_id"]) == ("lead", 4, "go", None)
     assert (helper["agent"], helper["parent_session_id"]) == ("helper", lead["id"])
     newest = rienda(home, work, "sessions", "-n", "1", "--json", "--agent", "lead")

@@ -39,9 +39,10 @@ def test_ids_sort_by_creation_time_and_last_means_rienda_s_own_session(home, bot
     shown = cli.rienda(home, work, "show", "last")
     assert shown.returncode == 0 and shown.stdout.startswith(f"session {own}  agent default"), shown.stderr
     listed = cli.rienda(home, work, "sessions")
-    assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == [own]
+    assert [row["id"] for row in cli.table_rows(listed.stdout)] == [own]
     gates = cli.rienda(home, work, "sessions", "--gate")
-    assert [line.split("\t")[:3] for line in gates.stdout.splitlines()] == [[gated, "gate", "gate/claude-code"]]
+    assert [[row["id"], row["agent"], row["model"]] for row in cli.table_rows(gates.stdout)] == [
+        [gated, "gate", "gate/claude-code"]]
     assert cli.rienda(home, work, "sessions", "--gate", "codex").stdout == ""
     assert cli.rienda(home, work, "sessions", "--gate", "claude-code").stdout == gates.stdout
 

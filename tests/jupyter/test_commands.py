@@ -143,7 +143,7 @@ def test_an_unknown_command_lists_the_vocabulary_and_the_closest(nb):
     ("use pub writer", "usage: %rienda use AGENT"),
     ("new now", "usage: %rienda new"),
     ("resume", "usage: %rienda resume ID|last"),
-    ("sessions all", "usage: %rienda sessions"),
+    ("sessions all", "usage: %rienda sessions [gate]"),
     ("agents x", "usage: %rienda agents"),
     ("tools x", "usage: %rienda tools"),
     ("hooks x", "usage: %rienda hooks"),

@@ -10,7 +10,7 @@ agent declares, within ``load_timeout`` seconds each (``config.yaml``, default 2
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -26,11 +26,11 @@ from ..ctx.host import RunContext
 from ..providers import provider_for
 from ..common.hints import did_you_mean
 from ..providers.recordings import Recording, record_mode
-from ..common.json_value import JSON, JSONObject
-from ..sandbox.chain import ChainRule, HookSource, JSValue, Outcome
-from ..sandbox.protocol import Export, HostHandler, SandboxLike
+from ..common.json_value import JSONObject
+from ..sandbox.protocol import SandboxLike
 from ..sandbox.workers import Sandbox, shared_sandbox
 from .conversation import DEFAULT_MAX_TURNS, Conversation
+from .sandbox_on_use import SandboxOnUse
 from .seams import Link
 from ..sessions.reading import LoadedSession
 from ..sessions.store import SessionInfo, SessionScan, SessionStore
@@ -93,7 +93,7 @@ class Rienda:
         """:attr:`sandbox`, made when one of its methods is first used: what a run and the
         extension loader hold, so that a run with no JavaScript tool or hook never starts a
         V8 worker (which would boot on the cores its first request needs)."""
-        return self._sandbox if self._sandbox is not None else _SandboxOnUse(self)
+        return self._sandbox if self._sandbox is not None else SandboxOnUse(lambda: self.sandbox)
 
     @property
     def loader(self) -> ExtensionLoader:
@@ -382,35 +382,3 @@ class Rienda:
         (:mod:`.subagents`)."""
         return Conversation(self, agent_id, link=link, max_turns=max_turns)
 
-
-class _SandboxOnUse:
-    """Stands for a :class:`Rienda`'s sandbox until one of its methods is called, then
-    forwards to that sandbox, made then (see :attr:`Rienda.sandbox_on_use`)."""
-
-    def __init__(self, rienda: Rienda) -> None:
-        self._rienda = rienda
-
-    @property
-    def memory_limit(self) -> int:
-        return self._rienda.sandbox.memory_limit
-
-    def inspect(self, path: str, source: str, *, timeout: float | None = None,
-                cancel: CancelToken | None = None) -> tuple[list[Export], JSONObject]:
-        return self._rienda.sandbox.inspect(path, source, timeout=timeout, cancel=cancel)
-
-    def call(self, path: str, source: str, export: str, payload: list[JSON], host: HostHandler,
-             cancel: CancelToken, frozen: Sequence[tuple[int, str]] = ()) -> JSValue:
-        return self._rienda.sandbox.call(path, source, export, payload, host, cancel, frozen)
-
-    def call_chain(self, links: Sequence[HookSource], export: str, payload: list[JSON], rule: ChainRule,
-                   host_for: Callable[[int], HostHandler], cancel: CancelToken,
-                   frozen: Sequence[tuple[int, str]] = (),
-                   on_step: Callable[[int, Outcome], None] | None = None) -> None:
-        sandbox = self._rienda.sandbox
-        if on_step is None:
-            sandbox.call_chain(links, export, payload, rule, host_for, cancel, frozen)
-        else:
-            sandbox.call_chain(links, export, payload, rule, host_for, cancel, frozen, on_step)
-
-    def prepare(self) -> None:
-        self._rienda.sandbox.prepare()

@@ -26,11 +26,8 @@ from __future__ import annotations
 import builtins
 import os
 import re
-import threading
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from secrets import token_hex
 
 from ..errors import SessionBusy, SessionError
 from ..common import bounded
@@ -39,6 +36,7 @@ from ..common.text import repair
 from ..common.json_value import JSONObject
 from ..secrets import Scrubber
 from .reading import LoadedSession, parse_body
+from .ids import new_session_id
 from .records import SessionHeader
 from .writer import SessionWriter, iso_now
 
@@ -59,43 +57,6 @@ SESSION_VERSION = 1
 TITLE_LENGTH = 60
 _ID_RULE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _MESSAGE_PREFIX = b'{"type": "message"'
-_ONE_MICROSECOND = timedelta(microseconds=1)
-
-_id_lock = threading.Lock()
-_last_clock_time: datetime | None = None
-
-
-# ---------------------------------------------------------------- ids and times
-
-
-def new_session_id(now: datetime | None = None) -> str:
-    """A new id ``YYYYMMDD-HHMMSS-ffffff-xxxx`` (UTC time, 4 random hex digits).
-
-    Ids sort as plain strings by creation time. With ``now=None`` the clock is read and
-    ids are strictly increasing within the process: a time not after the last one is
-    bumped to the last one plus 1 µs. An explicit ``now`` (naive means UTC) is encoded
-    as given and does not take part in that ordering.
-    """
-    stamp = _next_clock_time() if now is None else _as_utc(now)
-    return stamp.strftime("%Y%m%d-%H%M%S-%f-") + token_hex(2)
-
-
-def _next_clock_time() -> datetime:
-    """The current UTC time, strictly after every time this function returned before."""
-    global _last_clock_time
-    with _id_lock:
-        stamp = datetime.now(timezone.utc)
-        if _last_clock_time is not None and stamp <= _last_clock_time:
-            stamp = _last_clock_time + _ONE_MICROSECOND
-        _last_clock_time = stamp
-        return stamp
-
-
-def _as_utc(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
-
 
 # ---------------------------------------------------------------- reading
 
