@@ -43,7 +43,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                "PayloadError", "ProviderError", "RiendaError", "SandboxError", "ScriptError", "SessionBusy", "SessionError",
                "SessionWriteError"),
     "events": ("Compaction", "Confirm", "Diagnostic", "Event", "HookDecision", "Log", "MessageSaved", "Notify", "Output",
-               "RunEnd", "RunEndReason", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady"),
+               "RunEnd", "RunEndReason", "RunStart", "TextDelta", "ThinkingDelta", "ToolCallStarted", "ToolResultReady",
+               "Waiting"),
     "home.agents": ("Agent",),
     "home.config": ("Config", "check_config", "load_config", "read_config", "rienda_home"),
     "home.extensions": ("ExtensionLoader",),
@@ -101,6 +102,7 @@ if TYPE_CHECKING:
         HookDecision as HookDecision, Log as Log, MessageSaved as MessageSaved, Notify as Notify, Output as Output,
         RunEnd as RunEnd, RunEndReason as RunEndReason, RunStart as RunStart, TextDelta as TextDelta,
         ThinkingDelta as ThinkingDelta, ToolCallStarted as ToolCallStarted, ToolResultReady as ToolResultReady,
+        Waiting as Waiting,
     )
     from .home.agents import Agent as Agent
     from .home.config import (

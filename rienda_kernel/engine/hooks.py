@@ -11,7 +11,11 @@ Contracts (Rienda's hooks documentation):
 - A hook that throws is reported (a :class:`Diagnostic`) and skipped, as if it returned
   nothing; it never fails the run. So is each hook the sandbox could not run at all (no
   V8 worker would start, e.g. when a signal to the process group ended them all). Only
-  :class:`Interrupted` escapes.
+  :class:`Interrupted` escapes: :class:`HookStopped`, naming the hook, when one was running
+  (its decision, ``stopped``, recorded first).
+- A hook still running :data:`.common.watch.NOTICE_AFTER_S` seconds after it started is
+  said once (a :class:`Waiting` event, from a watch that never outlives the point's chain),
+  except while it waits on ``ctx.confirm`` (a person is asked).
 - ``beforeCompact``: the first ``cancel: true`` cancels the compaction and no further hook
   is consulted; ``summary`` and ``instructions`` chain like any rewrite.
 - Except a fail-closed hook (:attr:`Hook.fail_closed`) at ``beforeToolExecute``: its
@@ -38,12 +42,13 @@ from dataclasses import dataclass, field, replace
 
 from .cancel import CancelToken
 from .common.json_value import JSON, JSONObject
-from .errors import SandboxError
-from .events import Diagnostic, Event, HookDecision, HookEffect
+from .common.watch import Watch
+from .errors import HookStopped, Interrupted, SandboxError
+from .events import Diagnostic, Event, HookDecision, HookEffect, Waiting
 from .home.agents import AGENT_SOURCE
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
-from .sandbox.chain import ChainRule, JSValue, Outcome, merge, refuses
+from .sandbox.chain import ChainRule, JSValue, Outcome, field_changes, merge, refuses
 from .sandbox.protocol import ChainRunner
 from .tools.model import Hook, ToolResult
 
@@ -232,21 +237,37 @@ class HookChain:
             return decision
 
         def on_step(index: int, outcome: Outcome) -> None:
+            watch.disarm()  # before its decision: a notice never follows the hook's end
             heard[0] = index + 1
             decision = judged(index, outcome)
             if self.on_outcome is not None:
                 self.on_outcome(HookOutcome(hooks[index], outcome, decision))
+            if index + 1 < len(hooks) and end.refused_by is None:
+                watch.arm(notice(index + 1))
+
+        def notice(index: int) -> Callable[[], None]:
+            """Hook ``index`` is still running (the watch's notice)."""
+            return lambda: self._emit(Waiting("hook", hooks[index].name, watch.after, point, call_id))
 
         def host(index: int) -> Host:
-            return Host(self.run, f"hook:{hooks[index].name}.{point}", cancel)
+            return _WatchedHost(self.run, f"hook:{hooks[index].name}.{point}", cancel, watch, notice(index))
 
         links = [(hook.path, hook.source) for hook in hooks]
-        try:
-            self.sandbox.call_chain(links, point, payload, rule, host, cancel, frozen, on_step)
-        except SandboxError as exc:  # the sandbox could not run the rest (no worker would start): each is skipped
-            for index in range(heard[0], len(hooks)):
-                if end.refused_by is None:
-                    on_step(index, exc)
+        with Watch(name="rienda-hook-watch") as watch:
+            watch.arm(notice(0))
+            try:
+                self.sandbox.call_chain(links, point, payload, rule, host, cancel, frozen, on_step)
+            except SandboxError as exc:  # the sandbox could not run the rest (no worker would start): each is skipped
+                for index in range(heard[0], len(hooks)):
+                    if end.refused_by is None:
+                        on_step(index, exc)
+            except Interrupted as exc:  # the hook that was running is named, in the ledger and in what is raised
+                watch.disarm()
+                if heard[0] >= len(hooks) or end.refused_by is not None:
+                    raise
+                hook, ms = hooks[heard[0]], _ms_since(clock[0])
+                self._decided(hook, point, ms, "stopped", call_id=call_id, error="the run was stopped while it ran")
+                raise HookStopped(hook.name, point, ms / 1000, call_id) from exc
         return end
 
     def _failed_closed(self, hook: Hook, point: str, error: SandboxError, duration_ms: float, call_id: str | None,
@@ -287,7 +308,7 @@ class HookChain:
         if problems:
             self._emit(Diagnostic(f"hook:{hook.name}.{point}",
                                   f"hook {hook.name} {point}: {'; '.join(problems)}; ignored", path=hook.path))
-        changes = _changes(current, updated)
+        changes = field_changes(current, updated)
         decision = self._decided(hook, point, reply.duration_ms,
                                  "rewrote" if changes else ("invalid" if problems else "none"),
                                  call_id=call_id, changes=changes, error="; ".join(problems) or None)
@@ -304,6 +325,23 @@ class HookChain:
 
     def _emit(self, event: Event) -> None:
         self.run.ui.emit(event)
+
+
+class _WatchedHost(Host):
+    """A hook's ``ctx``, whose ``ctx.confirm`` pauses the chain's watch: a hook waiting
+    for a person's answer is not a silence to report (the person is asked)."""
+
+    def __init__(self, run: RunContext, source: str, cancel: CancelToken, watch: Watch,
+                 notice: Callable[[], None]) -> None:
+        super().__init__(run, source, cancel)
+        self._watch, self._notice = watch, notice
+
+    def _confirm(self, args: JSON) -> bool:
+        self._watch.disarm()
+        try:
+            return super()._confirm(args)
+        finally:
+            self._watch.arm(self._notice)
 
 
 @dataclass(frozen=True)
@@ -347,33 +385,6 @@ class _End:
     failed: str | None = None  # a fail-closed hook's error, when that refused
     writers: dict[str, str] = field(default_factory=dict)  # field -> the last hook that changed it
     supplied: dict[str, str] = field(default_factory=dict)  # field -> the last hook that returned it (same or not)
-
-
-def _changes(before: JSONObject, after: JSONObject) -> JSONObject:
-    """Field-level differences, safe to save.
-
-    Arguments are compared key by key (``arguments.url``) with both values: the model's
-    arguments are in the session anyway. Text fields (``system``, ``text``, ``thinking``)
-    record only their sizes: the text a hook replaced is often what it meant to keep out
-    of the session (a redacted secret, a per-turn system prompt).
-    """
-    changes: JSONObject = {}
-    for key, old in before.items():
-        new = after[key]
-        if old == new and type(old) is type(new):
-            continue
-        if key == "arguments" and isinstance(old, dict) and isinstance(new, dict):
-            for name in sorted(set(old) | set(new)):
-                if old.get(name, _MISSING) != new.get(name, _MISSING):
-                    changes[f"arguments.{name}"] = {"before": old.get(name), "after": new.get(name)}
-        elif isinstance(old, str) and isinstance(new, str):
-            changes[key] = {"before_chars": len(old), "after_chars": len(new)}
-        else:
-            changes[key] = {"before": old, "after": new}
-    return changes
-
-
-_MISSING = object()
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from ..engine import (
     ToolCallStarted,
     ToolResultReady,
     Usage,
+    Waiting,
     typed_answer,
 )
 from .hook_actions import hook_action, named_by_compaction
@@ -137,8 +138,13 @@ class TerminalUI(_AnsweringUI):
         self._sub_line_start = True  # a sub-agent's next piece starts a line (gets its indent)
         self._output_open = False  # a command's output, at the top, ended mid-line
         self._dim = ("\x1b[2m", "\x1b[0m") if getattr(err, "isatty", lambda: False)() else ("", "")
+        self._lock = threading.RLock()  # events come from the run's thread and from a hook's watch
 
     def emit(self, event: Event) -> None:
+        with self._lock:
+            self._emit(event)
+
+    def _emit(self, event: Event) -> None:
         if isinstance(event, RunStart) and not event.depth:
             self._session = event.session_id
         if isinstance(event, HookDecision) and not self._held(event):
@@ -217,7 +223,7 @@ class TerminalUI(_AnsweringUI):
             case TextDelta() | ThinkingDelta():
                 return None  # a sub-agent's text is shown as saved
             case (ToolCallStarted() | ToolResultReady() | HookDecision() | Confirm() | Log() | Output() | Notify()
-                  | Diagnostic() | Compaction()):
+                  | Diagnostic() | Compaction() | Waiting()):
                 return self._line(event)
             case _:
                 assert_never(event)
@@ -251,6 +257,8 @@ class TerminalUI(_AnsweringUI):
                 return f"diagnostic: {event.message}\n"
             case Compaction():
                 return f"[rienda] {event.message}\n"
+            case Waiting():
+                return f"waiting on {event.subject()}… Ctrl-C stops it\n"
             case RunEnd():
                 return f"rienda: {event.error}\n" if event.error else None
             case RunStart() | TextDelta() | ThinkingDelta() | MessageSaved():
@@ -275,10 +283,12 @@ class JsonLinesUI(_AnsweringUI):
                  out: IO[str] | None = None, err: IO[str] | None = None) -> None:
         super().__init__(policy, stdin, err or sys.stderr)
         self.out = out or sys.stdout
+        self._lock = threading.Lock()  # events come from the run's thread and from a hook's watch
 
     def emit(self, event: Event) -> None:
-        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
-        self.out.flush()
+        with self._lock:
+            self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+            self.out.flush()
 
 
 def usage_summary(usages: list[Usage | None], context: ContextFill | None = None) -> str:

@@ -34,8 +34,8 @@ from ..errors import Interrupted, SandboxError
 if TYPE_CHECKING:
     from ..cancel import CancelToken
 
-__all__ = ["ChainRule", "HookSource", "JSValue", "Outcome", "Progress", "chain_by_calls", "js_type", "merge", "refuses",
-           "run_chain", "type_name"]
+__all__ = ["ChainRule", "HookSource", "JSValue", "Outcome", "Progress", "chain_by_calls", "field_changes", "js_type",
+           "merge", "refuses", "run_chain", "type_name"]
 
 # One hook of a chain: (path, source) of its module.
 HookSource = tuple[str, str]  # one hook as a sandbox runs it: its file's path, its source
@@ -204,3 +204,31 @@ def type_name(kind: type) -> str:
 def js_type(value: JSON) -> str:
     return {str: "a string", bool: "a boolean", dict: "an object", list: "an array",
             int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def field_changes(before: JSONObject, after: JSONObject) -> JSONObject:
+    """Field-level differences between a point's carried fields ``before`` and ``after``
+    a hook, safe to save (the decision ledger's ``changes``).
+
+    Arguments are compared key by key (``arguments.url``) with both values: the model's
+    arguments are in the session anyway. Text fields (``system``, ``text``, ``thinking``)
+    record only their sizes: the text a hook replaced is often what it meant to keep out
+    of the session (a redacted secret, a per-turn system prompt).
+    """
+    changes: JSONObject = {}
+    for key, old in before.items():
+        new = after[key]
+        if old == new and type(old) is type(new):
+            continue
+        if key == "arguments" and isinstance(old, dict) and isinstance(new, dict):
+            for name in sorted(set(old) | set(new)):
+                if old.get(name, _MISSING) != new.get(name, _MISSING):
+                    changes[f"arguments.{name}"] = {"before": old.get(name), "after": new.get(name)}
+        elif isinstance(old, str) and isinstance(new, str):
+            changes[key] = {"before_chars": len(old), "after_chars": len(new)}
+        else:
+            changes[key] = {"before": old, "after": new}
+    return changes
+
+
+_MISSING = object()
