@@ -91,7 +91,8 @@ class NotebookUI(PersonAsker):
         self._status_lock = threading.Lock()
         self._activity = "working…"
         self._waited: tuple[int, str, str | None] | None = None  # the hook the status line says is running
-        self._usage: list[dict[str, int]] = []  # what the provider reported, per model turn
+        self._usage: list[dict[str, int] | None] = []  # what the provider reported, per model turn (None: nothing)
+        self._session: str | None = None  # the run's session, named by the line the cell ends with
         self._fill: ContextFill | None = None  # how full the window is after the last model turn
         # Someone is watching (JupyterLab, VS Code, console): stream, show a status line. A
         # batch run (nbclient, nbconvert, papermill, nbval) gets each display once, final.
@@ -161,6 +162,7 @@ class NotebookUI(PersonAsker):
         self._nest.emit(event)
 
     def _run_start(self, event: RunStart) -> None:
+        self._session = event.session_id
         if not self.live:
             return
         self.target.display(self._status_id, status_bundle("working…", 0, 0))
@@ -196,8 +198,7 @@ class NotebookUI(PersonAsker):
         view.finish(message.get("text", ""), message.get("thinking", ""))
         if message.get("text"):
             self.final_text = message["text"]
-        if message.get("usage"):
-            self._usage.append(message["usage"])
+        self._usage.append(message.get("usage") or None)
         self._message = None
         if event.context:
             self._fill = event.context
@@ -301,7 +302,8 @@ class NotebookUI(PersonAsker):
         if self._message is not None:
             self._message.finish("".join(self._message.text), "".join(self._message.thinking))
             self._message = None
-        ended = usage_bundle(self._usage, time.monotonic() - self._started if self.live else None, event.context)
+        ended = usage_bundle(self._usage, time.monotonic() - self._started if self.live else None, event.context,
+                             self._session)
         if self.live:
             with self._status_lock:
                 self.target.display(self._status_id, ended, update=True)

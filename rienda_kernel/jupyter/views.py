@@ -219,19 +219,31 @@ def compaction_bundle(message: str) -> dict[str, str]:
     return {"text/plain": f"🗜 {message}", "text/markdown": f"<sub>🗜 {markdown_text(message)}</sub>"}
 
 
-def usage_bundle(usage: list[dict[str, int]], elapsed: float | None,
-                 context: ContextFill | None = None) -> dict[str, str]:
-    """The line a run's status ends as: the tokens the provider reported, the time (None: not
-    shown, as in a batch run, whose saved notebook changes only with what the run did), and
-    how full the model's window is (``context``: a run_end event's, when its window is known)."""
-    fill = context.line() if context else ""
-    if not usage:
-        return {"text/plain": fill, "text/markdown": f"<sub>{fill}</sub>"} if fill else {"text/plain": ""}
-    spent = sum(u.get("input_tokens", 0) for u in usage), sum(u.get("output_tokens", 0) for u in usage)
-    turns = f" over {len(usage)} model turns" if len(usage) > 1 else ""
-    took = "" if elapsed is None else f" · {elapsed:.1f} s"
-    line = f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns}{took}" + (f" · {fill}" if fill else "")
-    return {"text/plain": line, "text/markdown": f"<sub>{line}</sub>"}
+def usage_bundle(usage: list[dict[str, int] | None], elapsed: float | None,
+                 context: ContextFill | None = None, session_id: str | None = None) -> dict[str, str]:
+    """The line a run's status ends as, as ``rienda run`` ends: the run's session, the
+    tokens the provider reported for its model turns (``usage``, one per turn; None: a turn
+    it reported nothing for, and when none did, ``usage: none reported by the model (N model
+    turns)`` as the CLI says it), the time (None: not shown, as in a batch run, whose saved
+    notebook changes only with what the run did), and how full the model's window is
+    (``context``: a run_end event's, when its window is known). ``{"text/plain": ""}`` when
+    there is nothing to say (a run that never started)."""
+    reported = [u for u in usage if u]
+    parts = [f"session {session_id}"] if session_id else []
+    if reported:
+        spent = sum(u.get("input_tokens", 0) for u in reported), sum(u.get("output_tokens", 0) for u in reported)
+        turns = f" over {len(usage)} model turns" if len(usage) > 1 else ""
+        missing = len(usage) - len(reported)
+        parts.append(f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns}"
+                     + (f" ({missing} reported none)" if missing else ""))
+    elif usage:
+        parts.append(f"usage: none reported by the model ({len(usage)} model turn{'s' if len(usage) != 1 else ''})")
+    if parts and elapsed is not None:
+        parts.append(f"{elapsed:.1f} s")
+    if context and context.line():
+        parts.append(context.line())
+    line = " · ".join(parts)
+    return {"text/plain": line, "text/markdown": f"<sub>{line}</sub>"} if line else {"text/plain": ""}
 
 
 def markdown_text(text: str) -> str:
