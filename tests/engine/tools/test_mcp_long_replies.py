@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from rienda_kernel.engine.tools.invoke import OUTPUT_CAP
-from rienda_kernel.engine.tools.mcp.long_lines import LineReader
+from rienda_kernel.engine.tools.mcp.long_lines import StdoutLines
 from rienda_kernel.engine.tools.mcp.reducer import CUT_KEY, Reducer
 
 from ...helpers.cli import rienda
@@ -157,7 +157,7 @@ def test_a_line_that_is_not_json_or_not_a_call_result_is_said_as_before():
 def test_the_line_reader_passes_lines_under_its_limit_as_they_came():
     lines = ['{"a": 1}', " " * 40, json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"content": [
         {"type": "text", "text": "x" * 500}]}})]
-    reader, out = LineReader(limit=50, keep=20), ""
+    reader, out = StdoutLines(limit=50, keep=20), ""
     stream = "\n".join(lines) + "\nunfinished"
     for at in range(0, len(stream), 7):
         out += reader.feed(stream[at:at + 7])

@@ -15,17 +15,17 @@ the server never ends is dropped at the end of its output, as the SDK drops it.
 from __future__ import annotations
 
 from ...common import bounded
-from .reducer import KEEP, Reducer
+from .reducer import KEPT_PER_MEMBER, Reducer
 
-__all__ = ["LINE_LIMIT", "BoundedTextStream", "LineReader"]
+__all__ = ["LINE_LIMIT", "BoundedTextStream", "StdoutLines"]
 
 LINE_LIMIT = bounded.MAX_BYTES  # characters: past them, a line is reduced as it streams
 
 
-class LineReader:
+class StdoutLines:
     """A server's stdout, fed in pieces: whole lines out (see the module's docstring)."""
 
-    def __init__(self, limit: int = LINE_LIMIT, keep: int = KEEP) -> None:
+    def __init__(self, limit: int = LINE_LIMIT, keep: int = KEPT_PER_MEMBER) -> None:
         self._limit, self._keep = limit, keep
         self._parts: list[str] = []
         self._size = 0
@@ -66,7 +66,7 @@ class LineReader:
 
 class BoundedTextStream:
     """What the SDK's stdout reader iterates in place of ``TextReceiveStream``: ``stream``'s
-    text, decoded as that decodes it, handed on as whole lines (:class:`LineReader`)."""
+    text, decoded as that decodes it, handed on as whole lines (:class:`StdoutLines`)."""
 
     def __init__(self, stream: object, encoding: str = "utf-8", errors: str = "strict") -> None:
         from anyio.abc import ByteReceiveStream
@@ -74,7 +74,7 @@ class BoundedTextStream:
 
         assert isinstance(stream, ByteReceiveStream)  # the process's stdout, as the SDK hands it
         self._text = TextReceiveStream(stream, encoding=encoding, errors=errors)
-        self._lines = LineReader()
+        self._lines = StdoutLines()
 
     def __aiter__(self) -> BoundedTextStream:
         return self

@@ -6,7 +6,7 @@ expressions over the pieces (a 50 MB text item is read in well under a second).
 
 Contracts:
 - The JSON keeps its shape and stays valid: each string keeps its first characters within a
-  budget of ``keep`` characters (:data:`KEEP`) for each member of the reply's ``result`` or
+  budget of ``keep`` characters (:data:`KEPT_PER_MEMBER`) for each member of the reply's ``result`` or
   ``error`` (``content`` has its own, ``structuredContent`` its own), and one for the rest;
   an escape is never cut in half. Past a budget, strings keep nothing, the rest of an array
   is left out, and an object keeps its first members (a content item stays an item: its
@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from ...common import bounded
 from ...common.json_value import JSONObject
 from ..invoke import OUTPUT_CAP
+from .escapes import unfinished_escape, whole_escapes
 
-__all__ = ["CUT_KEY", "KEEP", "Reducer"]
+__all__ = ["CUT_KEY", "KEPT_PER_MEMBER", "Reducer"]
 
-KEEP = 2 * OUTPUT_CAP  # characters kept of each member of a reply's result, and of the rest
+KEPT_PER_MEMBER = 2 * OUTPUT_CAP  # characters kept of each member of a reply's result, and of the rest
 CUT_KEY = "rienda/cut"  # where result._meta says what was cut
 _SHORT = 256  # a key, an id, a type: kept within this many characters, whatever the budget
 _TOKEN_CHARS = 64  # a number longer than this becomes 0
@@ -80,7 +81,7 @@ class Reducer:
     """One line's JSON, fed in pieces (:meth:`feed`), reduced to a bounded line (:meth:`close`);
     see the module's contracts. ``keep``: characters of each budget."""
 
-    def __init__(self, keep: int = KEEP) -> None:
+    def __init__(self, keep: int = KEPT_PER_MEMBER) -> None:
         self.keep = keep
         self._out: list[str] = []
         self._spent: dict[str, int] = {}  # characters written, per budget
@@ -231,10 +232,10 @@ class Reducer:
         end = _BODY.match(piece, at).end()  # type: ignore[union-attr]  # matches the empty string at least
         closed = end < len(piece) and piece[end] == '"'
         if not closed:  # the string goes on in the next piece (an escape begun here with it)
-            end = len(piece) - _unfinished_escape(piece, at, len(piece))
+            end = len(piece) - unfinished_escape(piece, at, len(piece))
             self._carry = piece[end:]
         run = end - at
-        take = 0 if self._dropped else _whole_escapes(piece, at, min(run, max(self._limit - self._kept, 0)))
+        take = 0 if self._dropped else whole_escapes(piece, at, min(run, max(self._limit - self._kept, 0)))
         self._dropped = self._dropped or take < run  # once cut, nothing more of it is kept
         if take:
             text = piece[at:at + take]
@@ -293,7 +294,7 @@ class Reducer:
         if skip.string:
             end = _BODY.match(piece, at).end()  # type: ignore[union-attr]  # matches the empty string at least
             if end == len(piece) or piece[end] != '"':
-                self._carry = piece[len(piece) - _unfinished_escape(piece, at, len(piece)):]
+                self._carry = piece[len(piece) - unfinished_escape(piece, at, len(piece)):]
                 return len(piece)
             skip.string = False
             return self._skipped(end + 1) if skip.depth == 0 else end + 1
@@ -380,37 +381,6 @@ class Reducer:
 
 def _white(piece: str, at: int) -> int:
     return _WHITE_RUN.match(piece, at).end()  # type: ignore[union-attr]  # matches the empty string at least
-
-
-def _unfinished_escape(piece: str, start: int, end: int) -> int:
-    """How many characters at the end of ``piece[start:end]`` are an escape the next piece
-    finishes (a backslash alone, or ``\\u`` and fewer than four digits); 0 for none."""
-    for size in range(1, min(6, end - start + 1)):
-        at = end - size
-        if piece[at] == "\\" and _escapes_here(piece, start, at):
-            unfinished = size == 1 or (piece[at + 1] == "u" and size < 6)
-            return size if unfinished else 0
-    return 0
-
-
-def _escapes_here(piece: str, start: int, at: int) -> bool:
-    """Whether the backslash at ``at`` begins an escape (an even number of backslashes before it)."""
-    before = at
-    while before > start and piece[before - 1] == "\\":
-        before -= 1
-    return (at - before) % 2 == 0
-
-
-def _whole_escapes(piece: str, start: int, take: int) -> int:
-    """``take``, or less, so that ``piece[start:start + take]`` (whole escapes only) does
-    not end inside one."""
-    end = start + take
-    for size in range(1, min(6, take + 1)):
-        at = end - size
-        if piece[at] == "\\" and _escapes_here(piece, start, at):
-            length = 6 if piece[at + 1:at + 2] == "u" else 2
-            return take - size if size < length else take
-    return take
 
 
 def _error_line(reply_id: str, why: str) -> str:
