@@ -240,7 +240,7 @@ FOREIGN_ATTRIBUTES = {
     "__module__": "a user's object in the notebook namespace",
     "content": "the MCP SDK's result", "structured_content": "the MCP SDK's result", "type": "the MCP SDK's content",
     "mime_type": "the MCP SDK's content", "text": "the MCP SDK's resource", "data": "the MCP SDK's content",
-    "blob": "the MCP SDK's resource", "is_error": "the MCP SDK's result",
+    "blob": "the MCP SDK's resource", "is_error": "the MCP SDK's result", "meta": "the MCP SDK's result",
 }
 
 

@@ -47,7 +47,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                "SessionError", "SessionWriteError"),
     "events": ("Compaction", "Confirm", "Diagnostic", "Divergence", "Event", "HookDecision", "Log", "MessageSaved",
                "Notify", "Output", "Replayed", "RunEnd", "RunEndReason", "RunStart", "TextDelta", "ThinkingDelta",
-               "ToolCallStarted", "ToolResultReady"),
+               "ToolCallStarted", "ToolResultReady", "Waiting"),
     "home.agents": ("Agent",),
     "home.config": ("Config", "check_config", "load_config", "read_config", "rienda_home"),
     "home.extensions": ("ExtensionLoader",),
@@ -110,7 +110,7 @@ if TYPE_CHECKING:
         HookDecision as HookDecision, Log as Log, MessageSaved as MessageSaved, Notify as Notify, Output as Output,
         RunEnd as RunEnd, RunEndReason as RunEndReason, RunStart as RunStart, TextDelta as TextDelta,
         ThinkingDelta as ThinkingDelta, ToolCallStarted as ToolCallStarted, ToolResultReady as ToolResultReady,
-        Divergence as Divergence, Replayed as Replayed,
+        Divergence as Divergence, Replayed as Replayed, Waiting as Waiting,
     )
     from .home.agents import Agent as Agent
     from .home.config import (

@@ -7,6 +7,7 @@
      │         └── SessionBusy  another process (or conversation) is writing that session
      ├── ExtensionError         a tool or hook file that cannot be used (names file and line)
      ├── Interrupted            the invocation or run was stopped from another thread
+     │    └── HookStopped       ...while a hook was running (names the hook, its point, the call)
      ├── PayloadError           a payload that is not what a hook point receives (names the field)
      ├── ProviderError          a model provider failed; says what the server sent
      │    ├── AnswerCutOff      an answer stopped at a length limit (names what to raise)
@@ -32,6 +33,7 @@ __all__ = [
     "ConfigError",
     "ContextOverflow",
     "ExtensionError",
+    "HookStopped",
     "Interrupted",
     "NotInRecording",
     "OutOfMemory",
@@ -95,6 +97,22 @@ class ExtensionError(RiendaError):
 
 class Interrupted(RiendaError):
     """The work was stopped from another thread before it finished."""
+
+
+class HookStopped(Interrupted):
+    """The run was stopped while hook ``hook`` was running at ``point`` (for the tool call
+    ``call_id`` at a call's point), ``seconds`` after it started; the message says so."""
+
+    def __init__(self, hook: str, point: str, seconds: float, call_id: str | None = None) -> None:
+        super().__init__(f"stopped while hook {hook} was running ({point}), after {seconds:.1f} s")
+        self.hook, self.point, self.seconds, self.call_id = hook, point, seconds, call_id
+
+    def call_result(self) -> str:
+        """The result the stopped call gets: what ran, and what became of the tool."""
+        ran = f"interrupted while hook {self.hook} was running ({self.point}, {self.seconds:.1f} s)"
+        if self.point == "beforeToolExecute":
+            return f"{ran}; the tool never ran"
+        return f"{ran} on the tool's result; that result was not kept"
 
 
 class PayloadError(RiendaError):

@@ -61,6 +61,8 @@ __all__ = [
     "ToolCallStarted",
     "ToolResultReady",
     "Via",
+    "Waiting",
+    "WaitingOn",
 ]
 
 How = Literal[
@@ -76,10 +78,12 @@ How = Literal[
 ]
 Via = Literal["buttons", "y/N"]  # how a person answered: a front end's buttons, or a typed y/N
 RunEndReason = Literal["end_turn", "interrupted", "error"]  # how a run ended
-HookEffect = Literal["none", "refused", "rewrote", "threw", "invalid"]  # what one hook did at one point
+# What one hook did at one point ("stopped": the run was stopped while the hook ran; it never returned).
+HookEffect = Literal["none", "refused", "rewrote", "threw", "invalid", "stopped"]
 CompactionOutcome = Literal["compacted", "cancelled", "rejected", "failed", "nothing"]
 CompactionReason = Literal["auto", "manual", "overflow"]  # before a request, on a refusal for length, by hand
 StreamName = Literal["stdout", "stderr"]  # which of a command's streams printed it
+WaitingOn = Literal["hook", "mcp_server"]  # what a run waits on when it says so (Waiting)
 
 # Each Literal's words, for the readers that check a word read from a file.
 HOWS: tuple[How, ...] = get_args(How)
@@ -183,7 +187,8 @@ class Diagnostic(_Event):
 @dataclass(frozen=True)
 class HookDecision(_Event):
     """What one hook did at one point: ``effect`` is one of "none", "refused",
-    "rewrote", "threw", "invalid"; ``changes`` maps each field it replaced to
+    "rewrote", "threw", "invalid", "stopped" (the run was stopped while it ran: ``error``
+    says so, ``duration_ms`` how long it had run); ``changes`` maps each field it replaced to
     ``{"before": ..., "after": ...}``. ``failed_closed``: a refusal that is a fail-closed
     hook's failure (``error`` says what failed; ``reason`` is what the model read)."""
 
@@ -197,6 +202,30 @@ class HookDecision(_Event):
     duration_ms: float = 0.0
     call_id: str | None = None
     failed_closed: bool = False
+
+
+@dataclass(frozen=True)
+class Waiting(_Event):
+    """The run has waited ``seconds`` on an extension that has not returned, and still waits:
+    a hook (``on`` "hook": hook ``name`` at ``point``, for the tool call ``call_id`` where
+    the point is a call's) or an MCP server starting (``on`` "mcp_server": server ``name``).
+    Said once per wait, live, so a run that waits is never silent; what ends the wait comes
+    as its own event (the hook's :class:`HookDecision`, a ``stopped`` one when the run was
+    stopped during it). Never saved in the session."""
+
+    type: ClassVar[str] = "waiting"
+    on: WaitingOn
+    name: str
+    seconds: float
+    point: str | None = None
+    call_id: str | None = None
+
+    def subject(self) -> str:
+        """What is waited on, for a person: ``hook loop (beforeToolExecute)``, ``MCP server git
+        to start``."""
+        if self.on == "hook":
+            return f"hook {self.name} ({self.point})"
+        return f"MCP server {self.name} to start"
 
 
 @dataclass(frozen=True)
@@ -335,5 +364,6 @@ class Divergence(_Event):
 
 
 Event: TypeAlias = (Log | Output | Notify | Confirm | Diagnostic | HookDecision | RunStart | TextDelta | ThinkingDelta
-                    | MessageSaved | ToolCallStarted | ToolResultReady | RunEnd | Compaction | Replayed | Divergence)
+                    | MessageSaved | ToolCallStarted | ToolResultReady | RunEnd | Compaction | Replayed | Divergence
+                    | Waiting)
 """Every event the engine reports: a closed union (see the module docstring)."""

@@ -11,7 +11,11 @@ Contracts (Rienda's hooks documentation):
 - A hook that throws is reported (a :class:`Diagnostic`) and skipped, as if it returned
   nothing; it never fails the run. So is each hook the sandbox could not run at all (no
   V8 worker would start, e.g. when a signal to the process group ended them all). Only
-  :class:`Interrupted` escapes.
+  :class:`Interrupted` escapes: :class:`HookStopped`, naming the hook, when one was running
+  (its decision, ``stopped``, recorded first).
+- A hook still running :data:`.common.watch.NOTICE_AFTER_S` seconds after it started is
+  said once (a :class:`Waiting` event, from a watch that never outlives the point's chain),
+  except while it waits on ``ctx.confirm`` (a person is asked).
 - ``beforeCompact``: the first ``cancel: true`` cancels the compaction and no further hook
   is consulted; ``summary`` and ``instructions`` chain like any rewrite.
 - ``beforeRun`` (decided, issue 38: H07's return was ignored) also gets the run's
@@ -45,8 +49,9 @@ from dataclasses import dataclass, field, replace
 
 from .cancel import CancelToken
 from .common.json_value import JSON, JSONObject
-from .errors import SandboxError
-from .events import Diagnostic, Event, HookDecision, HookEffect
+from .common.watch import Watch
+from .errors import HookStopped, Interrupted, SandboxError
+from .events import Diagnostic, Event, HookDecision, HookEffect, Waiting
 from .home.agents import AGENT_SOURCE
 from .ctx.host import Host, RunContext
 from .sessions.messages import Message, ToolCall
@@ -270,21 +275,37 @@ class HookChain:
             return decision
 
         def on_step(index: int, outcome: Outcome) -> None:
+            watch.disarm()  # before its decision: a notice never follows the hook's end
             heard[0] = index + 1
             decision = judged(index, outcome)
             if self.on_outcome is not None:
                 self.on_outcome(HookOutcome(hooks[index], outcome, decision))
+            if index + 1 < len(hooks) and end.refused_by is None:
+                watch.arm(notice(index + 1))
+
+        def notice(index: int) -> Callable[[], None]:
+            """Hook ``index`` is still running (the watch's notice)."""
+            return lambda: self._emit(Waiting("hook", hooks[index].name, watch.after, point, call_id))
 
         def host(index: int) -> Host:
-            return Host(self.run, f"hook:{hooks[index].name}.{point}", cancel)
+            return _WatchedHost(self.run, f"hook:{hooks[index].name}.{point}", cancel, watch, notice(index))
 
         links = [(hook.path, hook.source) for hook in hooks]
-        try:
-            self.sandbox.call_chain(links, point, payload, rule, host, cancel, frozen, on_step)
-        except SandboxError as exc:  # the sandbox could not run the rest (no worker would start): each is skipped
-            for index in range(heard[0], len(hooks)):
-                if end.refused_by is None:
-                    on_step(index, exc)
+        with Watch(name="rienda-hook-watch") as watch:
+            watch.arm(notice(0))
+            try:
+                self.sandbox.call_chain(links, point, payload, rule, host, cancel, frozen, on_step)
+            except SandboxError as exc:  # the sandbox could not run the rest (no worker would start): each is skipped
+                for index in range(heard[0], len(hooks)):
+                    if end.refused_by is None:
+                        on_step(index, exc)
+            except Interrupted as exc:  # the hook that was running is named, in the ledger and in what is raised
+                watch.disarm()
+                if heard[0] >= len(hooks) or end.refused_by is not None:
+                    raise
+                hook, ms = hooks[heard[0]], _ms_since(clock[0])
+                self._decided(hook, point, ms, "stopped", call_id=call_id, error="the run was stopped while it ran")
+                raise HookStopped(hook.name, point, ms / 1000, call_id) from exc
         return end
 
     def _failed_closed(self, hook: Hook, point: str, error: SandboxError, duration_ms: float, call_id: str | None,
@@ -342,6 +363,23 @@ class HookChain:
 
     def _emit(self, event: Event) -> None:
         self.run.ui.emit(event)
+
+
+class _WatchedHost(Host):
+    """A hook's ``ctx``, whose ``ctx.confirm`` pauses the chain's watch: a hook waiting
+    for a person's answer is not a silence to report (the person is asked)."""
+
+    def __init__(self, run: RunContext, source: str, cancel: CancelToken, watch: Watch,
+                 notice: Callable[[], None]) -> None:
+        super().__init__(run, source, cancel)
+        self._watch, self._notice = watch, notice
+
+    def _confirm(self, args: JSON) -> bool:
+        self._watch.disarm()
+        try:
+            return super()._confirm(args)
+        finally:
+            self._watch.arm(self._notice)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ A decision is a :class:`~rienda_kernel.engine.HookDecision`: the event a run rep
   ``⚠ hook thrower threw in afterToolExecute and was skipped: TypeError: … (at …/index.js:3:10)``;
 - a returned value it could not use: ``⚠ hook odd returned what afterToolExecute cannot use;
   ignored: returned string``;
+- a hook the run was stopped during: ``⏹ hook loop was stopped in beforeToolExecute after
+  4.2 s (the run was stopped)``;
 
 and None for a hook that did nothing.
 """
@@ -56,6 +58,8 @@ def hook_action(decision: HookDecision) -> str | None:
         return f"⚠ hook {hook} threw in {point} and was skipped: {_one_line(decision.error or '')}"
     if effect == "invalid":
         return f"⚠ hook {hook} returned what {point} cannot use; ignored: {_one_line(decision.error or '')}"
+    if effect == "stopped":
+        return f"⏹ hook {hook} was stopped in {point} after {decision.duration_ms / 1000:.1f} s (the run was stopped)"
     if effect == "none":
         return None
     assert_never(effect)

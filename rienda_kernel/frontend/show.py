@@ -12,6 +12,7 @@ from ..engine import (
     Confirm,
     HookDecision,
     Message,
+    Notify,
     PinRecord,
     RiendaError,
     RunEndRecord,
@@ -153,7 +154,7 @@ def _call_line(call: ToolCall, arguments: JSON) -> str:
 
 def _record_line(record: Record, loaded: LoadedSession, full: bool) -> str | None:
     """One line for a record a person reads (a pin, a compaction, a hook's action, a
-    confirm's answer, a run's end); None for one not shown."""
+    confirm's answer, a notice, a run's end); None for one not shown."""
     if isinstance(record, PinRecord):
         prompt = sum(1 for message in loaded.messages[:record.message + 1] if message.role == "user")
         return f"-- pinned prompt {prompt}: every compaction keeps it verbatim"
@@ -164,6 +165,9 @@ def _record_line(record: Record, loaded: LoadedSession, full: bool) -> str | Non
         return None if line is None else f"    {line}" + (f" [depth {record.depth}]" if record.depth else "")
     if isinstance(record, Confirm):
         return f"    {record.mark} confirm {record.title!r}: {record.verdict} ({record.how})"
+    if isinstance(record, Notify):  # as the run printed it
+        return f"    [{record.source}] notice: {record.title}: {record.body}" + (
+            f" [depth {record.depth}]" if record.depth else "")
     if isinstance(record, RunEndRecord):
         return f"-- run ended: {record.reason}" + (f": {record.error}" if record.error else "")
     if isinstance(record, (StoppedRecord, ApprovalRecord, UnknownRecord)):

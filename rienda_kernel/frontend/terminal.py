@@ -43,6 +43,7 @@ from ..engine import (
     ToolCallStarted,
     ToolResultReady,
     Usage,
+    Waiting,
     typed_answer,
 )
 from .hook_actions import hook_action, named_by_compaction
@@ -140,8 +141,13 @@ class TerminalUI(_AnsweringUI):
         self._output_open = False  # a command's output, at the top, ended mid-line
         self.replayed = 0  # the top-level run's model turns answered from a recording
         self._dim = ("\x1b[2m", "\x1b[0m") if getattr(err, "isatty", lambda: False)() else ("", "")
+        self._lock = threading.RLock()  # events come from the run's thread and from a hook's watch
 
     def emit(self, event: Event) -> None:
+        with self._lock:
+            self._emit(event)
+
+    def _emit(self, event: Event) -> None:
         if isinstance(event, RunStart) and not event.depth:
             self._session = event.session_id
         if isinstance(event, Replayed) and not event.depth and event.purpose == "turn":
@@ -222,7 +228,7 @@ class TerminalUI(_AnsweringUI):
             case TextDelta() | ThinkingDelta():
                 return None  # a sub-agent's text is shown as saved
             case (ToolCallStarted() | ToolResultReady() | HookDecision() | Confirm() | Log() | Output() | Notify()
-                  | Diagnostic() | Compaction() | Divergence()):
+                  | Diagnostic() | Compaction() | Divergence() | Waiting()):
                 return self._line(event)
             case Replayed():
                 return None  # its answer is shown as any answer is
@@ -259,6 +265,8 @@ class TerminalUI(_AnsweringUI):
                 return f"[rienda] {event.message}\n"
             case Divergence():
                 return f"[rienda] ↯ {event.message}\n"
+            case Waiting():
+                return f"waiting on {event.subject()}… Ctrl-C stops it\n"
             case RunEnd():
                 return f"rienda: {event.error}\n" if event.error else None
             case RunStart() | TextDelta() | ThinkingDelta() | MessageSaved() | Replayed():
@@ -296,10 +304,12 @@ class JsonLinesUI(_AnsweringUI):
         super().__init__(policy, stdin, err or sys.stderr)
         self.out = out or sys.stdout
         self.replayed = 0  # as TerminalUI's; its events say which turns were replayed
+        self._lock = threading.Lock()  # events come from the run's thread and from a hook's watch
 
     def emit(self, event: Event) -> None:
-        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
-        self.out.flush()
+        with self._lock:
+            self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+            self.out.flush()
 
 
 def usage_summary(usages: list[Usage | None], context: ContextFill | None = None, replayed: int = 0) -> str:

@@ -64,6 +64,7 @@ from ..engine import (
     ThinkingDelta,
     ToolCallStarted,
     ToolResultReady,
+    Waiting,
 )
 
 __all__ = ["NotebookUI"]
@@ -91,7 +92,9 @@ class NotebookUI(PersonAsker):
         self._shown_confirm: ShownConfirm | None = None
         self._status_lock = threading.Lock()
         self._activity = "working…"
-        self._usage: list[dict[str, int]] = []  # what the provider reported, per model turn
+        self._waited: tuple[int, str, str | None] | None = None  # the hook the status line says is running
+        self._usage: list[dict[str, int] | None] = []  # what the provider reported, per model turn (None: nothing)
+        self._session: str | None = None  # the run's session, named by the line the cell ends with
         self._fill: ContextFill | None = None  # how full the window is after the last model turn
         self._replayed = 0  # model turns of the run a recording answered (they come first)
         # Someone is watching (JupyterLab, VS Code, console): stream, show a status line. A
@@ -104,7 +107,7 @@ class NotebookUI(PersonAsker):
     def emit(self, event: Event) -> None:
         """Show ``event``; never raises into the run (a display that fails is logged)."""
         try:
-            if self._logs is not None and (event.depth or not isinstance(event, (Log, Output, Diagnostic))):
+            if self._logs is not None and (event.depth or not isinstance(event, (Log, Output, Diagnostic, Waiting))):
                 self._end_logs()
             if event.depth:
                 self._sub_agent(event)
@@ -148,6 +151,8 @@ class NotebookUI(PersonAsker):
                 self._replayed_answer(event)
             case Divergence():
                 self._divergence(event)
+            case Waiting():
+                self._waiting(event)
             case _:
                 assert_never(event)
 
@@ -157,11 +162,14 @@ class NotebookUI(PersonAsker):
         if isinstance(event, Diagnostic):
             self._diagnostic(event)
             return
+        if isinstance(event, (Waiting, HookDecision)):
+            self._waiting(event)
         if isinstance(event, Confirm) and self._shown_confirm is not None:
             self._confirm(replace(event, title=f"{event.title} (sub-agent {self._nest.agent_at(event.depth)})"))
         self._nest.emit(event)
 
     def _run_start(self, event: RunStart) -> None:
+        self._session = event.session_id
         if not self.live:
             return
         self.target.display(self._status_id, status_bundle("working…", 0, 0))
@@ -197,8 +205,7 @@ class NotebookUI(PersonAsker):
         view.finish(message.get("text", ""), message.get("thinking", ""))
         if message.get("text"):
             self.final_text = message["text"]
-        if message.get("usage"):
-            self._usage.append(message["usage"])
+        self._usage.append(message.get("usage") or None)
         self._message = None
         if event.context:
             self._fill = event.context
@@ -235,10 +242,24 @@ class NotebookUI(PersonAsker):
         view = self._calls.get(event.id) or CallView(self.target, event.name, None, None)
         view.result(event.text, event.isError)
 
+    def _waiting(self, event: Waiting | HookDecision) -> None:
+        """A hook (or a server) still running after a moment: the status line says which,
+        live, until its decision comes (a run nobody watches has no status line)."""
+        if isinstance(event, Waiting):
+            self._waited = (event.depth, event.name, event.point)
+            self._activity = f"waiting on {event.subject()}… interrupt the kernel (■) to stop it"
+        elif self._waited != (event.depth, event.hook, event.point):
+            return
+        else:
+            self._waited, self._activity = None, "working…"
+        if self.live:
+            self._update_status(self._activity)
+
     def _decision(self, event: HookDecision) -> None:
         """Hook effects on a call: before it, shown with the call; after it, with the result.
         A rewrite of a model request or answer is a line of its own (a hook that threw
         there is its diagnostic)."""
+        self._waiting(event)
         if event.effect == "none" or named_by_compaction(event):
             return  # a compaction's own line names the hooks that acted
         if event.call_id is None:
@@ -299,7 +320,7 @@ class NotebookUI(PersonAsker):
             self._message.finish("".join(self._message.text), "".join(self._message.thinking))
             self._message = None
         ended = usage_bundle(self._usage, time.monotonic() - self._started if self.live else None, event.context,
-                             self._replayed)
+                             self._session, self._replayed)
         if self.live:
             with self._status_lock:
                 self.target.display(self._status_id, ended, update=True)

@@ -45,6 +45,7 @@ from ..engine import (
     ThinkingDelta,
     ToolCallStarted,
     ToolResultReady,
+    Waiting,
 )
 from ..frontend.hook_actions import hook_action, named_by_compaction
 from ..frontend.previews import preview, readable
@@ -206,6 +207,8 @@ class RunBox:
                 pass  # a run's start opens its box (:meth:`Nest.emit`)
             case Diagnostic():
                 pass  # shown once per notebook by the cell's renderer, never in a box
+            case Waiting():
+                pass  # said in the cell's status line while the hook runs
             case _:
                 assert_never(event)
 

@@ -220,25 +220,38 @@ def compaction_bundle(message: str) -> dict[str, str]:
     return {"text/plain": f"🗜 {message}", "text/markdown": f"<sub>🗜 {markdown_text(message)}</sub>"}
 
 
-def usage_bundle(usage: list[dict[str, int]], elapsed: float | None,
-                 context: ContextFill | None = None, replayed: int = 0) -> dict[str, str]:
-    """The line a run's status ends as: the tokens the provider reported, the time (None: not
-    shown, as in a batch run, whose saved notebook changes only with what the run did), and
-    how full the model's window is (``context``: a run_end event's, when its window is known).
+def usage_bundle(usage: list[dict[str, int] | None], elapsed: float | None,
+                 context: ContextFill | None = None, session_id: str | None = None, replayed: int = 0) -> dict[str, str]:
+    """The line a run's status ends as, as ``rienda run`` ends: the run's session, the
+    tokens the provider reported for its model turns (``usage``, one per turn; None: a turn
+    it reported nothing for, and when none did, ``usage: none reported by the model (N model
+    turns)`` as the CLI says it), the time (None: not shown, as in a batch run, whose saved
+    notebook changes only with what the run did), and how full the model's window is
+    (``context``: a run_end event's, when its window is known). ``{"text/plain": ""}`` when
+    there is nothing to say (a run that never started).
+
     ``replayed``: how many of the model turns (the first ones) a recording answered: the line
     says so after the tokens (``(replayed: 0 spent now)``, :func:`replay_note`), words that
     notebooks/sanitize.cfg's ``recordings`` rule takes out, so a replay compares equal to the
     recorded run under nbval."""
-    fill = context.line() if context else ""
-    if not usage:
-        return {"text/plain": fill, "text/markdown": f"<sub>{fill}</sub>"} if fill else {"text/plain": ""}
-    spent = sum(u.get("input_tokens", 0) for u in usage), sum(u.get("output_tokens", 0) for u in usage)
-    turns = f" over {len(usage)} model turns" if len(usage) > 1 else ""
-    if replayed:
-        turns += replay_note([Usage.from_dict(u) for u in usage], replayed)
-    took = "" if elapsed is None else f" · {elapsed:.1f} s"
-    line = f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns}{took}" + (f" · {fill}" if fill else "")
-    return {"text/plain": line, "text/markdown": f"<sub>{line}</sub>"}
+    reported = [u for u in usage if u]
+    note = replay_note([Usage.from_dict(u) if u else None for u in usage], replayed) if replayed else ""
+    parts = [f"session {session_id}"] if session_id else []
+    if reported:
+        spent = sum(u.get("input_tokens", 0) for u in reported), sum(u.get("output_tokens", 0) for u in reported)
+        turns = f" over {len(usage)} model turns" if len(usage) > 1 else ""
+        missing = len(usage) - len(reported)
+        parts.append(f"tokens: {spent[0]:,} in · {spent[1]:,} out{turns}"
+                     + (f" ({missing} reported none)" if missing else "") + note)
+    elif usage:
+        parts.append(f"usage: none reported by the model ({len(usage)} model turn{'s' if len(usage) != 1 else ''})"
+                     + note)
+    if parts and elapsed is not None:
+        parts.append(f"{elapsed:.1f} s")
+    if context and context.line():
+        parts.append(context.line())
+    line = " · ".join(parts)
+    return {"text/plain": line, "text/markdown": f"<sub>{line}</sub>"} if line else {"text/plain": ""}
 
 
 def markdown_text(text: str) -> str:

@@ -42,7 +42,7 @@ from ..cancel import CancelToken
 from ..common.json_value import JSONObject
 from ..common.text import repair
 from ..ctx.host import RunContext
-from ..errors import ContextOverflow, Interrupted, ProviderError, RiendaError, SessionWriteError
+from ..errors import ContextOverflow, HookStopped, Interrupted, ProviderError, RiendaError, SessionWriteError
 from ..events import (
     Compaction,
     Diagnostic,
@@ -231,8 +231,8 @@ def _end(setup: TurnSetup, chain: HookChain | None, reason: RunEndReason, error:
     try:
         if chain is not None:
             chain.after_run(reason, cancel.for_wind_down(), text, continued)
-    except Interrupted:
-        _stopped(setup, setup.run.ui, "afterRun", "its hooks did not finish")
+    except Interrupted as exc:
+        _stopped(setup, setup.run.ui, "afterRun", _naming("its hooks did not finish", exc))
     except SessionWriteError:
         pass  # kept as the writer's failure, reported below
     failure = setup.writer.failure
@@ -251,6 +251,11 @@ def _stopped(setup: TurnSetup, ui: EventSink, point: str, what: str) -> None:
     message = f"{point} was stopped by another interrupt: {what}"
     ui.emit(Diagnostic("engine", message))
     _record(setup.writer, StoppedRecord(point, message))
+
+
+def _naming(what: str, stop: Interrupted) -> str:
+    """``what``, and the hook that was running when ``stop`` came, if one was."""
+    return f"{what} (hook {stop.hook} was running, {stop.seconds:.1f} s)" if isinstance(stop, HookStopped) else what
 
 
 def _record(writer: SessionWriter, record: Record) -> None:
@@ -276,9 +281,9 @@ def _model_turn(setup: TurnSetup, turn: _Turn, cancel: CancelToken) -> tuple[Too
     streamed = ModelResponse(streamed.text, streamed.thinking, tuple(unique_calls(streamed.tool_calls, setup.history)))
     try:
         response = chain.after_model_response(streamed, cancel)
-    except Interrupted:
-        turn.save(Message("assistant", meta=MessageMeta(interrupted=True, withheld=(
-            "stopped during afterModelResponse; the text those hooks had not reviewed was not saved"))))
+    except Interrupted as exc:
+        turn.save(Message("assistant", meta=MessageMeta(interrupted=True, withheld=_naming(
+            "stopped during afterModelResponse; the text those hooks had not reviewed was not saved", exc))))
         raise
     calls = tuple(response.tool_calls)
     kept = vendor if vendor and response.thinking == streamed.thinking else None
@@ -297,7 +302,8 @@ def _model_turn(setup: TurnSetup, turn: _Turn, cancel: CancelToken) -> tuple[Too
                 if isinstance(exc, SessionWriteError) else "the run ended with an error before this tool call finished")
         try:
             for pending in (call for call in calls if call.id not in answered):
-                _save_result(pending, ToolResult(text, True), run.ui, turn.save)
+                own = exc.call_result() if isinstance(exc, HookStopped) and exc.call_id == pending.id else None
+                _save_result(pending, ToolResult(own or text, True), run.ui, turn.save)  # own: its hook was stopped
         except SessionWriteError:
             pass  # the writer keeps the failure; the resume answers them
         raise
@@ -354,8 +360,9 @@ def _save_partial(setup: TurnSetup, turn: _Turn, partial: Partial, cancel: Cance
     cut = isinstance(partial.cause, Interrupted)
     try:
         response = turn.chain.after_model_response(response, cancel.for_wind_down())
-    except Interrupted:
-        _stopped(setup, turn.run.ui, "afterModelResponse", "the partial answer it was reviewing was not saved")
+    except Interrupted as exc:
+        _stopped(setup, turn.run.ui, "afterModelResponse",
+                 _naming("the partial answer it was reviewing was not saved", exc))
         return
     turn.save(Message("assistant", response.text, response.thinking, meta=MessageMeta(
         interrupted=cut, error=not cut, saw=_answer_saw(turn.chain, partial.response, response))))

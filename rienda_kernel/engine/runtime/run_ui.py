@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ..cancel import CancelToken
 from ..common.json_value import JSONObject
-from ..events import Confirm, Event, HookDecision
+from ..events import Confirm, Event, HookDecision, Notify
 from ..sessions.records import ApprovalRecord, Record
 from ..ui import Answer, Approvals, ScrubbingUI
 
@@ -17,8 +17,8 @@ _Append = Callable[[JSONObject], None]  # appends one record to the run's sessio
 
 
 class RunUI(ScrubbingUI):
-    """The front end's (scrubbing) UI, plus the session's memory: hook decisions and
-    confirms are saved (``record``), and a request allowed "for this session" (same title
+    """The front end's (scrubbing) UI, plus the session's memory: hook decisions, confirms
+    and notices are saved (``record``), and a request allowed "for this session" (same title
     and body) is not asked again. Events and questions are scrubbed once, by ``front`` (the
     ScrubbingUI the run got), so they pass here as they are; decisions are saved with the
     run's ``depth`` (0 at the top, n in a sub-agent's run)."""
@@ -36,7 +36,7 @@ class RunUI(ScrubbingUI):
         return self._approvals
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, (HookDecision, Confirm)):  # the ledger; a replay answers confirms as these were
+        if isinstance(event, (HookDecision, Confirm, Notify)):  # the ledger; confirms (replay answers as they were); notices
             self._keep(replace(event, depth=self._depth))
         self.front.emit(event)
 

@@ -34,8 +34,8 @@ from ..errors import Interrupted, SandboxError
 if TYPE_CHECKING:
     from ..cancel import CancelToken
 
-__all__ = ["ChainRule", "HookSource", "JSValue", "Outcome", "Progress", "chain_by_calls", "field_changes", "js_type", "merge", "refuses",
-           "run_chain", "type_name"]
+__all__ = ["ChainRule", "HookSource", "JSValue", "Outcome", "Progress", "chain_by_calls", "field_changes", "js_type",
+           "merge", "refuses", "run_chain", "type_name"]
 
 # One hook of a chain: (path, source) of its module.
 HookSource = tuple[str, str]  # one hook as a sandbox runs it: its file's path, its source
@@ -207,7 +207,8 @@ def js_type(value: JSON) -> str:
 
 
 def field_changes(before: JSONObject, after: JSONObject) -> JSONObject:
-    """Field-level differences, safe to save.
+    """Field-level differences between a point's carried fields ``before`` and ``after``
+    a hook, safe to save (the decision ledger's ``changes``).
 
     Arguments are compared key by key (``arguments.url``) with both values: the model's
     arguments are in the session anyway. Text fields (``system``, ``text``, ``thinking``)

@@ -8,6 +8,7 @@ them, :func:`parse_record` reads them, :func:`record_json` writes them.
     {"type": "compaction", "outcome", "reason", ...}       CompactionRecord: a compaction, or one that did not happen
     {"type": "hook_decision", "hook", "point", ...}        HookDecision: the ledger (the event, with the run's depth)
     {"type": "confirm", "source", "title", ...}            Confirm: a confirm's answer (the event, with the depth)
+    {"type": "notify", "source", "title", "body"}          Notify: a notice shown (ctx.notify; the event, with the depth)
     any other type                                         UnknownRecord: kept as written, for a newer Rienda's
 
 A known record with a field missing or of the wrong type is not used: :func:`parse_record`
@@ -36,6 +37,7 @@ from ..events import (
     CompactionReason,
     Confirm,
     HookDecision,
+    Notify,
     RunEndReason,
 )
 from .compaction.view import Compacted
@@ -133,7 +135,7 @@ class SessionHeader:
 
 
 Record: TypeAlias = (RunEndRecord | StoppedRecord | PinRecord | ApprovalRecord | CompactionRecord | HookDecision
-                     | Confirm | UnknownRecord)
+                     | Confirm | Notify | UnknownRecord)
 """Every record a session file holds (see the module docstring)."""
 
 
@@ -141,7 +143,7 @@ def record_json(record: Record) -> JSONObject:
     """The line's JSON object for ``record`` (``{"type": ..., **fields}``)."""
     if isinstance(record, UnknownRecord):
         return {**record.data, "type": record.type}
-    if isinstance(record, (HookDecision, Confirm)):
+    if isinstance(record, (HookDecision, Confirm, Notify)):
         return record.to_dict()
     if isinstance(record, CompactionRecord):
         return _compaction_json(record)
@@ -287,7 +289,12 @@ def _confirm(fields: _Fields) -> Confirm:
                    session_id=fields.optional_text("session_id"))
 
 
+def _notify(fields: _Fields) -> Notify:
+    return Notify(source=fields.text("source"), title=fields.text("title"), body=fields.text("body"),
+                  depth=fields.count("depth", 0), session_id=fields.optional_text("session_id"))
+
+
 _PARSERS: Mapping[str, Callable[[_Fields], Record]] = {
     "run_end": _run_end, "stopped": _stopped, "pin": _pin, "approval": _approval, "compaction": _compaction,
-    "hook_decision": _hook_decision, "confirm": _confirm,
+    "hook_decision": _hook_decision, "confirm": _confirm, "notify": _notify,
 }

@@ -32,10 +32,10 @@ from ..common.text import repair
 from .model import JSTool, Tool, ToolResult
 from .schemas import arguments_problem
 
-__all__ = ["OUTPUT_CAP", "cap_text", "decode_arguments", "invoke_tool"]
+__all__ = ["CUT_NOTE", "OUTPUT_CAP", "cap_text", "decode_arguments", "invoke_tool"]
 
 OUTPUT_CAP = 256 * 1024
-_CUT_NOTE = "\n[rienda: output cut at 256 KiB]"
+CUT_NOTE = "\n[rienda: output cut at 256 KiB]"
 
 
 def cap_text(text: str, cap: int = OUTPUT_CAP) -> str:
@@ -44,8 +44,8 @@ def cap_text(text: str, cap: int = OUTPUT_CAP) -> str:
     encoded = text.encode("utf-8", "surrogatepass")
     if len(encoded) <= cap:
         return text
-    room = cap - len(_CUT_NOTE.encode("utf-8"))
-    return encoded[:room].decode("utf-8", "ignore") + _CUT_NOTE
+    room = cap - len(CUT_NOTE.encode("utf-8"))
+    return encoded[:room].decode("utf-8", "ignore") + CUT_NOTE
 
 
 def decode_arguments(tool: Tool, arguments: JSON) -> JSONObject:

@@ -106,15 +106,16 @@ def test_a_stop_mid_chain_ends_it_there_and_keeps_what_came_before(rig, own_sand
         try:
             box["result"] = chain.after_tool_execute("c1", "read", {}, ToolResult("0"), cancel)
         except Interrupted as exc:
-            box["stopped"] = str(exc)
+            box["stopped"], box["cause"] = str(exc), str(exc.__cause__)
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
     assert reached.wait(60), "the stuck hook never started"
     cancel.cancel()
     worker.join(60)
-    assert box == {"stopped": f"{rig.home / 'hooks' / 'stuck' / 'index.js'}: afterToolExecute was stopped"}
-    assert decisions(rig) == [("first", "rewrote")]
+    assert box["stopped"].startswith("stopped while hook stuck was running (afterToolExecute), after ")
+    assert box["cause"] == f"{rig.home / 'hooks' / 'stuck' / 'index.js'}: afterToolExecute was stopped"
+    assert decisions(rig) == [("first", "rewrote"), ("stuck", "stopped")]  # the hook it stopped, in the ledger
     assert [e.text for e in rig.events(Log)] == ["stuck"]
     after = rig.chain("first").after_tool_execute("c2", "read", {}, ToolResult("0"), CancelToken())
     assert after.text == "01"

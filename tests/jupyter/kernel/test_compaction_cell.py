@@ -45,7 +45,7 @@ def test_the_fill_is_live_and_a_compaction_is_one_line_in_the_cell(frontend_fact
     assert "[hook:team.beforeCompact] compacting (auto): " in "".join(
         m["content"]["text"] for m in messages if m["msg_type"] == "stream")
     ended = _plain(messages, "update_display_data")[-1]
-    assert ended.startswith("tokens: ") and " % of 600" in ended
+    assert re.match(r"session \S+ · tokens: ", ended) and " % of 600" in ended
 
 
 def test_a_batch_run_keeps_the_usage_and_fill_line_last_in_the_cell(frontend_factory, home):
@@ -55,7 +55,7 @@ def test_a_batch_run_keeps_the_usage_and_fill_line_last_in_the_cell(frontend_fac
     messages = outputs(fe, "prompt 1", allow_stdin=False)
     assert not [m for m in messages if m["msg_type"] == "update_display_data"]
     shown = _plain(messages)
-    assert shown[0].startswith("Answer 0:") and shown[-1].startswith("tokens: ")
+    assert shown[0].startswith("Answer 0:") and re.match(r"session \S+ · tokens: ", shown[-1])
     assert shown[-1].endswith(" % of 600") and " · context " in shown[-1]
     assert " s · " not in shown[-1]  # no time: a saved notebook changes only with what the run did
 
@@ -93,7 +93,8 @@ def test_nbconvert_execute_saves_the_fill_and_the_compaction(kernelspec_path, ho
     cells = json.loads((work / "executed.ipynb").read_text())["cells"][1:]
     plain = [["".join(output.get("data", {}).get("text/plain", "")) for output in cell["outputs"]] for cell in cells]
     for shown in plain:
-        assert shown[-1].startswith("tokens: ") and " · context " in shown[-1] and shown[-1].endswith(" % of 600")
+        assert re.match(r"session \S+ · tokens: ", shown[-1]) and " · context " in shown[-1]
+        assert shown[-1].endswith(" % of 600")
     assert [text for text in plain[-1] if text.startswith("🗜 compacted (auto): ")]
     assert not [text for shown in plain[:-1] for text in shown if "compacted" in text]
 

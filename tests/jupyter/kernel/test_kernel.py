@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -105,14 +106,16 @@ def test_a_flood_of_log_lines_folds_with_the_last_lines_in_view(frontend_factory
 
 
 def test_a_batch_run_gets_each_display_once_final(frontend_factory, home):
-    """nbclient, nbconvert, nbval (allow_stdin false): no status line, no partial text:
-    the stored notebook holds the final answer."""
+    """nbclient, nbconvert, nbval (allow_stdin false): no live status line, no partial text:
+    the stored notebook holds the final answer, then the line naming the session (as
+    ``rienda run`` ends)."""
     _, work = home
     write_script(work, [{"text": " ".join(f"w{i}" for i in range(40)), "chunk_delay_ms": 5}])
     fe = frontend_factory()
     _, messages = fe.run("talk", allow_stdin=False)
     assert not [m for m in messages if m["msg_type"] == "update_display_data"]
-    assert texts(messages) == [" ".join(f"w{i}" for i in range(40))]
+    assert texts(messages)[:-1] == [" ".join(f"w{i}" for i in range(40))]
+    assert re.fullmatch(r"session \S+ · usage: none reported by the model \(1 model turn\)", texts(messages)[-1])
 
 
 def test_queued_cells_run_in_order_each_with_its_own_output(frontend_factory, home):
@@ -120,7 +123,7 @@ def test_queued_cells_run_in_order_each_with_its_own_output(frontend_factory, ho
     write_script(work, [{"text": "one", "chunk_delay_ms": 30}, {"text": "two"}, {"text": "three"}])
     fe = frontend_factory()
     ids = [fe.submit(prompt) for prompt in ("first", "second", "third")]
-    outputs = [texts(fe.collect(msg_id)) for msg_id in ids]
+    outputs = [texts(fe.collect(msg_id))[:-1] for msg_id in ids]  # each: its answer, then its session's line
     replies = [fe.reply(msg_id) for msg_id in ids]
     assert [r["status"] for r in replies] == ["ok"] * 3
     assert [r["execution_count"] for r in replies] == [1, 2, 3]
@@ -181,7 +184,7 @@ def test_silent_requests_are_not_prompts(frontend_factory, home):
     assert [m["msg_type"] for m in fe.collect(msg_id)] == ["status", "status"]
     assert not (agent_home / "sessions").exists()
     _, messages = fe.run("hello")
-    assert texts(messages) == ["the first real answer"]
+    assert texts(messages)[:-1] == ["the first real answer"]
 
 
 def test_rienda_commands_are_the_cells_result(frontend_factory, home):
@@ -207,7 +210,7 @@ def test_rienda_ask_and_the_help_pager(frontend_factory, home):
     write_script(work, [{"text": "Asked."}])
     fe = frontend_factory()
     _, messages = fe.run("%rienda ask What is this?")
-    assert texts(messages) == ["Asked."]
+    assert texts(messages)[:-1] == ["Asked."] and texts(messages)[-1].startswith("session ")
     reply, _ = fe.run("%rienda?")
     assert [p["source"] for p in reply["payload"]] == ["page"]
     assert "%rienda use AGENT" in reply["payload"][0]["data"]["text/plain"]
@@ -295,7 +298,8 @@ def test_a_live_cell_ends_with_the_tokens_the_provider_reported(frontend_factory
     reply, messages = fe.run("count", allow_stdin=True)
     assert reply["status"] == "ok"
     status = displays(messages, "status")
-    assert status[-1]["content"]["data"]["text/plain"].startswith("tokens: 2,500 in · 35 out over 2 model turns · ")
+    assert re.match(r"session \S+ · tokens: 2,500 in · 35 out over 2 model turns · ",
+                    status[-1]["content"]["data"]["text/plain"])
 
 
 def test_jupyter_shutdown_during_a_turn_ends_it_stops_a_stuck_after_run_and_closes_the_session(frontend_factory, home):
@@ -400,4 +404,5 @@ def test_a_live_cell_ends_with_how_full_the_models_window_is(frontend_factory, h
     reply, messages = fe.run("count", allow_stdin=True)
     assert reply["status"] == "ok"
     last = displays(messages, "status")[-1]["content"]["data"]["text/plain"]
-    assert last.startswith("tokens: 2,500 in · 35 out over 2 model turns · ") and last.endswith(" s · context 65 % of 2,000")
+    assert re.match(r"session \S+ · tokens: 2,500 in · 35 out over 2 model turns · ", last)
+    assert last.endswith(" s · context 65 % of 2,000")

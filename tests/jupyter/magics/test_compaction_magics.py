@@ -34,7 +34,7 @@ def test_a_compaction_is_one_line_in_the_cell_and_the_commands_work(python_kerne
     outputs(fe, "%rienda use long")
     for index in range(1, COMPACTS_AT):
         shown = _plain(outputs(fe, f"r = %rienda ask prompt {index}"))
-        assert shown[-1].startswith("tokens: ") and shown[-1].endswith(" % of 600")  # batch: kept, last
+        assert re.match(r"session \S+ · tokens: ", shown[-1]) and shown[-1].endswith(" % of 600")  # batch: kept, last
     assert value_of(fe, "r.context.window") == 600
     assert "Pinned prompt 2 of session " in _all(outputs(fe, "%rienda pin 2"))
     shown = _plain(outputs(fe, f"r = %rienda ask prompt {COMPACTS_AT}"))
@@ -72,7 +72,7 @@ def test_nbconvert_execute_keeps_the_magics_usage_fill_and_compaction_lines(tmp_
     shown = [[_saved_text(output) for output in cell["outputs"]] for cell in saved]
     asks = shown[2:2 + COMPACTS_AT]
     for lines in asks:
-        assert re.fullmatch(r"tokens: [\d,]+ in · [\d,]+ out · context \d+ % of 600", lines[-1]), lines
+        assert re.fullmatch(r"session \S+ · tokens: [\d,]+ in · [\d,]+ out · context \d+ % of 600", lines[-1]), lines
     assert not [line for lines in asks[:-1] for line in lines if "compacted" in line]
     [made] = [line for line in asks[-1] if line.startswith("🗜 compacted (auto): ")]
     assert " tokens of 600; folded " in made and made.endswith("team: rewrote the summary")

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from ...common import bounded
 from ...common.json_value import JSON
 from ...common.text import repair
+from .long_lines import BoundedTextStream
 
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
@@ -50,8 +51,9 @@ _SHOWN = 120  # characters of a skipped line in its note
 
 
 def install_line_reader() -> None:
-    """Rienda's :func:`read_line` in place of the SDK's line parser, and no library log
-    record to Python's fallback handler. Idempotent."""
+    """Rienda's :func:`read_line` in place of the SDK's line parser, its lines read whole and
+    bounded (:class:`.long_lines.BoundedTextStream`: a line past 16 MiB is reduced as it
+    streams), and no library log record to Python's fallback handler. Idempotent."""
     from mcp.client import stdio
 
     for name in LIBRARY_LOGGERS:
@@ -60,6 +62,8 @@ def install_line_reader() -> None:
             logger.addHandler(logging.NullHandler())
     if hasattr(stdio, "_parse_line"):  # mcp 2.x: the one function that reads a line
         stdio._parse_line = read_line  # noqa: SLF001 - the seam this module exists for
+    if hasattr(stdio, "TextReceiveStream"):  # what its reader reads lines from: whole, bounded lines instead
+        stdio.TextReceiveStream = BoundedTextStream  # the same use (iterated for text), the lines bounded
 
 
 def read_line(line: str) -> SessionMessage | Exception:
