@@ -89,7 +89,7 @@ def session_lines(loaded: LoadedSession, full: bool = False) -> tuple[list[str],
 
 class _Shown:
     """The lines of :func:`session_lines`, entry by entry. The lines about a call (its
-    hooks' actions, its confirms) are held until its result comes, so they go under the
+    hooks' actions, its confirms, the notices made while it ran) are held until its result comes, so they go under the
     call's own line: a call's records lie between the result before it and its own."""
 
     def __init__(self, loaded: LoadedSession, full: bool) -> None:
@@ -136,7 +136,7 @@ class _Shown:
     def _call_of(self, record: Record) -> ToolCall | None:
         """The call a record is about: the one it names, else the first still waiting for
         its result (None: no call is, or the record is about none)."""
-        if not self.calls or not isinstance(record, (HookDecision, Confirm)):
+        if not self.calls or not isinstance(record, (HookDecision, Confirm, Notify)):
             return None
         named = record.call_id if isinstance(record, HookDecision) else None
         return next((call for call in self.calls if call.id == named), self.calls[0])

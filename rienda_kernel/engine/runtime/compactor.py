@@ -297,16 +297,21 @@ def _summary(setup: Compactable, plan: Plan, gate: CompactGate, window: int | No
     provider, model, model_id = setup.compaction.summariser or (setup.provider, setup.model_name, setup.model_id)
     budget = max(256, (window or 16_384) // 2 - estimate_tokens(SYSTEM) - 200)
     prompt = summary_prompt(plan.view.summary, folded, gate.instructions, budget)
-    options = {**(setup.agent.options if model_id == setup.model_id else {}), "max_tokens": SUMMARY_MAX_TOKENS}
+    # What the summary may take: SUMMARY_MAX_TOKENS, at most a quarter of the window (the rest
+    # is for the conversation that goes on) and what the request leaves of it; never under 256.
+    room = SUMMARY_MAX_TOKENS if window is None else min(
+        window // 4, window - estimate_tokens(SYSTEM) - estimate_tokens(prompt) - 64)
+    most = max(256, min(SUMMARY_MAX_TOKENS, room))
+    options = {**(setup.agent.options if model_id == setup.model_id else {}), "max_tokens": most}
     request = ModelRequest(model, SYSTEM, [Message.user(prompt)], [], setup.run.workdir, options, purpose="compaction")
     try:
         response, _, _ = stream_response(provider, request, _Quiet(setup.run.ui), cancel,
-                                         limit=SUMMARY_MAX_TOKENS * CHARACTERS_PER_TOKEN_AT_MOST)
+                                         limit=most * CHARACTERS_PER_TOKEN_AT_MOST)
     except Partial as partial:
         if isinstance(partial.cause, Interrupted):
             raise partial.cause from None  # a stop, as it was raised, without the Partial carrying it
-        if isinstance(partial.cause, AnswerCutOff) and partial.response.text.strip():
-            return partial.response.text.strip()  # cut at a length limit, what it wrote still summarises
+        if isinstance(partial.cause, (AnswerCutOff, ContextOverflow)) and partial.response.text.strip():
+            return partial.response.text.strip()  # cut at a length limit or a full window: what it wrote summarises
         raise ProviderError(str(partial.cause)) from partial.cause
     if not response.text.strip():
         raise ProviderError(f"{model_id} answered with no text")

@@ -43,17 +43,8 @@ from ..common.json_value import JSONObject
 from ..common.text import repair
 from ..ctx.host import RunContext
 from ..errors import ContextOverflow, HookStopped, Interrupted, ProviderError, RiendaError, SessionWriteError
-from ..events import (
-    Compaction,
-    Diagnostic,
-    MessageSaved,
-    Notify,
-    RunEnd,
-    RunEndReason,
-    RunStart,
-    ToolCallStarted,
-    ToolResultReady,
-)
+from ..events import (Compaction, Diagnostic, MessageSaved, Notify, RunEnd, RunEndReason, RunStart, ToolCallStarted,
+                      ToolResultReady)
 from ..hooks import HookChain, ModelResponse, RunEnding, chain_hooks, declared_hooks
 from ..home.agents import Agent
 from ..providers import ModelRequest, Provider

@@ -80,15 +80,15 @@ def test_a_session_past_the_window_keeps_working_through_compactions(rig, window
         engine = engine_for(rig, config(relay))
         conversation = engine.conversation("small")
         for n in range(1, 15):
-            ui = NonInteractiveUI()
-            result = conversation.run(prompt(n), ui)
-            print([e.message for e in ui.events if type(e).__name__ == "Compaction"])
-            print([(r["outcome"], r["reason"], r.get("message", "")[:300], r["tokens_before"], r["tokens_after"]) for r in compactions(rig, result.session_id)]); assert answered(result), (n, result.error)
-        done = [r for r in compactions(rig, conversation.session_id) if r["outcome"] == "compacted"]
+            result = conversation.run(prompt(n), NonInteractiveUI())
+            assert answered(result), (n, result.error)
+        records = compactions(rig, conversation.session_id)
+        done = [r for r in records if r["outcome"] == "compacted"]
         print(f"requests {len(relay.requests)}, compactions {[(r['tokens_before'], r['tokens_after']) for r in done]}")
     assert len(done) >= 2 and all(r["reason"] == "auto" and r["tokens_after"] < r["tokens_before"] for r in done)
     assert all(r["folded_count"] > 0 and r["summary"] for r in done)
-    assert len(turns(relay.requests)) == 14 and len(relay.requests) == 14 + len(done)  # one summariser request each
+    summarised = [r for r in records if r["outcome"] in ("compacted", "rejected")]  # a rejected summary was written too
+    assert len(turns(relay.requests)) == 14 and len(relay.requests) == 14 + len(summarised)  # one summariser request each
 
 
 def test_compaction_off_ends_in_one_line_and_the_session_resumes_with_it_on(rig, window2k, keyless):
@@ -119,7 +119,7 @@ def test_the_servers_own_refusal_is_compacted_once_and_the_retry_accepted(rig, w
         conversation = engine.conversation("small")
         for n in range(1, 30):
             result = conversation.run(prompt(n), NonInteractiveUI())
-            print([(r["outcome"], r["reason"], r.get("message", "")[:300], r["tokens_before"], r["tokens_after"]) for r in compactions(rig, result.session_id)]); assert answered(result), (n, result.error)
+            assert answered(result), (n, result.error)
             if compactions(rig, conversation.session_id):
                 break
         [record] = compactions(rig, conversation.session_id)

@@ -5,6 +5,8 @@ the agent's ``python`` call made, and says ``replayed`` on its status line."""
 
 from __future__ import annotations
 
+import re
+
 from ...helpers.frontend import JupyterLab, outputs
 from ...helpers.recorded_notebooks import KEY, make_folder
 from ...helpers.recording_server import echo_server
@@ -34,7 +36,7 @@ def test_a_new_kernel_answers_from_the_recording_live_in_the_cell(kernelspec_pat
         assert len(server.requests) == 4
     replayed = run_cells(folder, {"RIENDA_RECORD_MODE": "replay"})
     last_status = plain(replayed[3], "update_display_data")[-1]
-    assert last_status.startswith("tokens: ") and "over 2 model turns (replayed: 0 spent now) · " in last_status
+    assert re.match(r"session \S+ · tokens: ", last_status) and " over 2 model turns (replayed: 0 spent now) · " in last_status
     assert "(replayed" not in plain(live[3], "update_display_data")[-1]
     answer = [text for text in plain(replayed[3], "update_display_data") if "The tool said" in text]
     assert answer and answer[-1].startswith("The tool said: 43")  # `total`, made by the replayed turn's python call

@@ -31,7 +31,7 @@ def test_the_report_is_the_cells_output(kernel):
     assert reply["status"] == "ok", reply
     shown = texts(messages)[0].splitlines()
     assert shown[0].startswith('upper.afterToolExecute returned {"text": "OK"} in ')
-    assert shown[1:] == ["  rewrote text (2 -> 2 characters)", '  now: {"text": "OK", "isError": false}']
+    assert shown[1:] == ["  rewrote text (2 → 2 characters)", '  now: {"text": "OK", "isError": false}']
 
 
 def test_an_interrupt_stops_the_hook_and_the_kernel_goes_on(kernel):

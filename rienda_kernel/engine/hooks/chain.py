@@ -1,4 +1,5 @@
-"""The hook chain: running an agent's hooks at each point, in order, with their rules.
+"""The hook chain: running an agent's hooks at each point, in order, with their rules
+(what each point comes to is :mod:`.outcomes`).
 
 Contracts (Rienda's hooks documentation):
 - Hooks run in the order the agent lists them; a hook without the point is passed over.
@@ -47,20 +48,20 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from .cancel import CancelToken
-from .common.json_value import JSON, JSONObject
-from .common.watch import Watch
-from .errors import HookStopped, Interrupted, SandboxError
-from .events import Diagnostic, Event, HookDecision, HookEffect, Waiting
-from .home.agents import AGENT_SOURCE
-from .ctx.host import Host, RunContext
-from .sessions.messages import Message, ToolCall
-from .sandbox.chain import ChainRule, JSValue, Outcome, field_changes, merge, refuses
-from .sandbox.protocol import ChainRunner
-from .tools.model import Hook, ToolResult
+from ..cancel import CancelToken
+from ..common.json_value import JSON, JSONObject
+from ..common.watch import Watch
+from ..errors import HookStopped, Interrupted, SandboxError
+from ..events import Diagnostic, Event, HookDecision, HookEffect, Waiting
+from ..home.agents import AGENT_SOURCE
+from ..ctx.host import Host, RunContext
+from ..sessions.messages import Message
+from ..sandbox.chain import ChainRule, JSValue, Outcome, field_changes, merge, refuses
+from ..sandbox.protocol import ChainRunner
+from ..tools.model import Hook, ToolResult
+from .outcomes import CompactGate, ModelResponse, RunEnding, RunGate, ToolGate
 
-__all__ = ["CompactGate", "HookChain", "HookOutcome", "ModelResponse", "RunEnding", "RunGate", "ToolGate",
-           "chain_hooks", "declared_hooks", "inert_fail_closed"]
+__all__ = ["HookChain", "HookOutcome", "chain_hooks", "declared_hooks", "inert_fail_closed"]
 
 
 def declared_hooks(hooks: Mapping[str, Hook], names: Sequence[str], fail_closed: Collection[str] = ()) -> list[Hook]:
@@ -84,64 +85,6 @@ def chain_hooks(inherited: Sequence[Hook], own: Sequence[Hook]) -> list[Hook]:
     closed = {hook.name for hook in own if hook.fail_closed}
     return [*(replace(hook, fail_closed=True) if hook.name in closed else hook for hook in inherited),
             *(hook for hook in own if hook.name not in names)]
-
-
-@dataclass(frozen=True)
-class ToolGate:
-    """The outcome of ``beforeToolExecute``: run with ``arguments``, or refuse (``failed``:
-    the error of the fail-closed hook whose failure refused it)."""
-
-    allowed: bool
-    arguments: JSON
-    reason: str | None = None
-    refused_by: str | None = None
-    failed: str | None = None
-
-    def refusal(self) -> ToolResult:
-        """The error result the model receives for a refused call."""
-        return ToolResult(self.reason or f"refused by hook {self.refused_by}", True)
-
-
-@dataclass(frozen=True)
-class RunGate:
-    """The outcome of ``beforeRun``: ``refused_by`` the hook that refused the run (None: it
-    runs) and its ``reason``; the ``context`` the hooks added for the model ("": none)."""
-
-    refused_by: str | None = None
-    reason: str | None = None
-    context: str = ""
-
-
-@dataclass(frozen=True)
-class RunEnding:
-    """The outcome of ``afterRun``: the ``prompt`` the run goes on with (None: it ends), and
-    the hook that gave it."""
-
-    prompt: str | None = None
-    by: str | None = None
-
-
-@dataclass(frozen=True)
-class CompactGate:
-    """The outcome of ``beforeCompact``: ``cancelled_by`` the hook that cancelled (None: go
-    on), the ``summary`` a hook supplied (None: the summariser writes it), the
-    ``instructions`` for the summariser as the hooks left them, and who set each."""
-
-    cancelled_by: str | None = None
-    summary: str | None = None
-    instructions: str | None = None
-    summary_by: str | None = None
-    instructions_by: str | None = None
-    reason: str | None = None  # why the hook cancelled, when it said
-
-
-@dataclass(frozen=True)
-class ModelResponse:
-    """What ``afterModelResponse`` may rewrite (``tool_calls`` is read-only)."""
-
-    text: str
-    thinking: str
-    tool_calls: Sequence[ToolCall] = ()
 
 
 class HookChain:
