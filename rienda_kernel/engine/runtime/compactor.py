@@ -297,10 +297,11 @@ def _summary(setup: Compactable, plan: Plan, gate: CompactGate, window: int | No
     provider, model, model_id = setup.compaction.summariser or (setup.provider, setup.model_name, setup.model_id)
     budget = max(256, (window or 16_384) // 2 - estimate_tokens(SYSTEM) - 200)
     prompt = summary_prompt(plan.view.summary, folded, gate.instructions, budget)
-    # What the summary may take: SUMMARY_MAX_TOKENS, at most a quarter of the window (the rest
-    # is for the conversation that goes on) and what the request leaves of it; never under 256.
+    # What the summary may take: SUMMARY_MAX_TOKENS, at most an eighth of the window (a summary
+    # is to free the window for the conversation that goes on) and what the request leaves of
+    # it; never under 256.
     room = SUMMARY_MAX_TOKENS if window is None else min(
-        window // 4, window - estimate_tokens(SYSTEM) - estimate_tokens(prompt) - 64)
+        window // 8, window - estimate_tokens(SYSTEM) - estimate_tokens(prompt) - 64)
     most = max(256, min(SUMMARY_MAX_TOKENS, room))
     options = {**(setup.agent.options if model_id == setup.model_id else {}), "max_tokens": most}
     request = ModelRequest(model, SYSTEM, [Message.user(prompt)], [], setup.run.workdir, options, purpose="compaction")
