@@ -146,6 +146,8 @@ def test_a_stop_during_after_model_response_saves_no_unreviewed_text(rig):
     saved = _saved_assistant(rig, result.session_id)
     assert saved["text"] == "" and saved["meta"]["interrupted"] is True and set(saved["meta"]) == {"interrupted",
                                                                                                 "withheld"}
-    assert re.fullmatch(r"stopped during afterModelResponse; the text those hooks had not reviewed was not saved "
-                        r"\(hook review was running, \d+\.\d s\)", saved["meta"]["withheld"]), saved["meta"]
+    # Named when the stop reached the hook while it ran; the confirm answered "interrupted"
+    # may also let it return first, and the stop is then seen after it.
+    assert re.fullmatch(r"stopped during afterModelResponse; the text those hooks had not reviewed was not saved"
+                        r"( \(hook review was running, \d+\.\d s\))?", saved["meta"]["withheld"]), saved["meta"]
     assert CARD not in _session_text(rig, result.session_id)
