@@ -51,17 +51,19 @@ class Watch:
         with self._lock:
             if self._closed:
                 return
+            idle = self._notice is None
             self._notice, self._deadline = notice, time.monotonic() + self.after
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=False)
                 self._thread.start()
-            self._lock.notify()
+            elif idle:  # a thread waiting on a deadline wakes by itself before this later one
+                self._lock.notify()
 
     def disarm(self) -> None:
-        """The wait is over: its notice, if not said yet, never will be."""
+        """The wait is over: its notice, if not said yet, never will be (the thread, woken
+        at the deadline it waits on, finds nothing armed)."""
         with self._lock:
             self._notice = None
-            self._lock.notify()
 
     def close(self) -> None:
         """Disarm, end the thread and wait for it."""
