@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+# Not typing.TYPE_CHECKING: this module is imported with the package, so by the lean gate
+# client (rienda-gate) on every call, and typing costs it milliseconds. mypy reads the name.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
