@@ -80,6 +80,9 @@ def make_home(root: Path, hooks: list[str]) -> Rienda:
     if hooks:
         (home / "hooks" / "summary").mkdir(parents=True)
         (home / "hooks" / "summary" / "index.js").write_text(SUMMARY_HOOK)
+    # The agent's script: a run checks it is there before it starts (the summary is the
+    # scripted summariser's, which does not read it).
+    (root / "script.yaml").write_text("- text: unused\n")
     return Rienda(home=home, workdir=root)
 
 
