@@ -206,6 +206,7 @@ CONVENTIONAL_NAMES = {
     "main": "an entry point (python -m, a console script, the worker process)",
     "load_ipython_extension": "what IPython's %load_ext calls, in each package that can be loaded",
     "request_body": "each provider module's request for its vendor",
+    "TYPE_CHECKING": "False at run time where importing typing costs the lean gate client (mypy reads the name)",
 }
 
 

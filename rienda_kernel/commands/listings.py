@@ -23,9 +23,12 @@ def sessions_listing(session: TurnSession, args: list[str]) -> CommandOutput:
     infos = [info for info in scan.sessions if (info.gate is not None) == gate]
     where = session.rienda.store.directory
     unusable = [Diagnostic("sessions", file.message) for file in scan.unusable]
-    which = "rienda gate's sessions" if gate else "sessions"
-    heading = ((f"{count(len(infos), 'session')} of rienda gate" if gate else count(len(infos), "session")) +
-               f" in {where}, newest last (* = current):" if infos else f"No saved {which} yet in {where}.")
+    if infos:
+        of_gate = " of rienda gate" if gate else ""
+        heading = f"{count(len(infos), 'session')}{of_gate} in {where}, newest last (* = current):"
+    else:
+        which = "rienda gate's sessions" if gate else "sessions"
+        heading = f"No saved {which} yet in {where}."
     return listing(heading, *session_table(infos, session.session_id, marked=True), unusable, infos)
 
 

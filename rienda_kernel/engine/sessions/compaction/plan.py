@@ -32,8 +32,8 @@ def pruned_and_folded(pruned: int, folded: int) -> str:
     """What a compaction did to the messages, as every front end says it (the compaction's
     line, ``rienda show``'s record): ``pruned 1 tool result, folded 12 messages into a
     summary``; a count of none is left out, and both none is ``nothing pruned or folded``."""
-    done = [f"pruned {pruned} tool result{'s' * (pruned != 1)}"] if pruned else []
-    done += [f"folded {folded} message{'s' * (folded != 1)} into a summary"] if folded else []
+    done = [f"pruned {pruned:,} tool result{'s' * (pruned != 1)}"] if pruned else []
+    done += [f"folded {folded:,} message{'s' * (folded != 1)} into a summary"] if folded else []
     return ", ".join(done) or "nothing pruned or folded"
 
 
