@@ -229,7 +229,7 @@ class Reducer:
         self._state = "string"
 
     def _on_string(self, piece: str, at: int) -> int:
-        end = _BODY.match(piece, at).end()  # type: ignore[union-attr]  # matches the empty string at least
+        end = _end(_BODY, piece, at)
         closed = end < len(piece) and piece[end] == '"'
         if not closed:  # the string goes on in the next piece (an escape begun here with it)
             end = len(piece) - unfinished_escape(piece, at, len(piece))
@@ -270,7 +270,7 @@ class Reducer:
 
     # -- numbers and literals -----------------------------------------------------------------------
     def _on_token(self, piece: str, at: int) -> int:
-        end = _TOKEN_RUN.match(piece, at).end()  # type: ignore[union-attr]  # matches the empty string at least
+        end = _end(_TOKEN_RUN, piece, at)
         if self._token_length < _TOKEN_CHARS:
             self._token.append(piece[at:end][:_TOKEN_CHARS - self._token_length])
         self._token_length += end - at
@@ -292,14 +292,14 @@ class Reducer:
     def _on_skip(self, piece: str, at: int) -> int:
         skip = self._skip
         if skip.string:
-            end = _BODY.match(piece, at).end()  # type: ignore[union-attr]  # matches the empty string at least
+            end = _end(_BODY, piece, at)
             if end == len(piece) or piece[end] != '"':
                 self._carry = piece[len(piece) - unfinished_escape(piece, at, len(piece)):]
                 return len(piece)
             skip.string = False
             return self._skipped(end + 1) if skip.depth == 0 else end + 1
         if skip.token:
-            end = _TOKEN_RUN.match(piece, at).end()  # type: ignore[union-attr]  # matches the empty string at least
+            end = _end(_TOKEN_RUN, piece, at)
             return self._skipped(end) if end < len(piece) else end
         if skip.depth == 0:
             char = piece[at]
@@ -307,7 +307,7 @@ class Reducer:
                 return _white(piece, at)
             skip.string, skip.depth, skip.token = char == '"', 1 if char in "{[" else 0, char not in '"{['
             return at + 1 if not skip.token else at
-        end = _SKIPPABLE.match(piece, at).end()  # type: ignore[union-attr]  # matches the empty string at least
+        end = _end(_SKIPPABLE, piece, at)
         if end == len(piece):
             return end
         char = piece[end]
@@ -380,10 +380,18 @@ class Reducer:
 
 
 def _white(piece: str, at: int) -> int:
-    return _WHITE_RUN.match(piece, at).end()  # type: ignore[union-attr]  # matches the empty string at least
+    return _end(_WHITE_RUN, piece, at)
 
 
 def _error_line(reply_id: str, why: str) -> str:
     """A JSON-RPC error for ``reply_id`` (JSON) saying the reply could not be read."""
     error = {"code": -32700, "message": f"its reply could not be read: {why}"}
     return '{"jsonrpc": "2.0", "id": ' + reply_id + ', "error": ' + json.dumps(error) + "}"
+
+
+def _end(pattern: re.Pattern[str], piece: str, at: int) -> int:
+    """Where ``pattern``'s match at ``at`` ends (each pattern it is given matches the empty
+    string at least)."""
+    found = pattern.match(piece, at)
+    assert found is not None, pattern.pattern
+    return found.end()
