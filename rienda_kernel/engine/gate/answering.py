@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from ..common.json_value import JSON, JSONObject
 from ..errors import RiendaError
@@ -28,9 +29,11 @@ from ..sessions.store import SessionStore, new_session_id
 from .record import gate_name, gate_session, record_decision, record_point
 from .runs import BLOCKING_POINTS, PointDecision, PointEvent, answer_point, decide_point, read_point
 
-_TYPING = False
-if _TYPING:
+if TYPE_CHECKING:
+    from ..cancel import CancelToken
+    from ..home.config import Config
     from ..runtime.rienda import Rienda
+    from .decision import GateSettings
 
 __all__ = ["GATE_AGENTS", "GATE_EVENT_BYTES", "GateOptions", "GateReply", "answer_hook_event", "refusal"]
 
@@ -156,31 +159,41 @@ def _engine(options: GateOptions) -> tuple[Rienda, dict[str, str]]:
 
 
 def _decided(event: GateEvent, options: GateOptions, started: float, reply: GateReply) -> Verdict:
-    """The verdict on a tool event, recorded (a failure too, once the settings are known)."""
-    engine, env = _engine(options)
-    try:
-        config = engine.config()
-        settings = gate_settings(config, options.agent, options.timeout, options.confirm)
-        deadline = started + settings.timeout
-        if options.announce is not None and not options.announce(deadline):
-            raise Abandoned("the asking process went away before the gate could decide")
-        session_id, recording = _session(engine.store, event, settings.agent, deadline, reply)
-        progress = DecisionProgress()
-        try:
-            decision = decide_within(lambda cancel: decide_call(engine, event, settings, session_id, cancel, env,
-                                                                config=config, progress=progress),
-                                     settings.timeout, deadline, progress)
-        except Exception as exc:  # noqa: BLE001 - a deny, recorded like any decision
-            decision = Decision(event, settings.agent, _denied(exc), event.arguments, "gate", progress.records())
-            reply.timed_out = isinstance(exc, GateTimeout)
-        _record(lambda wait: record_decision(engine.store, decision, session_id, wait), recording, deadline, reply)
-        return decision.verdict
-    finally:
-        engine.close()
+    """The verdict on a tool event, recorded (a failure too: a deny)."""
+    return _decision(
+        event, options, started, reply,
+        lambda engine, settings, session_id, cancel, env, config, progress: decide_call(
+            engine, event, settings, session_id, cancel, env, config=config, progress=progress),
+        lambda settings, exc, progress: Decision(event, settings.agent, _denied(exc), event.arguments, "gate",
+                                                 progress.records()),
+        record_decision).verdict
 
 
 def _decided_point(event: PointEvent, options: GateOptions, started: float, reply: GateReply) -> PointDecision:
-    """The decision on an event that is not a tool call, recorded (a failure too)."""
+    """The decision on an event that is not a tool call, recorded (a failure too: a block
+    where the event can block, else the event passes)."""
+    def failed(settings: GateSettings, exc: Exception, progress: DecisionProgress) -> PointDecision:
+        reason = _denied(exc).reason
+        blocks = event.point in BLOCKING_POINTS
+        return PointDecision(event, settings.agent, "block" if blocks else "pass", reason if blocks else None,
+                             failed=reason, records=progress.records())
+
+    return _decision(
+        event, options, started, reply,
+        lambda engine, settings, session_id, cancel, env, config, progress: decide_point(
+            engine, event, settings, session_id, cancel, env, config, progress),
+        failed, record_point)
+
+
+_D = TypeVar("_D", Decision, PointDecision)
+
+
+def _decision(event: GateEvent | PointEvent, options: GateOptions, started: float, reply: GateReply,
+              decide: Callable[[Rienda, GateSettings, str, CancelToken, dict[str, str], Config, DecisionProgress], _D],
+              failed: Callable[[GateSettings, Exception, DecisionProgress], _D],
+              record: Callable[[SessionStore, _D, str, float], None]) -> _D:
+    """``decide`` within the gate's time, ``failed``'s decision if it raised, recorded by
+    ``record`` in the event's session (a failure to record is said, never raised)."""
     engine, env = _engine(options)
     try:
         config = engine.config()
@@ -191,15 +204,12 @@ def _decided_point(event: PointEvent, options: GateOptions, started: float, repl
         session_id, recording = _session(engine.store, event, settings.agent, deadline, reply)
         progress = DecisionProgress()
         try:
-            decision = decide_within(lambda cancel: decide_point(engine, event, settings, session_id, cancel, env,
-                                                                 config, progress), settings.timeout, deadline, progress)
+            decision = decide_within(lambda cancel: decide(engine, settings, session_id, cancel, env, config, progress),
+                                     settings.timeout, deadline, progress)
         except Exception as exc:  # noqa: BLE001 - a failure, recorded like any decision
-            reason = _denied(exc).reason
-            blocks = event.point in BLOCKING_POINTS
-            decision = PointDecision(event, settings.agent, "block" if blocks else "pass", reason if blocks else None,
-                                     failed=reason, records=progress.records())
+            decision = failed(settings, exc, progress)
             reply.timed_out = isinstance(exc, GateTimeout)
-        _record(lambda wait: record_point(engine.store, decision, session_id, wait), recording, deadline, reply)
+        _record(lambda wait: record(engine.store, decision, session_id, wait), recording, deadline, reply)
         return decision
     finally:
         engine.close()

@@ -22,8 +22,8 @@ import os
 import sys
 import time
 
-_TYPING = False  # typing costs a lean client milliseconds; mypy reads the block below
-if _TYPING:
+TYPE_CHECKING = False  # not typing's: importing typing costs the lean client milliseconds; mypy reads the name
+if TYPE_CHECKING:
     import _socket
     from collections.abc import Iterator
 
