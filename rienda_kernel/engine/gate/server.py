@@ -41,6 +41,7 @@ __all__ = ["DEFAULT_IDLE", "gate_socket", "serve_gate", "server_running", "start
 DEFAULT_IDLE = 600.0  # seconds without a request after which a server ends
 _MAX_MESSAGE = 4 * 1024 * 1024  # a request holds at most a 1 MiB event and an environment
 _READ_WAIT = 2.0  # a client writes its request at once: one that takes longer is not waited for
+_FINISH_WAIT = 5.0  # a stopping server finishes the requests in flight within this
 
 
 def gate_socket(home: Path) -> Path:
@@ -82,7 +83,9 @@ def serve_gate(home: Path, idle: float, log: TextIO | None = None) -> int:
     """Serve the gate of ``home`` until ``idle`` seconds pass without a request; 0, or 1
     when the socket folder is not this user's own or the socket cannot be made there.
     Another server of the home: 0 at once.
-    ``log`` (a text stream) gets one line per request."""
+    ``log`` (a text stream) gets one line per request. A server that stops (idle, or
+    SIGTERM) takes no new request and finishes those in flight first, for up to
+    :data:`_FINISH_WAIT` seconds."""
     from . import answering  # noqa: F401 - imported before the socket is there: its first call is as warm as the rest
 
     path = gate_socket(home)
@@ -140,7 +143,19 @@ def serve_gate(home: Path, idle: float, log: TextIO | None = None) -> int:
     finally:
         path.unlink(missing_ok=True)
         listener.close()
+        _finish(busy, guard)
         os.close(lock)
+
+
+def _finish(busy: list[int], guard: threading.Lock) -> None:
+    """Wait, up to :data:`_FINISH_WAIT` seconds, for the requests in flight (answered and
+    logged on their own threads) when the server stops, by SIGTERM or idle."""
+    deadline = time.monotonic() + _FINISH_WAIT
+    while time.monotonic() < deadline:
+        with guard:
+            if not busy[0]:
+                return
+        time.sleep(0.01)
 
 
 def _answer(home: Path, connection: socket.socket, log: TextIO | None) -> None:
