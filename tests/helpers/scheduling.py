@@ -25,7 +25,7 @@ from __future__ import annotations
 from xdist.scheduler import LoadScopeScheduling
 
 TOGETHER = (
-    "tests/engine/providers/test_real_compaction.py",  # window2k: a llama.cpp server
+    "tests/engine/providers/test_real_compaction.py",  # window1k: a llama.cpp server
     "tests/engine/providers/test_real_model.py",  # llama, small: llama.cpp servers
     "tests/engine/providers/test_fakellm.py",  # fakellm's server
     "tests/engine/tools/test_mcp.py",  # shared: a Rienda with MCP servers started

@@ -1,5 +1,5 @@
 """Compaction against the real thing: llama.cpp's own server (``xllamacpp``, SmolLM2) with a
-window of 2,048 tokens, the agent on it at temperature 0 with a small ``max_tokens``.
+window of 1,024 tokens, the agent on it at temperature 0 with a small ``max_tokens``.
 
 Every request goes through a relay (``fake_openai(upstream=...)``) that checks it with the
 ``openai`` package's types and Chat Completions' pairing rules and counts it; the server
@@ -24,14 +24,14 @@ from ...helpers.homes import session_lines
 from ...helpers.vendors import fake_openai
 from ...helpers.real_llama import engine_for, keyless, require_llama, started  # noqa: F401 (a fixture)
 
-N_CTX = 2048
+N_CTX = 1024
 PARAGRAPH = ("The harbour office logs every ship that enters: its name, its flag, its cargo and the berth "
              "it was given. Today the {n}th entry reads: the Maren Lind, Norwegian, timber from Bergen, "
              "berth {n}; the pilot came aboard at the outer buoy and the tide was turning. ")
 
 
 @pytest.fixture(scope="module")
-def window2k(tmp_path_factory):
+def window1k(tmp_path_factory):
     """The origin of a llama.cpp server whose window is :data:`N_CTX` tokens, for this module."""
     require_llama()
     with started(tmp_path_factory.mktemp("llama-2k"), n_ctx=N_CTX) as (origin, _):
@@ -75,12 +75,12 @@ def answered(result):
     return result.error is None or "the answer was cut off at the model's length limit" in result.error
 
 
-def test_a_session_past_the_window_keeps_working_through_compactions(rig, window2k, keyless):
-    with relayed(window2k) as relay:
+def test_a_session_past_the_window_keeps_working_through_compactions(rig, window1k, keyless):
+    with relayed(window1k) as relay:
         engine = engine_for(rig, config(relay))
         conversation = engine.conversation("small")
         for n in range(1, 15):
-            result = conversation.run(prompt(n), NonInteractiveUI())
+            result = conversation.run(prompt(n, repeat=1), NonInteractiveUI())
             assert answered(result), (n, result.error)
         records = compactions(rig, conversation.session_id)
         done = [r for r in records if r["outcome"] == "compacted"]
@@ -91,8 +91,8 @@ def test_a_session_past_the_window_keeps_working_through_compactions(rig, window
     assert len(turns(relay.requests)) == 14 and len(relay.requests) == 14 + len(summarised)  # one summariser request each
 
 
-def test_compaction_off_ends_in_one_line_and_the_session_resumes_with_it_on(rig, window2k, keyless):
-    with relayed(window2k) as relay:
+def test_compaction_off_ends_in_one_line_and_the_session_resumes_with_it_on(rig, window1k, keyless):
+    with relayed(window1k) as relay:
         engine = engine_for(rig, {**config(relay), "compaction": False})
         conversation = engine.conversation("small")
         for n in range(1, 30):
@@ -113,8 +113,8 @@ def test_compaction_off_ends_in_one_line_and_the_session_resumes_with_it_on(rig,
     assert resumed.messages[-1].role == "assistant" and resumed.messages[-1].text
 
 
-def test_the_servers_own_refusal_is_compacted_once_and_the_retry_accepted(rig, window2k, keyless):
-    with relayed(window2k) as relay:
+def test_the_servers_own_refusal_is_compacted_once_and_the_retry_accepted(rig, window1k, keyless):
+    with relayed(window1k) as relay:
         engine = engine_for(rig, config(relay, context_window=8192))  # automatic compaction never fires
         conversation = engine.conversation("small")
         for n in range(1, 30):
@@ -131,8 +131,8 @@ def test_the_servers_own_refusal_is_compacted_once_and_the_retry_accepted(rig, w
     assert retried["messages"][-1] == refused["messages"][-1] and len(str(retried)) < len(str(refused))
 
 
-def test_a_prompt_longer_than_the_window_is_one_line_after_at_most_one_compaction(rig, window2k, keyless):
-    with relayed(window2k) as relay:
+def test_a_prompt_longer_than_the_window_is_one_line_after_at_most_one_compaction(rig, window1k, keyless):
+    with relayed(window1k) as relay:
         engine = engine_for(rig, config(relay))
         conversation = engine.conversation("small")
         assert answered(conversation.run(prompt(1), NonInteractiveUI()))
