@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -44,16 +46,15 @@ class Frontend:
         second client, with a session id of its own."""
         self.home, self.workdir = home, workdir
         self._owns_kernel = attach_to is None
+        self._stderr: Any = None
         if attach_to is None:
-            self.km = KernelManager(kernel_name=kernel_name)
-            self.km.start_kernel(cwd=str(workdir), env={**os.environ, "RIENDA_HOME": str(home), **env})
-            self.kc = self.km.client()
+            self.km, self.kc, self._stderr = _started(kernel_name, workdir, {**os.environ, "RIENDA_HOME": str(home), **env})
         else:
             self.km = attach_to.km
             ours = self.km.session
             self.kc = self.km.client(session=Session(key=ours.key, signature_scheme=ours.signature_scheme))
-        self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=60)
+            self.kc.start_channels()
+            self.kc.wait_for_ready(timeout=60)
         self.session_id = self.kc.session.session
         self.widgets = WidgetManager(self) if self.renders_widgets else None
         self._iopub: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -78,6 +79,7 @@ class Frontend:
         self.disconnect()
         if self._owns_kernel:
             self.km.shutdown_kernel(now=True)
+            _echo(self._stderr)
 
     def _read_iopub(self) -> None:
         while not self._stop.is_set():
@@ -143,6 +145,42 @@ class Frontend:
         """What a widget manager sends when a button is clicked."""
         self.widgets.send("comm_msg", {"comm_id": comm_id, "data": {"method": "custom",
                                                                     "content": {"event": "click"}}})
+
+
+def _started(kernel_name: str, workdir: Path, env: dict[str, str]) -> tuple[KernelManager, Any, Any]:
+    """A kernel started and ready, its client's channels running, and the file its stderr
+    goes to. jupyter_client picks free TCP ports before the kernel binds them, so another
+    process (an xdist worker starting a kernel too) may take one meanwhile: a kernel that
+    died of ``Address already in use`` is started again on new ports, up to three times;
+    any other death fails as it is, its stderr shown."""
+    for attempt in range(3):
+        stderr = tempfile.TemporaryFile()
+        km = KernelManager(kernel_name=kernel_name)
+        km.start_kernel(cwd=str(workdir), env=env, stderr=stderr)
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=60)
+            return km, kc, stderr
+        except RuntimeError:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+            said = _echo(stderr)
+            if "Address already in use" not in said or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _echo(stderr: Any) -> str:
+    """What a kernel wrote to stderr, written to this process's stderr (pytest shows it
+    with a failure) and returned; the file closed."""
+    if stderr is None:
+        return ""
+    stderr.seek(0)
+    said = stderr.read().decode("utf-8", "replace")
+    stderr.close()
+    sys.stderr.write(said)
+    return said
 
 
 class JupyterLab(Frontend):
