@@ -26,6 +26,14 @@ from rienda_kernel.engine.tools.invoke import invoke_tool
 from .helpers.homes import write_extension
 from .helpers.unprivileged import NOBODY, Unprivileged, drop_privileges, interpreter
 
+# The suite starts about 1,500 Python processes (``rienda`` commands, V8 workers, kernels,
+# gate servers). With PYTHONDONTWRITEBYTECODE set (as on this project's machines and CI)
+# in a fresh checkout, each compiled Rienda's modules from source again: a third of a
+# scripted ``rienda run``'s time. Python caches them on a user's machine; the suite's
+# processes now do too (in __pycache__, which git ignores). Popped when pytest loads this
+# file, before pytest-xdist starts its workers: they and all they start inherit it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 @pytest.fixture(scope="session")
 def sandbox() -> Sandbox:
