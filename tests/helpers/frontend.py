@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from jupyter_client.manager import KernelManager
 from jupyter_client.session import Session
@@ -46,7 +46,7 @@ class Frontend:
         second client, with a session id of its own."""
         self.home, self.workdir = home, workdir
         self._owns_kernel = attach_to is None
-        self._stderr: Any = None
+        self._stderr: IO[bytes] | None = None
         if attach_to is None:
             self.km, self.kc, self._stderr = _started(kernel_name, workdir, {**os.environ, "RIENDA_HOME": str(home), **env})
         else:
@@ -147,13 +147,14 @@ class Frontend:
                                                                     "content": {"event": "click"}}})
 
 
-def _started(kernel_name: str, workdir: Path, env: dict[str, str]) -> tuple[KernelManager, Any, Any]:
+def _started(kernel_name: str, workdir: Path, env: dict[str, str]) -> tuple[KernelManager, Any, IO[bytes]]:
     """A kernel started and ready, its client's channels running, and the file its stderr
     goes to. jupyter_client picks free TCP ports before the kernel binds them, so another
     process (an xdist worker starting a kernel too) may take one meanwhile: a kernel that
     died of ``Address already in use`` is started again on new ports, up to three times;
     any other death fails as it is, its stderr shown."""
-    for attempt in range(3):
+    attempts = 1
+    while True:
         stderr = tempfile.TemporaryFile()
         km = KernelManager(kernel_name=kernel_name)
         km.start_kernel(cwd=str(workdir), env=env, stderr=stderr)
@@ -165,13 +166,12 @@ def _started(kernel_name: str, workdir: Path, env: dict[str, str]) -> tuple[Kern
         except RuntimeError:
             kc.stop_channels()
             km.shutdown_kernel(now=True)
-            said = _echo(stderr)
-            if "Address already in use" not in said or attempt == 2:
+            if "Address already in use" not in _echo(stderr) or attempts == 3:
                 raise
-    raise AssertionError("unreachable")
+            attempts += 1
 
 
-def _echo(stderr: Any) -> str:
+def _echo(stderr: IO[bytes] | None) -> str:
     """What a kernel wrote to stderr, written to this process's stderr (pytest shows it
     with a failure) and returned; the file closed."""
     if stderr is None:

@@ -34,7 +34,7 @@ PARAGRAPH = ("The harbour office logs every ship that enters: its name, its flag
 def window1k(tmp_path_factory):
     """The origin of a llama.cpp server whose window is :data:`N_CTX` tokens, for this module."""
     require_llama()
-    with started(tmp_path_factory.mktemp("llama-2k"), n_ctx=N_CTX) as (origin, _):
+    with started(tmp_path_factory.mktemp("llama-1k"), n_ctx=N_CTX) as (origin, _):
         yield origin
 
 
