@@ -49,16 +49,26 @@ def test_a_hook_that_fails_denies_where_a_run_would_skip_it(home, agent, hook, w
     assert f"hook {hook}" in reason and why in reason and "a gate denies when a hook fails" in reason
 
 
+SPIN = 'module.exports = { beforeToolExecute() { while (true) {} } };'
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_hook_that_never_returns_is_denied_at_the_bound_and_named(home, agent):
-    write_extension(home, "hooks", "spin", 'module.exports = { beforeToolExecute() { while (true) {} } };')
+    write_extension(home, "hooks", "spin", SPIN)
     write_agent(home, "gate", hooks=["policy", "spin"], model="openai/unused")
     reason = denied(gate(home, agent, sample(agent, command="pwd"), "--timeout", "5"), agent)
     assert reason == ("denied by the Rienda gate: no decision within 5 s (the gate's timeout): hook spin did not "
                       "return from beforeToolExecute; the hooks were stopped")
+
+
+def test_the_bound_of_config_yaml_is_the_gates_timeout(home):
+    """The same bound, from ``gate.timeout`` (read the same way whichever agent asks: one
+    agent is enough here, each spins a core until the bound)."""
+    write_extension(home, "hooks", "spin", SPIN)
+    write_agent(home, "gate", hooks=["policy", "spin"], model="openai/unused")
     (home / "config.yaml").write_text("gate:\n  timeout: 4\n")
     assert "no decision within 4 s (the gate's timeout): hook spin did not return" in denied(
-        gate(home, agent, sample(agent, command="pwd")), agent)
+        gate(home, "codex", sample("codex", command="pwd")), "codex")
 
 
 @pytest.mark.parametrize("value", ["inf", "1e10", "nan", "0", "-1"])
