@@ -37,15 +37,19 @@ def setup_home(tmp_path, url):
     return home, work
 
 
+def run_recorded(home, work, *options, env_extra=None):
+    """``rienda run --agent a --record run.rec.jsonl *options "read: notes.txt"``."""
+    return rienda(home, work, "run", "--agent", "a", "--record", "run.rec.jsonl", *options, "read: notes.txt",
+                  env_extra=env_extra)
+
+
 def test_run_record_twice_the_second_offline_prints_the_same(tmp_path):
     with serving(echo_server()) as server:
         home, work = setup_home(tmp_path, server.url)
-        first = rienda(home, work, "run", "--agent", "a", "--record", "run.rec.jsonl", "read: notes.txt",
-                       env_extra={"LOCAL_API_KEY": KEY})
+        first = run_recorded(home, work, env_extra={"LOCAL_API_KEY": KEY})
         assert len(server.requests) == 2
     recording = (work / "run.rec.jsonl").read_bytes()
-    second = rienda(home, work, "run", "--agent", "a", "--record", "run.rec.jsonl", "--record-mode", "replay",
-                    "read: notes.txt")
+    second = run_recorded(home, work, "--record-mode", "replay")
     assert (first.returncode, second.returncode) == (0, 0), (first.stderr, second.stderr)
     assert first.stdout == second.stdout == "The tool said: alpha beta gamma\n"
     assert "← read: alpha beta gamma" in second.stderr  # the tool ran again
@@ -57,11 +61,9 @@ def test_run_record_twice_the_second_offline_prints_the_same(tmp_path):
 def test_run_record_replay_that_differs_is_one_line_and_exit_1(tmp_path):
     with serving(echo_server()) as server:
         home, work = setup_home(tmp_path, server.url)
-        rienda(home, work, "run", "--agent", "a", "--record", "run.rec.jsonl", "read: notes.txt",
-               env_extra={"LOCAL_API_KEY": KEY})
+        run_recorded(home, work, env_extra={"LOCAL_API_KEY": KEY})
     (work / "notes.txt").write_text("changed")
-    done = rienda(home, work, "run", "--agent", "a", "--record", "run.rec.jsonl", "read: notes.txt",
-                  env_extra={"RIENDA_RECORD_MODE": "replay"})
+    done = run_recorded(home, work, env_extra={"RIENDA_RECORD_MODE": "replay"})
     assert done.returncode == 1
     assert ("rienda: turn 1 is not in the recording run.rec.jsonl: tool `read`'s result differs from the recording: "
             "recorded 'alpha beta gamma', now 'changed'; replay mode never asks the model") in done.stderr
@@ -71,11 +73,9 @@ def test_run_record_replay_that_differs_is_one_line_and_exit_1(tmp_path):
 def test_run_record_auto_says_the_divergence_and_as_json(tmp_path):
     with serving(echo_server()) as server:
         home, work = setup_home(tmp_path, server.url)
-        rienda(home, work, "run", "--agent", "a", "--record", "run.rec.jsonl", "read: notes.txt",
-               env_extra={"LOCAL_API_KEY": KEY})
+        run_recorded(home, work, env_extra={"LOCAL_API_KEY": KEY})
         (work / "notes.txt").write_text("changed")
-        done = rienda(home, work, "run", "--agent", "a", "--record", "run.rec.jsonl", "--json", "read: notes.txt",
-                      env_extra={"LOCAL_API_KEY": KEY})
+        done = run_recorded(home, work, "--json", env_extra={"LOCAL_API_KEY": KEY})
         assert len(server.requests) == 3
     events = [json.loads(line) for line in done.stdout.splitlines()]
     [divergence] = [e for e in events if e["type"] == "divergence"]
