@@ -124,6 +124,28 @@ def test_warm_http_makes_the_one_client_on_a_background_thread():
     assert loaded_after(body, ["httpcore"]) == ["httpcore"]
 
 
+def test_a_run_on_the_scripted_model_never_imports_httpx(tmp_path):
+    """httpx (and the CA certificates its client loads) belongs to the runs whose model speaks
+    HTTP: a scripted run, as most of a test suite's are, starts without it."""
+    home = tmp_path / "home"
+    (home / "agents").mkdir(parents=True)
+    (tmp_path / "script.yaml").write_text("- text: Hello.\n")
+    (home / "agents" / "s.md").write_text(f"---\nmodel: scripted/{tmp_path / 'script.yaml'}\n---\nBe brief.\n")
+    body = (f"import os\nos.environ['RIENDA_HOME'] = {str(home)!r}\nfrom rienda_kernel.cli import main\n"
+            f"assert main(['run', '--agent', 's', '--workdir', {str(tmp_path)!r}, 'hi']) == 0")
+    assert loaded_after(body, ["httpx", "httpcore", "ssl"]) == []
+
+
+def test_an_http_provider_makes_its_client_on_a_background_thread_when_it_is_made(tmp_path):
+    """The OpenAI-format provider starts the client's making (httpcore's import) beside the
+    rest of the turn's setup, on the warm-up thread, before its first request."""
+    started = ("import threading\nthreads = []\n\nclass Watch:\n    def find_spec(self, name, *args):\n"
+               "        if name == 'httpcore':\n            threads.append(threading.current_thread().name)\n\n"
+               "sys.meta_path.insert(0, Watch())\n")
+    body = started + run_openai_agent(tmp_path / "home", free_port()) + "\nassert threads == ['rienda-http-warm'], threads"
+    assert loaded_after(body, ["httpcore"]) == ["httpcore"]
+
+
 def test_a_run_with_a_javascript_tool_imports_jsonschema_while_the_worker_boots(tmp_path):
     """``rienda run`` in a home with JavaScript imports jsonschema (which checks a tool's
     parameters) on a background thread from the start, without its slow format checkers;

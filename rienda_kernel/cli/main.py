@@ -240,11 +240,10 @@ def _terminal_stdin() -> IO[str] | None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..engine import prewarm, rienda_home, warm_http, warm_shared_sandbox
+    from ..engine import prewarm, rienda_home, warm_shared_sandbox
 
     if warm_shared_sandbox(rienda_home(args.home)):  # its first V8 worker boots while the rest imports
         prewarm("jsonschema")  # which checks the JavaScript tools' parameters, while that worker boots
-    warm_http()  # the model request's client, made beside the rest
     from ..engine import NoModelError, run_interruptibly
     from ..frontend.terminal import JsonLinesUI, TerminalUI, usage_summary
 

@@ -74,9 +74,10 @@ def client() -> httpx.Client:
 def warm_http() -> None:
     """Make the process's client now, on a background thread (the first call only): the
     first request then finds it made instead of waiting for it (httpcore's import, and the
-    CA certificates, which load with the GIL released, beside the caller's own work). A
-    front end about to send a model request calls this first. The process waits for it
-    at exit (:mod:`.common.background`)."""
+    CA certificates, which load with the GIL released, beside the caller's own work). An
+    HTTP model provider calls this when it is made, so a run whose model speaks no HTTP
+    (the scripted model, a replay) never imports httpx. The process waits for it at exit
+    (:mod:`.common.background`)."""
     global _warming
     with _lock:
         if _warming or _client is not None:

@@ -107,6 +107,7 @@ class HttpProvider(Provider):
         self.max_wait = float(max_wait)
         self.options = check_options(options, self.request_options, self.where())
         self._windows: dict[str, Window | None] = {}  # what the server said of each model's window
+        http.warm_http()  # the client its first request needs, made beside the rest of the turn's setup
 
     @classmethod
     def from_options(cls, options: Mapping[str, JSON], name: str | None = None) -> HttpProvider:

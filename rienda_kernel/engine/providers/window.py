@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from .. import http
+
 from ..common.json_value import JSON
 
 __all__ = ["KNOWN_WINDOWS", "OLLAMA_WINDOW", "PROBE_TIMEOUT", "Window", "configured_window", "known_window",
@@ -111,6 +111,8 @@ def ollama_show(host: str, model: str, headers: Mapping[str, str]) -> tuple[int 
 
 def _answer(method: str, url: str, headers: dict[str, str], json: JSON = None) -> JSON:
     """The JSON a 200 answer holds, or None (no answer in time, another status, not JSON)."""
+    from .. import http  # here: a run whose model needs no HTTP never imports httpx
+
     timeout = http.httpx.Timeout(PROBE_TIMEOUT)
     try:
         response = http.client().request(method, url, headers=headers, timeout=timeout, json=json)

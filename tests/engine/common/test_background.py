@@ -5,6 +5,7 @@ SIGSEGV or SIGABRT). Each test makes the warm-up slow and ends the process at on
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,14 +48,17 @@ def test_a_background_import_finishes_before_the_process_exits(tmp_path):
     assert marker.read_text() == "imported\n"
 
 
-@pytest.mark.parametrize("argv", [["run", "--agent", "nosuch", "hello"], ["run", "--agent", "counter"]])
-def test_rienda_run_that_ends_at_once_waits_for_its_http_warm_up_and_keeps_its_exit_code(tmp_path, argv):
-    """The real command: an unknown agent (exit 1, before any model request) and an empty
-    prompt on stdin (exit 1) end while the client is still being made."""
+@pytest.mark.parametrize("model", ["openai/gpt-4o", "anthropic/claude-sonnet-4-5"])
+def test_rienda_run_that_ends_at_once_waits_for_its_http_warm_up_and_keeps_its_exit_code(tmp_path, model):
+    """The real command: a run whose HTTP provider is made (which starts the client's
+    making) and refused at once, before any request (no API key: exit 1), ends while the
+    client is still being made."""
     marker = tmp_path / "marker"
-    code = SLOW_CLIENT + f"from rienda_kernel.cli import main\nsys.exit(main(['--home', {str(tmp_path)!r}] + {argv!r}))\n"
+    argv = ["--home", str(tmp_path), "run", "--model", model, "hello"]
+    code = SLOW_CLIENT + f"from rienda_kernel.cli import main\nsys.exit(main({argv!r}))\n"
+    env = {name: value for name, value in os.environ.items() if not name.endswith("_API_KEY")}
     done = subprocess.run([sys.executable, "-c", code, str(marker)], capture_output=True, text=True, timeout=120,
-                          input="", cwd=tmp_path)
+                          cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stderr
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("rienda: "), done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("rienda: no API key"), done.stderr
     assert marker.read_text() == "client made\n"

@@ -53,7 +53,7 @@ def relayed(origin):
 
 
 def config(relay, **local):
-    return {"providers": {"local": {"api": "openai", "base_url": relay.url, "max_tokens": 32,
+    return {"providers": {"local": {"api": "openai", "base_url": relay.url, "max_tokens": 8,
                                     "extra_body": {"temperature": 0}, **local}}}
 
 
