@@ -76,7 +76,7 @@ def warm_http() -> None:
     first request then finds it made instead of waiting for it (httpcore's import, and the
     CA certificates, which load with the GIL released, beside the caller's own work). An
     HTTP model provider calls this when it is made, so a run whose model speaks no HTTP
-    (the scripted model, a replay) never imports httpx. The process waits for it at exit
+    (the scripted model) never imports httpx. The process waits for it at exit
     (:mod:`.common.background`)."""
     global _warming
     with _lock:
