@@ -52,18 +52,20 @@ def test_a_hook_that_fails_denies_where_a_run_would_skip_it(home, agent, hook, w
 SPIN = 'module.exports = { beforeToolExecute() { while (true) {} } };'
 
 
-@pytest.mark.parametrize("agent", AGENTS)
-def test_a_hook_that_never_returns_is_denied_at_the_bound_and_named(home, agent):
+def test_a_hook_that_never_returns_is_denied_at_the_bound_and_named(home):
+    """The bound is the same whichever agent asks (the deny's form per agent is checked
+    above, for each way a hook fails): one agent is enough, the hook spins a core until the
+    bound. Gemini CLI here, Codex for config.yaml's bound below: both forms of deny."""
     write_extension(home, "hooks", "spin", SPIN)
     write_agent(home, "gate", hooks=["policy", "spin"], model="openai/unused")
+    agent = "gemini-cli"
     reason = denied(gate(home, agent, sample(agent, command="pwd"), "--timeout", "5"), agent)
     assert reason == ("denied by the Rienda gate: no decision within 5 s (the gate's timeout): hook spin did not "
                       "return from beforeToolExecute; the hooks were stopped")
 
 
 def test_the_bound_of_config_yaml_is_the_gates_timeout(home):
-    """The same bound, from ``gate.timeout`` (read the same way whichever agent asks: one
-    agent is enough here, each spins a core until the bound)."""
+    """The same bound, from ``gate.timeout`` (read the same way whichever agent asks)."""
     write_extension(home, "hooks", "spin", SPIN)
     write_agent(home, "gate", hooks=["policy", "spin"], model="openai/unused")
     (home / "config.yaml").write_text("gate:\n  timeout: 4\n")
