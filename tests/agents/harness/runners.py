@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .install import executable
+from .install import PINS, executable, install_dir
 
 RUN_TIMEOUT_S = 120
 PROMPT = "Run the shell command you are given, then say done."
@@ -205,7 +205,11 @@ class CopilotCli(AgentRunner):
         return [self.executable(), "-p", prompt, "--output-format", "json", "--no-auto-update", "--allow-all-tools"]
 
     def agent_env(self) -> dict[str, str]:
-        return {"COPILOT_HOME": str(self.home / ".copilot"), "COPILOT_AUTO_UPDATE": "false",
+        # The package the binary unpacks on its first run (1 CPU-second, in a child process)
+        # goes beside the install, as into a user's ~/.cache, not into each run's throwaway home.
+        unpacked = install_dir(PINS[self.name]) / "unpacked"
+        return {"COPILOT_PKG_CACHE_HOME": str(unpacked), "COPILOT_HOME": str(self.home / ".copilot"),
+                "COPILOT_AUTO_UPDATE": "false",
                 "COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": self.model_url,
                 "COPILOT_PROVIDER_TYPE": "anthropic", "COPILOT_PROVIDER_API_KEY": "dummy",
                 "COPILOT_MODEL": "claude-sonnet-4.5"}
