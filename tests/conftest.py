@@ -33,6 +33,11 @@ from .helpers.unprivileged import NOBODY, Unprivileged, drop_privileges, interpr
 # processes now do too (in __pycache__, which git ignores). Popped when pytest loads this
 # file, before pytest-xdist starts its workers: they and all they start inherit it.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# jsonschema's iri checker compiles a grammar at import in every process that imports
+# nbformat or jupyter_server (0.9 CPU-s each): the suite's processes go without it
+# (tests/helpers/without_iri_grammar says why that hides nothing Rienda does).
+WITHOUT_IRI_GRAMMAR = str(Path(__file__).parent / "helpers" / "without_iri_grammar")
+os.environ["PYTHONPATH"] = os.pathsep.join([WITHOUT_IRI_GRAMMAR, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ these check, in fresh processes, which modules get loaded)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +19,13 @@ print(json.dumps(sorted(name for name in {names} if name in sys.modules)))
 
 
 def loaded_after(body: str, names: list[str]) -> list[str]:
+    """The ``names`` loaded after ``body`` runs in a fresh process, which has the real
+    rfc3987_syntax (the suite's other processes go without it: tests/conftest.py)."""
     code = PROBE.format(body=body, names=names)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    path = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p and "without_iri_grammar" not in p)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+                          env=env)
     return json.loads(done.stdout.splitlines()[-1])
 
 
