@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import select
+import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -47,3 +48,22 @@ def wait_exit(pid: int, timeout: float = 60.0) -> bool:
         return bool(readable)
     finally:
         os.close(fd)
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid``, ended but unreaped ones (zombies) included."""
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def ends_by_itself(km: Any, kc: Any, timeout: float = 20.0) -> int:
+    """Ask the kernel of ``km`` (through its client ``kc``) to shut down, the request alone
+    (no signal, no kill from jupyter_client), and return its exit status; fail if it is
+    still there after ``timeout`` s. ipykernel waits for its children to be gone: a child
+    ended and left unreaped kept a kernel waiting until jupyter_client killed it."""
+    process = km.provisioner.process
+    kc.shutdown()
+    try:
+        return int(process.wait(timeout))
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the kernel did not end after its shutdown request; its children: "
+                             f"{children(process.pid)}") from None

@@ -9,7 +9,9 @@ reaches the worker whatever its job is doing. When a stop does not end the job w
 killed; when a worker dies mid-job (V8's fatal out-of-memory, a signal), the job fails
 with :class:`WorkerDied` saying what killed it. Workers exit when their channels close
 (the host process exited, even by SIGKILL) and ignore SIGINT (a terminal's Ctrl-C reaches
-the whole process group; the host decides). This module never imports V8.
+the whole process group; the host decides). A worker is reaped the moment it ends, however
+it ends (a thread waits on it): an unreaped child is still a child to ipykernel, whose
+shutdown waits for its children to be gone. This module never imports V8.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ class Worker:
         self._killed = False
         self._closed = False
         self._closing = threading.Lock()
+        threading.Thread(target=self.process.wait, name="rienda-worker-waiter", daemon=True).start()
 
     @property
     def pid(self) -> int:
