@@ -330,6 +330,15 @@ def launch() -> None:
     from ipykernel.kernelapp import IPKernelApp
     from traitlets import default
 
+    from ..engine.common.imports import without
+
+    # A Markdown kernel offers no Python debugger (kernel.json says "debugger": false):
+    # ipykernel asks ipykernel.debugger whether debugpy imports, so it is imported first
+    # without debugpy, and kernel_info does not list "debugger" (debugpy's import, 70 ms of
+    # every start, is saved too).
+    with without("debugpy"):
+        import ipykernel.debugger  # noqa: F401
+
     class RiendaKernelApp(IPKernelApp):
         @default("session")
         def _session_default(self) -> Session:

@@ -25,6 +25,7 @@ def test_kernel_info_describes_markdown(frontend_factory):
     reply = fe.reply(fe.kc.kernel_info())
     assert reply["language_info"]["name"] == "markdown"
     assert reply["implementation"] == "rienda"
+    assert "debugger" not in reply["supported_features"]  # no Python debugger for a Markdown kernel (kernel.json)
 
 
 def test_a_cell_is_a_turn_and_the_next_cell_continues_the_session(frontend_factory, home):
