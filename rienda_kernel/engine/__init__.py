@@ -53,7 +53,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "home.extensions": ("ExtensionLoader",),
     "http": ("warm_http",),
     "common.hints": ("did_you_mean",),
-    "common.imports": ("import_module", "prewarm"),
+    "common.imports": ("import_module", "prewarm", "without"),
     "common.json_value": ("JSON", "JSONObject"),
     "common.text": ("repair",),
     "runtime.loop": ("RunResult",),
@@ -120,7 +120,7 @@ if TYPE_CHECKING:
     from .home.extensions import ExtensionLoader as ExtensionLoader
     from .http import warm_http as warm_http
     from .common.hints import did_you_mean as did_you_mean
-    from .common.imports import import_module as import_module, prewarm as prewarm
+    from .common.imports import import_module as import_module, prewarm as prewarm, without as without
     from .common.json_value import JSON as JSON, JSONObject as JSONObject
     from .common.text import repair as repair
     from .runtime.loop import RunResult as RunResult

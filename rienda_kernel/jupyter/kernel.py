@@ -330,7 +330,7 @@ def launch() -> None:
     from ipykernel.kernelapp import IPKernelApp
     from traitlets import default
 
-    from ..engine.common.imports import without
+    from ..engine import without
 
     # A Markdown kernel offers no Python debugger (kernel.json says "debugger": false):
     # ipykernel asks ipykernel.debugger whether debugpy imports, so it is imported first
