@@ -54,7 +54,7 @@ def relayed(origin):
 
 def config(relay, **local):
     """config.yaml: the local endpoint through ``relay``; answers of at most 8 tokens (the
-    prompts fill the window, and a token generated costs the one thread three taken in)."""
+    prompts fill the window: a token generated costs the one thread two or three taken in)."""
     return {"providers": {"local": {"api": "openai", "base_url": relay.url, "max_tokens": 8,
                                     "extra_body": {"temperature": 0}, **local}}}
 
