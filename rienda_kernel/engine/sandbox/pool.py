@@ -7,9 +7,10 @@ made, so an invocation never waits for a process to start unless workers are dyi
 than they start. A worker that died, was killed or asked to retire is replaced in the
 background; a spare replacing a worker that was taken starts ``spare_delay`` seconds later
 (at once if someone waits for it), so that it does not boot on the two cores the job it
-was taken for needs. After ``idle_release`` seconds without a job every idle worker is
-closed and none is kept until the next :meth:`~WorkerPool.acquire` (which then waits for a
-worker to start): an idle process holds no V8 worker's memory, and nothing in it wakes up.
+was taken for needs, and not at all if that worker came back meanwhile (a short job).
+After ``idle_release`` seconds without a job every idle worker is closed and none is kept
+until the next :meth:`~WorkerPool.acquire` (which then waits for a worker to start): an
+idle process holds no V8 worker's memory, and nothing in it wakes up.
 This module never imports V8: the host process does not load it.
 """
 
@@ -69,6 +70,11 @@ class WorkerPool:
     @property
     def idle(self) -> int:
         return len(self._idle)
+
+    @property
+    def starting(self) -> int:
+        """Workers starting, or waiting ``spare_delay`` to (diagnostics)."""
+        return self._starting
 
     def pids(self) -> tuple[list[int], list[int]]:
         """The process ids of the idle and the busy workers (diagnostics)."""
@@ -154,7 +160,7 @@ class WorkerPool:
         are waiting. A waiter takes the worker that is starting, and the spare that
         replaces it starts once it did: two workers booting at once on two cores would
         delay the first (a run's first tool call waits for it)."""
-        wanted = self._waiting if self._dormant else max(self.spares, self._waiting)
+        wanted = self._wanted()
         if self._waiting:
             self._hurry.set()
         elif not self._starting:
@@ -167,11 +173,16 @@ class WorkerPool:
             delay = self.spare_delay if self.started and not self._waiting else 0.0
             threading.Thread(target=self._start_one, args=(delay,), name="rienda-worker-start", daemon=True).start()
 
+    def _wanted(self) -> int:
+        """How many workers should be idle or starting now (holding the lock)."""
+        return self._waiting if self._dormant else max(self.spares, self._waiting)
+
     def _start_one(self, delay: float = 0.0) -> None:
         if delay:
             self._hurry.wait(delay)
             with self._changed:
-                if self._closed:
+                # A spare for a worker that came back meanwhile (a short job) is not needed.
+                if self._closed or len(self._idle) + self._starting - 1 >= self._wanted():
                     self._starting -= 1
                     self._changed.notify_all()
                     return

@@ -297,3 +297,30 @@ def test_workers_exit_after_a_quiet_period_and_come_back_for_the_next_invocation
         assert call(sandbox, "module.exports = { run: () => 'again' };").value == "again"
     finally:
         sandbox.close()
+
+
+@pytest.fixture
+def pool():
+    """A pool of the test's own whose spare replacing a taken worker waits 0.3 s."""
+    from rienda_kernel.engine.sandbox.pool import WorkerPool
+
+    made = WorkerPool(LIMIT, spares=1, spare_delay=0.3, idle_release=None)
+    yield made
+    made.close()
+
+
+def test_a_worker_back_from_a_short_job_is_not_replaced_by_a_spare(pool):
+    """The spare that replaces a taken worker waits spare_delay; the worker was back by then
+    (a short job), so no second process boots (0.1 CPU-s and a V8 heap, after each turn of a
+    kernel or a chat)."""
+    pool.release(pool.acquire(CancelToken()))
+    time.sleep(0.3)  # the spare's delay: it decides then
+    wait_for(lambda: pool.starting == 0, what="the spare's decision")
+    assert (pool.started, pool.idle) == (1, 1)
+
+
+def test_a_worker_still_busy_after_the_delay_gets_its_spare(pool):
+    worker = pool.acquire(CancelToken())
+    wait_for(lambda: pool.started == 2, what="the spare")
+    assert pool.idle == 1
+    pool.release(worker)
