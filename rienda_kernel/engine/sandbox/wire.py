@@ -104,9 +104,22 @@ def host_reply(host: HostHandler, op: str, args: JSON) -> RawReply:
 
 
 def error_reply(exc: BaseException) -> RawReply:
+    """``exc`` as a host call's reply; ``stopped`` when it says the run was stopped (the
+    worker then ends its job there, before the stop on the control channel reaches it)."""
     name = exc.name if isinstance(exc, HostReplyError) else type(exc).__name__
     message = str(exc) or name
-    return RawReply(json.dumps({"error": {"name": name, "message": message}}, ensure_ascii=False))
+    error: JSONObject = {"name": name, "message": message}
+    if isinstance(exc, Interrupted):
+        error["stopped"] = True
+    return RawReply(json.dumps({"error": error}, ensure_ascii=False))
+
+
+def says_stopped(reply: RawReply) -> bool:
+    """Whether a host call's reply is :func:`error_reply`'s for a stopped run."""
+    if not reply.startswith('{"error"'):
+        return False
+    error = json.loads(reply).get("error")
+    return isinstance(error, dict) and error.get("stopped") is True
 
 
 # -- errors across the process boundary ------------------------------------------------

@@ -37,7 +37,7 @@ from ..common.json_value import JSON, JSONObject
 from .chain import ChainRule, HookSource, Outcome, run_chain
 from .inprocess import InProcessSandbox
 from .protocol import JSValue
-from .wire import Channel, ChannelClosed, HostReplyError, RawReply, encode_error, encode_outcome
+from .wire import Channel, ChannelClosed, HostReplyError, RawReply, encode_error, encode_outcome, says_stopped
 
 __all__ = ["main"]
 
@@ -170,7 +170,13 @@ class WorkerLoop:
             os._exit(0)
         if reply[0] != "reply":
             raise HostReplyError("SandboxError", f"the host process sent {reply[0]!r} instead of a reply")
-        return RawReply(reply[1])
+        answer = RawReply(reply[1])
+        if says_stopped(answer):  # the run was stopped: the job ends here, not at the next hook
+            with self._lock:
+                current = self._current
+            if current is not None:
+                current[1].cancel()
+        return answer
 
     def _send(self, *messages: object) -> None:
         try:

@@ -119,3 +119,27 @@ def test_a_stop_mid_chain_ends_it_there_and_keeps_what_came_before(rig, own_sand
     assert [e.text for e in rig.events(Log)] == ["stuck"]
     after = rig.chain("first").after_tool_execute("c2", "read", {}, ToolResult("0"), CancelToken())
     assert after.text == "01"
+
+
+def test_a_host_call_answered_stopped_ends_the_chain_at_that_hook(rig, own_sandbox):
+    """The host answers a call of a stopped run with Interrupted, and sends the stop on the
+    other channel; the worker must not take that answer for the hook's failure and start the
+    next hook before the stop arrives (here it never does: the token is not cancelled)."""
+    from rienda_kernel.engine.sandbox.chain import ChainRule
+
+    rig.write_hook("stuck", hook(afterToolExecute="function (ctx) { ctx.confirm({ title: 't', body: 'b' }); }"))
+    rig.write_hook("never", hook(afterToolExecute="function (ctx) { ctx.log('never'); }"))
+    links = [(h.path, h.source) for h in (rig.catalog().hooks[n] for n in ("stuck", "never"))]
+    asked: list[str] = []
+
+    def host(index):
+        def answer(op, args):
+            asked.append(f"{index}:{op}")
+            raise Interrupted("the run was stopped")
+        return answer
+
+    heard: list[int] = []
+    with pytest.raises(Interrupted):
+        own_sandbox.call_chain(links, "afterToolExecute", [{"id": "c1"}, {"text": "0"}], ChainRule(), host,
+                               CancelToken(), on_step=lambda index, outcome: heard.append(index))
+    assert (asked, heard) == (["0:confirm"], [])
