@@ -4,8 +4,9 @@ process's invocations; may die, is replaced.
 Started by :mod:`.worker_handle` as ``python -c <boot> ROOT DATA_FD CONTROL_FD MEMORY_LIMIT``.
 It runs each job on an :class:`~.inprocess.InProcessSandbox` and forwards every host
 call to the host process over the data channel, blocking for the reply. A control
-thread reads ``stop <job>`` lines and terminates that job's isolate; EOF on either
-channel (the host process is gone) ends the process at once.
+thread reads ``stop <job>`` lines and terminates that job's isolate; a host call's reply
+that says the run was stopped does the same (it can overtake the stop: the channels are
+two). EOF on either channel (the host process is gone) ends the process at once.
 
 Memory: while a job runs, the process may grow at most ``MEMORY_LIMIT`` bytes (plus
 :data:`SLACK` for isolates the pool prepares meanwhile and for messages) above its size
