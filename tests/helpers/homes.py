@@ -48,6 +48,14 @@ def write_agent(home: Path, name: str, tools: Iterable[str] = (), hooks: Iterabl
     return write_agent_file(home, name, "---\n" + "\n".join(front) + f"\n---\n{body}\n")
 
 
+def write_hooked_agent(home: Path, workdir: Path) -> None:
+    """Agent ``agent`` with one ``afterRun`` hook, so that a turn runs it in a V8 worker, and a
+    script answering once."""
+    write_extension(home, "hooks", "audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun"); } };')
+    write_agent(home, "agent", hooks=["audit"])
+    write_script(workdir, [{"text": "Done."}])
+
+
 def write_script(workdir: Path, responses: list, name: str = "script.yaml") -> Path:
     """The scripted model's responses, in ``workdir/<name>`` (keys in the order given)."""
     path = workdir / name

@@ -56,11 +56,13 @@ def children(pid: int) -> list[int]:
 
 
 def ends_by_itself(km: Any, kc: Any, timeout: float = 20.0) -> int:
-    """Ask the kernel of ``km`` (through its client ``kc``) to shut down, the request alone
-    (no signal, no kill from jupyter_client), and return its exit status; fail if it is
-    still there after ``timeout`` s. ipykernel waits for its children to be gone: a child
-    ended and left unreaped kept a kernel waiting until jupyter_client killed it."""
+    """Ask the kernel of ``km`` (through its client ``kc``), which has child processes (its
+    V8 workers), to shut down, the request alone (no signal, no kill from jupyter_client),
+    and return its exit status; fail if it is still there after ``timeout`` s. ipykernel
+    waits for its children to be gone: a child ended and left unreaped kept a kernel
+    waiting until jupyter_client killed it."""
     process = km.provisioner.process
+    assert children(process.pid), "the kernel has no child process to wait for"
     kc.shutdown()
     try:
         return int(process.wait(timeout))

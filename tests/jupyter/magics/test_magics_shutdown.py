@@ -11,8 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ...helpers.homes import only_session_lines, write_agent, write_extension, write_script
-from ...helpers.processes import alive, children, ends_by_itself, wait_for_file
+from ...helpers.homes import only_session_lines, write_agent, write_extension, write_hooked_agent, write_script
+from ...helpers.processes import alive, ends_by_itself, wait_for_file
 from ...helpers.signals import to_another_thread
 
 SLEEPER = ('module.exports = { description: "s", parameters: { type: "object" }, execute(ctx) { ctx.log("sleeping");'
@@ -109,11 +109,8 @@ def test_sigterm_in_a_terminal_ipython_turn_ends_it_and_closes_the_session(tmp_p
 
 def test_a_shutdown_request_ends_a_python_kernel_with_a_v8_worker_by_itself(python_kernel):
     home, work, start = python_kernel
-    write_extension(home, "hooks", "audit", 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun"); } };')
-    write_agent(home, "agent", hooks=["audit"])
-    write_script(work, [{"text": "Done."}])
+    write_hooked_agent(home, work)
     fe = start()
     assert fe.run("%rienda use agent")[0]["status"] == "ok"
     assert fe.run("%rienda ask hello")[0]["status"] == "ok"  # its hook ran in a V8 worker
-    assert children(fe.km.provisioner.pid)
     assert ends_by_itself(fe.km, fe.kc) == 0
