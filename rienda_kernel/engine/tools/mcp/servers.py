@@ -270,7 +270,8 @@ class McpServers:
         future.add_done_callback(lambda _: done.set())
         unregister = cancel.on_cancel(done.set)
         try:
-            done.wait()
+            while not done.wait(0.1):  # a bounded wait: the main thread runs a Ctrl-C's handler at once,
+                pass  # even when the signal was delivered to another of the process's threads
         finally:
             unregister()
         if not future.done():
