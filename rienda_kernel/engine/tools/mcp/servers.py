@@ -270,8 +270,7 @@ class McpServers:
         future.add_done_callback(lambda _: done.set())
         unregister = cancel.on_cancel(done.set)
         try:
-            while not done.wait(0.1):  # a bounded wait: the main thread runs a Ctrl-C's handler at once,
-                pass  # even when the signal was delivered to another of the process's threads
+            done.wait()
         finally:
             unregister()
         if not future.done():
