@@ -174,7 +174,7 @@ def test_ctrl_c_while_a_listing_starts_servers_leaves_none_behind(setup):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130 and err.strip() == "rienda: interrupted"
+    assert proc.returncode == 130 and err.strip() == "rienda: interrupted", (proc.returncode, err)
     assert gone(int((lab / "mute.pid").read_text())) and all(gone(pid) for pid in pids(lab))
 
 

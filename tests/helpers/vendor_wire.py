@@ -61,7 +61,9 @@ class ReplayServer:
 
     With ``upstream`` (an origin), each request is relayed there instead and the response
     streamed back line by line, each JSON payload (an SSE ``data:`` line or an NDJSON line)
-    checked with ``validate_event`` on the way.
+    checked with ``validate_event`` on the way. ``upstream_fields`` are added to each request
+    relayed, after it was checked as the client sent it (a server's own knob, such as
+    llama.cpp's ``n_predict``, that the vendor's API would refuse).
     """
 
     def __init__(self, path: str, content_type: str, *, encode: Callable[[dict[str, Any]], str],
@@ -70,6 +72,7 @@ class ReplayServer:
                  upstream: str | None = None) -> None:
         self.path = path
         self.upstream = upstream
+        self.upstream_fields: dict[str, Any] = {}
         self.content_type = content_type
         self.encode = encode
         self.encode_raw = encode_raw
@@ -188,7 +191,8 @@ class ReplayServer:
         handler.wfile.flush()
 
     def relay(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
-        with httpx.stream("POST", self.upstream + self.path, json=body, timeout=30) as response:
+        with httpx.stream("POST", self.upstream + self.path, json={**body, **self.upstream_fields},
+                          timeout=30) as response:
             handler.send_response(response.status_code)
             handler.send_header("Content-Type", response.headers.get("content-type", self.content_type))
             handler.end_headers()

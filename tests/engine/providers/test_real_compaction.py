@@ -25,6 +25,7 @@ from ...helpers.vendors import fake_openai
 from ...helpers.real_llama import engine_for, keyless, require_llama, started  # noqa: F401 (a fixture)
 
 N_CTX = 1024
+N_PREDICT = 64
 PARAGRAPH = ("The harbour office logs every ship that enters: its name, its flag, its cargo and the berth "
              "it was given. Today the {n}th entry reads: the Maren Lind, Norwegian, timber from Bergen, "
              "berth {n}; the pilot came aboard at the outer buoy and the tide was turning. ")
@@ -41,8 +42,12 @@ def window1k(tmp_path_factory):
 @contextmanager
 def relayed(origin):
     """A relay to ``origin`` checking every request with OpenAI's types; the server's own
-    refusals (not stream events) are the only thing it may not take as events."""
+    refusals (not stream events) are the only thing it may not take as events. The server
+    writes at most :data:`N_PREDICT` tokens of any answer (the toy model fills every
+    summary's ``max_tokens``, 256 here, at about 30 tokens a second on one thread): a summary
+    is cut at a length limit either way, as the product's requests ask."""
     relay = fake_openai(upstream=origin)
+    relay.upstream_fields["n_predict"] = N_PREDICT  # llama.cpp's own cap, which outranks max_tokens
     relay.gets["/props"] = httpx.get(origin + "/props", timeout=30).json()  # the server's window, as it reports it
     try:
         yield relay
