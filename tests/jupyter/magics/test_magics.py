@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
+from ...helpers import terminal_ipython
 from ...helpers.extensions import PUBLISH, SLOW, WORD_COUNT
 from ...helpers.frontend import (
     WIDGET_VIEW,
@@ -244,7 +244,7 @@ def test_bad_usage_is_a_usage_error_without_a_traceback(python_kernel):
     assert "%rienda [subcommand] [args ...]" in pager and "ask [--error] PROMPT" in pager and "use AGENT" in pager
 
 
-def terminal_ipython(tmp_path, magics: list[str], answers: str) -> subprocess.CompletedProcess:
+def in_terminal_ipython(tmp_path, magics: list[str], answers: str) -> subprocess.CompletedProcess:
     """A terminal IPython (no kernel) that loads the magics, uses agent ``pub`` (the
     publish tool, which asks first) and runs each of ``magics``; ``answers`` on stdin."""
     home, work = tmp_path / "home", tmp_path / "work"
@@ -253,15 +253,13 @@ def terminal_ipython(tmp_path, magics: list[str], answers: str) -> subprocess.Co
     write_extension(home, "tools", "publish", PUBLISH)
     write_agent(home, "pub", tools=["publish"])
     write_script(work, call_script("publish"))
-    lines = "".join(f"{line}\n" for line in magics)
-    program = ("from IPython.testing.globalipapp import start_ipython\nip = start_ipython()\n"
-               'ip.run_line_magic("load_ext", "rienda_kernel")\nip.run_line_magic("rienda", "use pub")\n' + lines)
+    program = terminal_ipython.program('ip.run_line_magic("rienda", "use pub")', *magics)
     return subprocess.run([sys.executable, "-c", program], cwd=work, input=answers, capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "RIENDA_HOME": str(home)})
+                          timeout=60, env=terminal_ipython.environment(tmp_path, home))
 
 
 def test_terminal_ipython_confirms_on_stdin(tmp_path):
-    done = terminal_ipython(tmp_path, ['r = ip.run_line_magic("rienda", "ask publish it")',
+    done = in_terminal_ipython(tmp_path, ['r = ip.run_line_magic("rienda", "ask publish it")',
                                        'print("RESULT", r.tool_calls[0].text, r.reason)'], "y\n")
     assert "RESULT pushed end_turn" in done.stdout, done.stderr
     assert "Allow? [y = once, s = for this session, N = no]" in done.stderr
@@ -278,7 +276,7 @@ def test_a_question_mark_at_the_end_is_part_of_the_prompt_not_help(python_kernel
 
 
 def test_terminal_ipython_says_how_the_magics_allow_a_confirm_the_policy_refused(tmp_path):
-    done = terminal_ipython(tmp_path, ['ip.run_line_magic("rienda", "confirm deny")',
+    done = in_terminal_ipython(tmp_path, ['ip.run_line_magic("rienda", "confirm deny")',
                                        'r = ip.run_line_magic("rienda", "ask publish it")',
                                        'print("RESULT", r.reason)'], "")
     assert "RESULT end_turn" in done.stdout, done.stderr

@@ -3,10 +3,10 @@ the terminal's lines) and in a python3 kernel through jupyter_client (the cell's
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
+from ...helpers import terminal_ipython
 from ...helpers.hook_walk import THROW_AT, walk_home
 from ...helpers.homes import scripted_home
 
@@ -14,11 +14,10 @@ from ...helpers.homes import scripted_home
 def test_terminal_ipython_shows_each_hook_action_and_how_to_see_a_whole_result(tmp_path):
     home, work = scripted_home(tmp_path)
     walk_home(home, work)
-    program = ("from IPython.testing.globalipapp import start_ipython\nip = start_ipython()\n"
-               'ip.run_line_magic("load_ext", "rienda_kernel")\nip.run_line_magic("rienda", "use walk")\n'
-               'r = ip.run_line_magic("rienda", "ask go")\nprint("RESULT", r.reason, r.session_id)\n')
+    program = terminal_ipython.program('ip.run_line_magic("rienda", "use walk")', 'r = ip.run_line_magic("rienda", "ask go")',
+                                       'print("RESULT", r.reason, r.session_id)')
     done = subprocess.run([sys.executable, "-c", program], cwd=work, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "RIENDA_HOME": str(home), "IPYTHONDIR": str(tmp_path / "ipython")})
+                          env=terminal_ipython.environment(tmp_path, home))
     assert "RESULT end_turn" in done.stdout, done.stderr
     session = done.stdout.split("RESULT end_turn ")[1].split()[0]
     lines = done.stderr.splitlines()

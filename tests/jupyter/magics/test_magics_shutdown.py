@@ -8,11 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 from ...helpers.homes import only_session_lines, write_agent, write_extension, write_hooked_agent, write_script
 from ...helpers.processes import alive, ends_by_itself, wait_for_file
+from ...helpers import terminal_ipython
 from ...helpers.signals import to_another_thread
 
 SLEEPER = ('module.exports = { description: "s", parameters: { type: "object" }, execute(ctx) { ctx.log("sleeping");'
@@ -88,16 +88,10 @@ def test_sigterm_in_a_terminal_ipython_turn_ends_it_and_closes_the_session(tmp_p
     write_extension(home, "tools", "sleeper", SLEEPER)
     write_agent(home, "agent", tools=["sleeper"])
     write_script(work, [{"text": "", "tool_calls": [{"name": "sleeper", "arguments": {}}]}, {"text": "never"}])
-    program = textwrap.dedent("""
-        from IPython.testing.globalipapp import start_ipython
-        ip = start_ipython()
-        ip.run_line_magic("load_ext", "rienda_kernel")
-        ip.run_line_magic("rienda", "use agent")
-        ip.run_line_magic("rienda", "ask go")
-        print("the process should have ended")
-    """)
+    program = terminal_ipython.program('ip.run_line_magic("rienda", "use agent")', 'ip.run_line_magic("rienda", "ask go")',
+                                       'print("the process should have ended")')
     process = subprocess.Popen([sys.executable, "-c", program], cwd=work, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, "RIENDA_HOME": str(home)})
+                               stderr=subprocess.PIPE, text=True, env=terminal_ipython.environment(tmp_path, home))
     child = int(wait_for_file(work / "child.pid"))
     process.send_signal(signal.SIGTERM)
     stdout, _ = process.communicate(timeout=30)
