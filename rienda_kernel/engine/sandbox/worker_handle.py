@@ -16,17 +16,18 @@ shutdown waits for its children to be gone. This module never imports V8.
 
 from __future__ import annotations
 
+import os
 import re
 import select
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from itertools import count
 from pathlib import Path
+from typing import IO
 
 from ..cancel import CancelToken
 from ..common.json_value import JSON, JSONObject
@@ -60,6 +61,18 @@ _SILENT_CRASHES = (-signal.SIGABRT, -signal.SIGTRAP, -signal.SIGILL)
 _OUT_OF_MEMORY = re.compile(r"out of memory|bad_alloc|MemoryError|Cannot allocate memory|allocation failed", re.I)
 
 
+def _stderr_file() -> IO[bytes]:
+    """A file for a worker's stderr: anonymous memory (``memfd_create``) where the system has
+    it, so that a worker starts whatever the temporary folder is (missing, full, unwritable)
+    and nothing is left on disk by a host killed mid-start; else an unnamed temporary file."""
+    try:
+        return os.fdopen(os.memfd_create("rienda-worker-stderr", os.MFD_CLOEXEC), "w+b")
+    except (AttributeError, OSError):  # not Linux, or no memfd in this kernel
+        import tempfile
+
+        return tempfile.TemporaryFile()
+
+
 class WorkerDied(Exception):
     """The worker ended mid-job; ``reason`` says how, ``out_of_memory`` whether V8 ran out."""
 
@@ -78,7 +91,7 @@ class Worker:
         self.retire = False
         data, data_child = socket.socketpair()
         control, control_child = socket.socketpair()
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = _stderr_file()
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", _BOOT, _ROOT, str(data_child.fileno()), str(control_child.fileno()),

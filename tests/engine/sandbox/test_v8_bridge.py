@@ -262,6 +262,28 @@ def test_a_worker_that_dies_at_start_is_reported_with_how_it_died_and_what_it_sa
     assert str(raised.value) == "a V8 worker did not start: it exited with status 3; it said: no V8 here"
 
 
+def test_workers_start_and_say_why_they_died_with_no_usable_temporary_folder(tmp_path, monkeypatch):
+    """A worker's stderr is anonymous memory, not a temporary file: with the temporary folder
+    gone (or full, or unwritable) a worker still starts and runs a job, and what a dying one
+    said still reaches the diagnostic."""
+    import tempfile
+
+    from rienda_kernel.engine.sandbox import worker_handle
+    from rienda_kernel.engine.sandbox.workers import Sandbox
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+    sandbox = Sandbox(memory_limit=64 * 1024 * 1024, spares=0)
+    try:
+        exports, _ = sandbox.inspect("/x/tool.js", "module.exports = { execute() { return 1; } };", timeout=60)
+    finally:
+        sandbox.close()
+    assert [export.name for export in exports] == ["execute"]
+    monkeypatch.setattr(worker_handle, "_BOOT", "import sys; print('no V8 here', file=sys.stderr); sys.exit(3)")
+    worker = worker_handle.Worker(64 * 1024 * 1024, 1.0)
+    with pytest.raises(SandboxError, match="it said: no V8 here$"):
+        worker.wait_ready(60)
+
+
 def test_a_shadow_realm_is_a_fresh_context_made_through_v8s_own_api():
     """mini_racer_compat assumption 8: with the realm factory installed on the isolate's
     thread, `new ShadowRealm()` is a V8 context of its own (global object, intrinsics)."""
