@@ -17,6 +17,7 @@ import yaml
 from ..helpers.cli import table_rows
 from ..helpers.mcp_servers import gone, lab_server, pids, quitter_server, time_server, traces, wait_until, write_config
 from ..helpers.pipes import read_until
+from ..helpers.signals import interruptible
 
 AUDIT = 'module.exports = { afterRun(ctx, e) { ctx.log("afterRun " + e.reason); } };'
 
@@ -164,7 +165,9 @@ def test_ctrl_c_while_a_listing_starts_servers_leaves_none_behind(setup):
     write_config(home, {"lab": lab_server(lab), "mute": {"command": sys.executable, "args": [
         "-c", f"import os, time; open({str(lab / 'mute.pid')!r}, 'w').write(str(os.getpid())); time.sleep(120)"]}})
     env = {**os.environ, "RIENDA_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "rienda_kernel.cli", "tools"], cwd=work, env=env,
+    # SIGINT at its default, as a person's Ctrl-C finds it: a listing takes it as Python does,
+    # so a suite started from a background job (SIGINT ignored) would see it ignored.
+    proc = subprocess.Popen(interruptible([sys.executable, "-m", "rienda_kernel.cli", "tools"]), cwd=work, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_until(lambda: (lab / "mute.pid").exists() and pids(lab), "both servers started")
