@@ -260,7 +260,7 @@ def in_terminal_ipython(tmp_path, magics: list[str], answers: str) -> subprocess
 
 def test_terminal_ipython_confirms_on_stdin(tmp_path):
     done = in_terminal_ipython(tmp_path, ['r = ip.run_line_magic("rienda", "ask publish it")',
-                                       'print("RESULT", r.tool_calls[0].text, r.reason)'], "y\n")
+                                          'print("RESULT", r.tool_calls[0].text, r.reason)'], "y\n")
     assert "RESULT pushed end_turn" in done.stdout, done.stderr
     assert "Allow? [y = once, s = for this session, N = no]" in done.stderr
     assert "confirm 'Publish': allowed (user)" in done.stderr
@@ -277,8 +277,8 @@ def test_a_question_mark_at_the_end_is_part_of_the_prompt_not_help(python_kernel
 
 def test_terminal_ipython_says_how_the_magics_allow_a_confirm_the_policy_refused(tmp_path):
     done = in_terminal_ipython(tmp_path, ['ip.run_line_magic("rienda", "confirm deny")',
-                                       'r = ip.run_line_magic("rienda", "ask publish it")',
-                                       'print("RESULT", r.reason)'], "")
+                                          'r = ip.run_line_magic("rienda", "ask publish it")',
+                                          'print("RESULT", r.reason)'], "")
     assert "RESULT end_turn" in done.stdout, done.stderr
     assert "confirm 'Publish': denied (auto-deny); to allow it: %rienda confirm allow\n" in done.stderr
 
