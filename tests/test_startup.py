@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import WITHOUT_IRI_GRAMMAR
 from tests.helpers.ports import free_port
 
 PROBE = """
@@ -23,7 +24,7 @@ def loaded_after(body: str, names: list[str]) -> list[str]:
     rfc3987_syntax (the suite's other processes go without it: tests/conftest.py)."""
     code = PROBE.format(body=body, names=names)
     path = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p and "without_iri_grammar" not in p)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p and p != WITHOUT_IRI_GRAMMAR)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
                           env=env)
     return json.loads(done.stdout.splitlines()[-1])

@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ...helpers import terminal_ipython
 from ...helpers.homes import only_session_lines, write_agent, write_extension, write_hooked_agent, write_script
 from ...helpers.processes import alive, ends_by_itself, wait_for_file
-from ...helpers import terminal_ipython
 from ...helpers.signals import to_another_thread
 
 SLEEPER = ('module.exports = { description: "s", parameters: { type: "object" }, execute(ctx) { ctx.log("sleeping");'
